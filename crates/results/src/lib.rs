@@ -1,1 +1,28 @@
-//! results
+//! # results — the one result format of irqlab
+//!
+//! Model predictions (`irqlab sim`) and real measurements (`irqlab run`) both produce a
+//! [`RunResult`]: run metadata (tool version, scenario, seed, platform profile or host, every
+//! knob, and whether the numbers are predicted, calibrated or measured), then one
+//! [`ConfigResult`] per configuration (sweep point) holding, per interrupt class, an HDR latency
+//! histogram with its summary ([`LatencyClass`]), counters, scalar figures (throughput, totals),
+//! and a per-segment time breakdown (where the time went).
+//!
+//! Because both sides share this schema, `irqlab compare` and `irqlab report` put a model and a
+//! measurement of the same scenario side by side. JSON is versioned ([`SCHEMA_VERSION`]); reading
+//! another version is an error, not a silent misread.
+
+mod breakdown;
+mod compare;
+mod csv;
+mod error;
+mod io;
+mod latency;
+mod run;
+
+pub use breakdown::{BreakdownBuilder, SegmentStat};
+pub use compare::{compare, CompareRow};
+pub use csv::to_csv;
+pub use error::ResultsError;
+pub use io::{from_json_str, read_json, to_json_string, write_atomic, write_json};
+pub use latency::{LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
+pub use run::{ConfigResult, Figure, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};

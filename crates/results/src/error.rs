@@ -1,0 +1,22 @@
+//! Errors of the results crate.
+use std::path::PathBuf;
+
+/// Everything that can go wrong reading, writing or decoding results.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// {path}: cannot read: {source}
+    #[error("{path}: cannot read: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    /// {path}: cannot write: {source}
+    #[error("{path}: cannot write: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    /// {what}: not valid irqlab result JSON: {message}
+    #[error("{what}: not valid irqlab result JSON: {message}")]
+    Parse { what: String, message: String },
+    /// The file was written by a different schema version.
+    #[error("{what}: result schema version {found}, but this irqlab reads version {expected}")]
+    SchemaVersion { what: String, found: u64, expected: u32 },
+    /// A stored histogram could not be decoded.
+    #[error("histogram of class `{class}` cannot be decoded: {message}")]
+    Histogram { class: String, message: String },
+}

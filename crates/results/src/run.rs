@@ -1,0 +1,122 @@
+//! The run-level and configuration-level result records.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::breakdown::SegmentStat;
+use crate::latency::LatencyClass;
+
+/// Version of the JSON schema written by this crate. Bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Where the numbers come from. Reports label every figure with this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultKind {
+    /// Model output whose costs come from published or guessed values.
+    Predicted,
+    /// Model output whose costs were fitted to the result it reproduces.
+    Calibrated,
+    /// Measured on a real host.
+    Measured,
+}
+
+impl ResultKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultKind::Predicted => "predicted",
+            ResultKind::Calibrated => "calibrated",
+            ResultKind::Measured => "measured",
+        }
+    }
+}
+
+/// Metadata describing one run: enough to reproduce it or to know what it means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// `irqlab <version>`.
+    pub tool_version: String,
+    /// Scenario name (the file stem for shipped scenarios, or `run-timer` etc. for measurements).
+    pub scenario: String,
+    /// Scenario description, one line.
+    #[serde(default)]
+    pub description: String,
+    /// Base seed (points derive their own; see each config's `seed`).
+    pub seed: u64,
+    pub kind: ResultKind,
+    /// Platform profile (model) or host description (measurement), key → value.
+    pub platform: BTreeMap<String, String>,
+    /// Every knob that applies to the whole run.
+    pub knobs: BTreeMap<String, String>,
+}
+
+/// A named scalar figure: throughput, a total, a ratio.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub value: f64,
+    pub unit: String,
+}
+
+/// The result of one configuration (one sweep point, one table row).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ConfigResult {
+    /// Row label, e.g. `vwfi=trap` or `x2apic cluster, pv-ipi`.
+    pub name: String,
+    /// The parameters that distinguish this configuration.
+    pub params: BTreeMap<String, String>,
+    /// Seed used for this configuration (derived from the run seed and `params`).
+    #[serde(default)]
+    pub seed: u64,
+    /// Latency per interrupt class (`timer`, `ipi`, `device`, ...).
+    pub classes: BTreeMap<String, LatencyClass>,
+    /// Event counters: exits by reason, injections, doorbells, wake-ups...
+    pub counters: BTreeMap<String, u64>,
+    /// Scalar figures: throughput, totals, wall-clock times.
+    pub figures: BTreeMap<String, Figure>,
+    /// Per class: where the time went, segments in path order.
+    pub breakdown: BTreeMap<String, Vec<SegmentStat>>,
+    /// Free-text notes (e.g. "PV IPI unsupported on this host").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Set when this configuration failed; whatever was collected before the failure is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ConfigResult {
+    pub fn new(name: impl Into<String>) -> Self {
+        ConfigResult { name: name.into(), ..Default::default() }
+    }
+
+    /// A configuration that failed before producing anything.
+    pub fn failed(name: impl Into<String>, params: BTreeMap<String, String>, error: String) -> Self {
+        ConfigResult { name: name.into(), params, error: Some(error), ..Default::default() }
+    }
+
+    pub fn add_counter(&mut self, key: &str, n: u64) {
+        *self.counters.entry(key.to_string()).or_insert(0) += n;
+    }
+
+    pub fn set_figure(&mut self, key: &str, value: f64, unit: &str) {
+        self.figures.insert(key.to_string(), Figure { value, unit: unit.to_string() });
+    }
+}
+
+/// A whole run: metadata plus one result per configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub meta: RunMeta,
+    pub configs: Vec<ConfigResult>,
+}
+
+impl RunResult {
+    pub fn new(meta: RunMeta) -> Self {
+        RunResult { schema_version: SCHEMA_VERSION, meta, configs: Vec::new() }
+    }
+
+    /// Configurations that failed, with their errors.
+    pub fn failures(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.configs.iter().filter_map(|c| c.error.as_deref().map(|e| (c.name.as_str(), e)))
+    }
+}
