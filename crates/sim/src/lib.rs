@@ -1,1 +1,16 @@
-//! sim
+//! # sim — the deterministic model of virtual interrupt delivery
+//!
+//! `engine` provides time (integer picoseconds), the event queue, seeded per-component random
+//! streams, cost distributions and per-interrupt traces. `arch` holds the interrupt hardware as
+//! pure state machines (no time inside): commands and register writes in, effects out. `hyp`
+//! holds hypervisor policies. `platform` loads cost profiles (every cost names its source),
+//! `scenario` parses scenario files and expands sweeps, and `models` are the timed simulations
+//! that combine all of these into a [`results::ConfigResult`].
+
+pub mod arch;
+pub mod engine;
+pub mod hyp;
+pub mod model;
+pub mod models;
+pub mod platform;
+pub mod scenario;

@@ -1,0 +1,1 @@
+//! Arm: GIC distributor/redistributor, list registers, ITS, GICv4 vPEs, generic timer.

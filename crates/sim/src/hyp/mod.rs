@@ -1,0 +1,1 @@
+//! Hypervisor policies over the mechanisms: scheduling, idle (WFI/HLT) handling, injection paths.
