@@ -13,4 +13,5 @@ pub mod hyp;
 pub mod model;
 pub mod models;
 pub mod platform;
+pub mod runner;
 pub mod scenario;

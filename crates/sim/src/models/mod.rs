@@ -1,0 +1,10 @@
+//! Timed models: each combines mechanisms (`arch`), policies (`hyp`) and a workload into a
+//! simulation of one scenario point. Add a model by implementing [`crate::model::Model`] and
+//! listing it in [`REGISTRY`].
+
+pub mod timer_inject;
+
+use crate::model::Model;
+
+/// Every model, by `scenario.model` name.
+pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject];

@@ -1,0 +1,14 @@
+//! Platform cost profiles: data files (TOML) where every cost and parameter names its source.
+//!
+//! A profile describes one machine (CPU frequency, CPU count, interrupt-controller facts) and the
+//! cost of every step a model charges time for, as a [`CostDist`](crate::engine::CostDist). Each
+//! entry must say where it comes from (`source`) and on what basis (`basis`: published,
+//! measured, derived, calibrated or guess), so a reader can tell a reproduced number from a fitted
+//! one. Shipped profiles live in `crates/sim/platforms/` and are compiled into the binary; a
+//! scenario may override single costs (e.g. calibrated ones) with their own source.
+
+mod cost_spec;
+mod profile;
+
+pub use cost_spec::{Basis, CostSpec, ParamSpec};
+pub use profile::{Cost, Param, Platform, PlatformError, SHIPPED_PROFILES};

@@ -1,0 +1,30 @@
+//! Scenario errors: each names the file, the key and what was expected.
+
+/// A scenario file or one of its points is unusable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file cannot be read.
+    #[error("{file}: cannot read: {message}")]
+    Read { file: String, message: String },
+    /// The text is not TOML, or a key has the wrong type or is unknown.
+    #[error("{file}: {message}")]
+    Syntax { file: String, message: String },
+    /// A key holds an impossible value.
+    #[error("{file}: key `{key}`: expected {expected}, got {got}")]
+    Invalid { file: String, key: String, expected: String, got: String },
+    /// The platform profile could not be resolved.
+    #[error("{file}: [platform]: {message}")]
+    Platform { file: String, message: String },
+    /// `scenario.model` names no known model.
+    #[error("{file}: key `scenario.model`: unknown model `{model}`, expected one of: {known}")]
+    UnknownModel { file: String, model: String, known: String },
+    /// No shipped scenario of that name and no such file.
+    #[error("no scenario `{name}`: not a file and not a shipped scenario (see `irqlab scenarios`)")]
+    NotFound { name: String },
+}
+
+impl ScenarioError {
+    pub fn invalid(file: &str, key: &str, expected: impl Into<String>, got: impl std::fmt::Display) -> Self {
+        ScenarioError::Invalid { file: file.into(), key: key.into(), expected: expected.into(), got: got.to_string() }
+    }
+}

@@ -1,0 +1,97 @@
+//! Bad scenario input must give errors that name the file, the key and what was expected.
+use sim::runner::{run_scenario, ScenarioOpts};
+use sim::scenario::Scenario;
+
+const GOOD: &str = include_str!("../../../scenarios/demo-timer-inject.toml");
+
+fn parse(text: &str) -> Result<Scenario, String> {
+    Scenario::parse(text, "bad.toml", "bad", None).map_err(|e| e.to_string())
+}
+
+/// Run and return the first point's error (errors in points are per point).
+fn point_error(text: &str) -> String {
+    let sc = parse(text).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    out.result.configs[0].error.clone().expect("expected the point to fail")
+}
+
+#[test]
+fn good_scenario_runs() {
+    let sc = parse(GOOD).unwrap();
+    assert_eq!(sc.point_count(), 2);
+    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    assert!(out.result.configs.iter().all(|c| c.error.is_none()));
+}
+
+#[test]
+fn unknown_key_names_file_and_key() {
+    let e = point_error(&GOOD.replace("busy_fraction = 0.0", "busy_fraction = 0.0\nbusyness = 3"));
+    assert!(e.contains("bad.toml") && e.contains("busyness") && e.contains("workload"), "{e}");
+}
+
+#[test]
+fn unknown_top_level_key() {
+    let e = parse(&format!("{GOOD}\n[extras]\na = 1\n")).unwrap_err();
+    assert!(e.contains("bad.toml") && e.contains("extras") && e.contains("expected one of"), "{e}");
+}
+
+#[test]
+fn wrong_type_names_key_and_type() {
+    let e = point_error(&GOOD.replace("samples = 20000", "samples = \"many\""));
+    assert!(e.contains("bad.toml") && e.contains("workload.samples") && e.contains("invalid type"), "{e}");
+}
+
+#[test]
+fn zero_vcpus_is_rejected() {
+    let e = point_error(&GOOD.replace("vcpus = 1", "vcpus = 0"));
+    assert!(e.contains("bad.toml") && e.contains("vm[0].vcpus") && e.contains("at least 1"), "{e}");
+}
+
+#[test]
+fn pinning_to_missing_pcpu_is_rejected() {
+    let e = point_error(&GOOD.replace("pin = [1]", "pin = [7]"));
+    assert!(e.contains("vm[0].pin[0]") && e.contains("4 CPUs") && e.contains("got 7"), "{e}");
+}
+
+#[test]
+fn negative_cost_override_is_rejected() {
+    let text = GOOD.replace(
+        "profile = \"demo-arm64-a53\"",
+        "profile = \"demo-arm64-a53\"\n[platform.costs.lr_inject]\nns = -5\nsource = \"x\"\nbasis = \"guess\"",
+    );
+    let e = point_error(&text);
+    assert!(e.contains("bad.toml") && e.contains("platform.costs.lr_inject") && e.contains("non-negative"), "{e}");
+}
+
+#[test]
+fn bad_sweep_value_fails_only_that_point() {
+    let text = GOOD.replace("\"hypervisor.idle\" = [\"trap\", \"native\"]", "\"hypervisor.idle\" = [\"trap\", \"sometimes\"]");
+    let sc = parse(&text).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    assert!(out.result.configs[0].error.is_none());
+    let e = out.result.configs[1].error.as_ref().unwrap();
+    assert!(e.contains("hypervisor.idle") && e.contains("sometimes"), "{e}");
+    assert_eq!(out.result.configs[0].classes["timer"].summary.count, 20000);
+}
+
+#[test]
+fn unknown_model_and_profile() {
+    let sc = parse(&GOOD.replace("model = \"timer-inject\"", "model = \"warp-drive\"")).unwrap();
+    let e = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} })
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("scenario.model") && e.contains("warp-drive") && e.contains("timer-inject"), "{e}");
+    let e = point_error(&GOOD.replace("profile = \"demo-arm64-a53\"", "profile = \"nope\""));
+    assert!(e.contains("unknown platform profile `nope`"), "{e}");
+}
+
+#[test]
+fn empty_sweep_axis_and_missing_sections() {
+    let e = parse(&GOOD.replace("[\"trap\", \"native\"]", "[]")).unwrap_err();
+    assert!(e.contains("sweep.hypervisor.idle") && e.contains("non-empty array"), "{e}");
+    let e = parse("[platform]\nprofile = \"x\"").unwrap_err();
+    assert!(e.contains("[scenario]"), "{e}");
+    let e = parse("this is not toml").unwrap_err();
+    assert!(e.starts_with("bad.toml"), "{e}");
+}
