@@ -1,1 +1,80 @@
-fn main() {}
+//! # irqlab — measure, explain and predict how fast interrupts reach virtual CPUs
+//!
+//! Subcommands:
+//! - `sim`: run a scenario through the deterministic model (`sweep` is an alias);
+//! - `run`: measure on this host's KVM with the micro-VMM (module `cmd_run`, owned by the kvm crate's authors);
+//! - `scenarios`: list the shipped scenarios;
+//! - `compare`: two results side by side with ratios;
+//! - `report`: one self-contained HTML file with plots.
+//!
+//! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
+//! written), 2 on unusable input (bad flags, bad scenario file, unreadable result).
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd_compare;
+mod cmd_report;
+mod cmd_run;
+mod cmd_scenarios;
+mod cmd_sim;
+mod output;
+mod progress;
+
+#[derive(Parser)]
+#[command(name = "irqlab", version, about = "Measure, explain and predict how fast interrupts reach virtual CPUs")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a scenario (a file, or the name of a shipped scenario) and write its results.
+    #[command(visible_alias = "sweep")]
+    Sim(cmd_sim::SimArgs),
+    /// Measure interrupt latency on this host's KVM with the irqlab micro-VMM.
+    Run(cmd_run::RunArgs),
+    /// List the shipped scenarios.
+    Scenarios,
+    /// Compare two result files side by side, with ratios B/A.
+    Compare(cmd_compare::CompareArgs),
+    /// Write one self-contained HTML report with CDFs and histograms.
+    Report(cmd_report::ReportArgs),
+}
+
+/// How a subcommand ended.
+pub enum Outcome {
+    Ok,
+    /// Some configurations failed; results were written.
+    Partial,
+}
+
+/// A subcommand error: printed as `irqlab: <message>`, exit status 2.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl<E: std::fmt::Display> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Sim(a) => cmd_sim::run(a),
+        Cmd::Run(a) => cmd_run::run(a),
+        Cmd::Scenarios => cmd_scenarios::run(),
+        Cmd::Compare(a) => cmd_compare::run(a),
+        Cmd::Report(a) => cmd_report::run(a),
+    };
+    match r {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Partial) => ExitCode::from(1),
+        Err(CliError(msg)) => {
+            eprintln!("irqlab: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
