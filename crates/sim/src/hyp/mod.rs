@@ -1,1 +1,9 @@
 //! Hypervisor policies over the mechanisms: scheduling, idle (WFI/HLT) handling, injection paths.
+//!
+//! - [`scheduler`]: Xen-like null / credit2-like / RTDS-like runqueues (one per pCPU, vCPUs pinned).
+//! - [`vwfi`]: WFI/WFE trapping policy `trap | native | adaptive` and the adaptive switching rule.
+//! - [`debug_build`]: a DEBUG hypervisor build as a multiplier on hypervisor-path costs.
+
+pub mod debug_build;
+pub mod scheduler;
+pub mod vwfi;

@@ -1,1 +1,8 @@
 //! Arm: GIC distributor/redistributor, list registers, ITS, GICv4 vPEs, generic timer.
+//!
+//! - [`list_registers`]: the GIC virtual CPU interface (GICv2 `GICH_LR`, GICv3 `ICH_LR<n>_EL2`):
+//!   injection, guest ack/EOI without exits, HW-bit deactivation, maintenance interrupts.
+//! - [`generic_timer`]: the EL1 physical/virtual timers and how a hypervisor forwards them.
+
+pub mod generic_timer;
+pub mod list_registers;

@@ -1,0 +1,343 @@
+//! Xen-like vCPU schedulers as pure policies over one pCPU's runqueue (vCPUs are pinned with
+//! `vcpu-pin`, so every pCPU schedules independently):
+//!
+//! - **null** (static): the first vCPU pinned to a pCPU owns it; others wait forever (Xen's null
+//!   scheduler parks vCPUs that have no free pCPU on a wait queue). No time slices, no accounting.
+//! - **credit2-like**: every vCPU starts with `credit_init` ns of credit and burns it while running
+//!   (equal weights). The runnable vCPU with the most credit runs; when the one picked has none
+//!   left, everyone's credit is topped up. The slice is the credit difference to the next
+//!   candidate, clamped to [`min_slice`, `max_slice`] (Xen: CSCHED2_MIN_TIMER 500 µs,
+//!   CSCHED2_MAX_TIMER = CREDIT_INIT 10 ms). A waking vCPU preempts the running one if it has more
+//!   credit, but not before the running one has had `ratelimit` (Xen default 1 ms).
+//! - **RTDS-like**: each vCPU has a budget per period (Xen defaults 4 ms / 10 ms); the eligible
+//!   (runnable, budget left) vCPU with the earliest deadline runs (EDF); budgets are replenished at
+//!   period boundaries; no extra time (a vCPU out of budget waits even if the pCPU idles).
+//!
+//! Times are [`SimTime`]; the timed model charges run time with [`RunQueue::charge`] before asking
+//! for a decision.
+use serde::Deserialize;
+
+use crate::engine::SimTime;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedKind {
+    Null,
+    Credit2,
+    Rtds,
+}
+
+/// Scheduler parameters (µs in scenario files).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SchedParams {
+    pub credit_init: SimTime,
+    pub min_slice: SimTime,
+    pub max_slice: SimTime,
+    pub ratelimit: SimTime,
+    pub rtds_budget: SimTime,
+    pub rtds_period: SimTime,
+}
+
+impl Default for SchedParams {
+    fn default() -> Self {
+        SchedParams {
+            credit_init: SimTime::from_us(10_000),
+            min_slice: SimTime::from_us(500),
+            max_slice: SimTime::from_us(10_000),
+            ratelimit: SimTime::from_us(1_000),
+            rtds_budget: SimTime::from_us(4_000),
+            rtds_period: SimTime::from_us(10_000),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    id: usize,
+    runnable: bool,
+    /// credit2: remaining credit (ps, may go negative).
+    credit: i64,
+    /// RTDS: remaining budget (ps) and current deadline.
+    budget: i64,
+    deadline: SimTime,
+}
+
+/// A scheduling decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// vCPU to run, or `None` to idle.
+    pub next: Option<usize>,
+    /// When to decide again (slice end, budget exhaustion, replenishment), if ever.
+    pub until: Option<SimTime>,
+}
+
+/// What a wake-up does to the running vCPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preempt {
+    /// Reschedule now.
+    Now,
+    /// Reschedule at this time (rate limit).
+    At(SimTime),
+    /// Keep running; the waker waits for the next decision.
+    No,
+}
+
+/// The runqueue of one pCPU.
+#[derive(Debug, Clone)]
+pub struct RunQueue {
+    pub kind: SchedKind,
+    pub params: SchedParams,
+    entries: Vec<Entry>,
+    /// Number of credit resets (credit2).
+    pub resets: u64,
+}
+
+impl RunQueue {
+    pub fn new(kind: SchedKind, params: SchedParams) -> Self {
+        RunQueue { kind, params, entries: Vec::new(), resets: 0 }
+    }
+
+    /// Pin vCPU `id` here (initially not runnable).
+    pub fn add(&mut self, id: usize) {
+        self.entries.push(Entry {
+            id,
+            runnable: false,
+            credit: self.params.credit_init.ps() as i64,
+            budget: self.params.rtds_budget.ps() as i64,
+            deadline: self.params.rtds_period,
+        });
+    }
+
+    fn e(&self, id: usize) -> &Entry {
+        self.entries.iter().find(|e| e.id == id).expect("vCPU pinned to this runqueue")
+    }
+    fn e_mut(&mut self, id: usize) -> &mut Entry {
+        self.entries.iter_mut().find(|e| e.id == id).expect("vCPU pinned to this runqueue")
+    }
+
+    pub fn set_runnable(&mut self, id: usize, r: bool) {
+        self.e_mut(id).runnable = r;
+    }
+
+    pub fn is_runnable(&self, id: usize) -> bool {
+        self.e(id).runnable
+    }
+
+    /// Runnable vCPUs other than `except` (the running one) — the adaptive-WFI input.
+    pub fn others_runnable(&self, except: Option<usize>) -> usize {
+        self.entries.iter().filter(|e| e.runnable && Some(e.id) != except && self.may_ever_run(e.id)).count()
+    }
+
+    /// Null: only the owner ever runs.
+    fn may_ever_run(&self, id: usize) -> bool {
+        self.kind != SchedKind::Null || self.entries.first().map(|e| e.id) == Some(id)
+    }
+
+    pub fn credit(&self, id: usize) -> i64 {
+        self.e(id).credit
+    }
+
+    /// Charge `ran` of run time to `id`.
+    pub fn charge(&mut self, id: usize, ran: SimTime) {
+        let e = self.e_mut(id);
+        e.credit -= ran.ps() as i64;
+        e.budget -= ran.ps() as i64;
+    }
+
+    fn replenish(&mut self, now: SimTime) {
+        if self.kind != SchedKind::Rtds {
+            return;
+        }
+        let (budget, period) = (self.params.rtds_budget.ps() as i64, self.params.rtds_period);
+        for e in &mut self.entries {
+            while now >= e.deadline {
+                e.deadline += period;
+                e.budget = budget;
+            }
+        }
+    }
+
+    /// Choose what runs next. `current` is preferred on ties (fewer context switches).
+    pub fn pick(&mut self, now: SimTime, current: Option<usize>) -> Decision {
+        match self.kind {
+            SchedKind::Null => {
+                let owner = self.entries.first().filter(|e| e.runnable).map(|e| e.id);
+                Decision { next: owner, until: None }
+            }
+            SchedKind::Credit2 => {
+                let best = |entries: &[Entry], skip: Option<usize>| {
+                    entries
+                        .iter()
+                        .filter(|e| e.runnable && Some(e.id) != skip)
+                        .max_by_key(|e| (e.credit, Some(e.id) == current, std::cmp::Reverse(e.id)))
+                        .map(|e| e.id)
+                };
+                let Some(mut next) = best(&self.entries, None) else { return Decision { next: None, until: None } };
+                if self.e(next).credit <= 0 {
+                    let init = self.params.credit_init.ps() as i64;
+                    for e in &mut self.entries {
+                        e.credit = (e.credit + init).min(init);
+                    }
+                    self.resets += 1;
+                    next = best(&self.entries, None).expect("still runnable");
+                }
+                let slice = match best(&self.entries, Some(next)) {
+                    Some(o) => {
+                        let diff = (self.e(next).credit - self.e(o).credit).max(0) as u64;
+                        SimTime(diff.clamp(self.params.min_slice.ps(), self.params.max_slice.ps()))
+                    }
+                    None => self.params.max_slice,
+                };
+                Decision { next: Some(next), until: Some(now + slice) }
+            }
+            SchedKind::Rtds => {
+                self.replenish(now);
+                let next = self
+                    .entries
+                    .iter()
+                    .filter(|e| e.runnable && e.budget > 0)
+                    .min_by_key(|e| (e.deadline, Some(e.id) != current, e.id))
+                    .map(|e| e.id);
+                let earliest_deadline = self.entries.iter().filter(|e| e.runnable).map(|e| e.deadline).min();
+                let until = match next {
+                    Some(n) => {
+                        let end = now + SimTime(self.e(n).budget as u64);
+                        Some(earliest_deadline.map_or(end, |d| end.min(d)))
+                    }
+                    None => earliest_deadline,
+                };
+                Decision { next, until }
+            }
+        }
+    }
+
+    /// A blocked vCPU `waker` just became runnable; `current` has run for `ran` since it was
+    /// dispatched (already charged). Does it get preempted?
+    pub fn wake_preempts(&mut self, now: SimTime, waker: usize, current: Option<usize>, ran: SimTime) -> Preempt {
+        self.replenish(now);
+        let Some(cur) = current else {
+            return if self.may_ever_run(waker) { Preempt::Now } else { Preempt::No };
+        };
+        if cur == waker {
+            return Preempt::No;
+        }
+        match self.kind {
+            SchedKind::Null => Preempt::No,
+            SchedKind::Credit2 => {
+                if self.e(waker).credit <= self.e(cur).credit {
+                    Preempt::No
+                } else if ran >= self.params.ratelimit {
+                    Preempt::Now
+                } else {
+                    Preempt::At(now + (self.params.ratelimit - ran))
+                }
+            }
+            SchedKind::Rtds => {
+                let (w, c) = (self.e(waker), self.e(cur));
+                if w.budget > 0 && (w.deadline < c.deadline || c.budget <= 0) {
+                    Preempt::Now
+                } else {
+                    Preempt::No
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(n: u64) -> SimTime {
+        SimTime::from_us(n)
+    }
+
+    /// Run a runqueue where every vCPU is always runnable for `total`; return run time per vCPU.
+    fn share(kind: SchedKind, n: usize, total: SimTime) -> Vec<u64> {
+        let mut rq = RunQueue::new(kind, SchedParams::default());
+        for i in 0..n {
+            rq.add(i);
+            rq.set_runnable(i, true);
+        }
+        let mut ran = vec![0u64; n];
+        let mut now = SimTime::ZERO;
+        let mut cur = None;
+        while now < total {
+            let d = rq.pick(now, cur);
+            let Some(next) = d.next else {
+                now = d.until.unwrap();
+                cur = None;
+                continue;
+            };
+            let end = d.until.unwrap_or(total).min(total);
+            rq.charge(next, end - now);
+            ran[next] += (end - now).ps();
+            now = end;
+            cur = Some(next);
+        }
+        ran
+    }
+
+    #[test]
+    fn credit2_is_fair() {
+        let r = share(SchedKind::Credit2, 3, us(300_000));
+        for v in &r {
+            let f = *v as f64 / us(300_000).ps() as f64;
+            assert!((f - 1.0 / 3.0).abs() < 0.04, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn null_is_static() {
+        let r = share(SchedKind::Null, 3, us(1000));
+        assert_eq!(r[1] + r[2], 0);
+        let mut rq = RunQueue::new(SchedKind::Null, SchedParams::default());
+        rq.add(4);
+        rq.add(5);
+        rq.set_runnable(5, true);
+        assert_eq!(rq.others_runnable(Some(4)), 0, "a parked vCPU never competes");
+        assert_eq!(rq.pick(SimTime::ZERO, None).next, None);
+    }
+
+    #[test]
+    fn rtds_enforces_budget() {
+        let r = share(SchedKind::Rtds, 1, us(100_000));
+        let f = r[0] as f64 / us(100_000).ps() as f64;
+        assert!((f - 0.4).abs() < 0.01, "4 ms per 10 ms: {f}");
+        let r = share(SchedKind::Rtds, 2, us(100_000));
+        assert!((r[0] as f64 / r[1] as f64 - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn credit2_wakeup_preemption_and_ratelimit() {
+        let mut rq = RunQueue::new(SchedKind::Credit2, SchedParams::default());
+        rq.add(0);
+        rq.add(1);
+        rq.set_runnable(1, true);
+        assert_eq!(rq.pick(SimTime::ZERO, None).next, Some(1));
+        rq.charge(1, us(300));
+        rq.set_runnable(0, true);
+        // Waker has more credit, but the running vCPU has had only 300 µs of its 1 ms.
+        assert_eq!(rq.wake_preempts(us(300), 0, Some(1), us(300)), Preempt::At(us(1000)));
+        assert_eq!(rq.wake_preempts(us(1500), 0, Some(1), us(1500)), Preempt::Now);
+        // Idle pCPU: always at once.
+        assert_eq!(rq.wake_preempts(us(1500), 0, None, SimTime::ZERO), Preempt::Now);
+        // A waker with less credit waits.
+        rq.charge(0, us(5000));
+        assert_eq!(rq.wake_preempts(us(2000), 0, Some(1), us(2000)), Preempt::No);
+    }
+
+    #[test]
+    fn rtds_edf_preemption() {
+        let mut rq = RunQueue::new(SchedKind::Rtds, SchedParams::default());
+        rq.add(0);
+        rq.add(1);
+        rq.set_runnable(1, true);
+        rq.set_runnable(0, true);
+        assert_eq!(rq.pick(SimTime::ZERO, None).next, Some(0), "same deadline: lowest id");
+        rq.charge(0, us(4000));
+        let d = rq.pick(us(4000), Some(0));
+        assert_eq!(d.next, Some(1), "0 is out of budget");
+        assert_eq!(d.until, Some(us(8000)));
+    }
+}
