@@ -94,6 +94,11 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     let failed: Vec<_> = r.failures().collect();
     if failed.is_empty() {
         Ok(Outcome::Ok)
+    } else if failed.len() == r.configs.len() {
+        // Nothing ran: the scenario itself is bad. Say each distinct reason once.
+        let mut reasons: Vec<&str> = failed.iter().map(|f| f.1).collect();
+        reasons.dedup();
+        Err(CliError(format!("every configuration failed:\n  {}", reasons.join("\n  "))))
     } else {
         for (name, e) in &failed {
             eprintln!("irqlab: configuration `{name}` failed: {e}");
