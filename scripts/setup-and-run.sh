@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Fresh machine → results: install what is needed, build irqlab (release), and run the default
+# scenario. Results land in out/<scenario>/result.json and result.csv, plus an HTML report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+bash scripts/ensure-deps.sh
+cargo build --release --workspace
+DEFAULT_SCENARIO="${1:-demo-timer-inject}"
+./target/release/irqlab sim "$DEFAULT_SCENARIO" --stats
+./target/release/irqlab report "out/$DEFAULT_SCENARIO/result.json" -o "out/$DEFAULT_SCENARIO/report.html"
