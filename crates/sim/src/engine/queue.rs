@@ -6,6 +6,7 @@
 //! compare. Most handlers pop one event and schedule one follow-up, so `pop` leaves the consumed
 //! entry at the top and the next `schedule_*` overwrites it in place — one sift instead of a
 //! pop's sift plus a push's sift (the classic "hold" optimisation), invisible to callers.
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -14,7 +15,9 @@ use super::time::SimTime;
 struct Entry<E> {
     key: u128,
     /// `None` once popped (the entry then waits at the top to be overwritten or removed).
-    event: Option<E>,
+    /// A `Cell`, so popping can take the event through a shared reference: `peek_mut` would
+    /// re-sift the heap on drop for nothing.
+    event: Cell<Option<E>>,
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -79,7 +82,7 @@ impl<E> EventQueue<E> {
         debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
         let key = ((at.0 as u128) << 64) | self.next_seq as u128;
         self.next_seq += 1;
-        let entry = Entry { key, event: Some(event) };
+        let entry = Entry { key, event: Cell::new(Some(event)) };
         if self.top_consumed {
             self.top_consumed = false;
             *self.heap.peek_mut().expect("consumed top exists") = entry;
@@ -98,10 +101,9 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.settle();
-        let mut top = self.heap.peek_mut()?;
+        let top = self.heap.peek()?;
         let t = key_time(top.key);
         let ev = top.event.take().expect("live entries hold their event");
-        drop(top);
         self.top_consumed = true;
         self.now = t;
         self.popped += 1;
@@ -140,7 +142,12 @@ impl<E> EventQueue<E> {
     pub fn cancel(&mut self, mut pred: impl FnMut(&E) -> bool) -> usize {
         self.settle();
         let before = self.heap.len();
-        self.heap.retain(|e| !e.event.as_ref().is_some_and(&mut pred));
+        self.heap.retain(|e| {
+            let ev = e.event.take();
+            let keep = !ev.as_ref().is_some_and(&mut pred);
+            e.event.set(ev);
+            keep
+        });
         before - self.heap.len()
     }
 }

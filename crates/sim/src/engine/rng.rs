@@ -5,6 +5,7 @@
 //! one never perturbs another's sequence, which keeps sweeps comparable point to point.
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp1, StandardNormal};
 
 /// FNV-1a 64-bit: a stable hash (std's hasher is not guaranteed stable across releases).
 pub fn stable_hash(bytes: &[u8]) -> u64 {
@@ -82,17 +83,17 @@ impl SimRng {
         ((self.0.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
-    /// Standard normal deviate (Box–Muller, one of the pair).
+    /// Standard normal deviate (rand_distr's ziggurat).
+    #[inline]
     pub fn standard_normal(&mut self) -> f64 {
-        let u1 = self.f64_open0();
-        let u2 = self.f64();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        StandardNormal.sample(&mut self.0)
     }
 
-    /// Exponential deviate with the given mean.
+    /// Exponential deviate with the given mean (rand_distr's ziggurat).
     #[inline]
     pub fn exponential(&mut self, mean: f64) -> f64 {
-        -mean * self.f64_open0().ln()
+        let e: f64 = Exp1.sample(&mut self.0);
+        mean * e
     }
 
     /// True with probability `p`.
