@@ -3,8 +3,9 @@
 //! listing it in [`REGISTRY`].
 
 pub mod timer_inject;
+pub mod xen_arm;
 
 use crate::model::Model;
 
 /// Every model, by `scenario.model` name.
-pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject];
+pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm];

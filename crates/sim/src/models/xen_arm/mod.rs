@@ -1,0 +1,346 @@
+//! `xen-arm`: Xen on Arm delivering a timer interrupt to a tbm-style guest through the GIC list
+//! registers, with vCPU pinning, a scheduler (null / credit2-like / RTDS-like), the WFI policy
+//! (`vwfi = trap | native | adaptive`) and an optional second guest whose vCPUs are busy, idle or
+//! bursty. Reproduces seeds.md S3 (scenario `xen-arm-zynq-timer`) and evaluates the adaptive WFI
+//! policy of S1 (scenario `xen-wfi-policy`).
+//!
+//! Layout: a pool of `hypervisor.pcpus` pCPUs starting at `hypervisor.first_pcpu`, with
+//! `hypervisor.vcpus_per_pcpu` vCPUs pinned to each (`xl vcpu-pin`, round-robin). vCPU 0 is the
+//! tbm guest's only vCPU (on the first pool pCPU); the other `pcpus × vcpus_per_pcpu − 1` vCPUs
+//! belong to the second guest (`workload.other`).
+//!
+//! The tbm guest arms its timer `period_us` ahead after handling each interrupt (tbm style) and
+//! idles in WFI. Latency = guest acknowledge − deadline, read with the generic counter's
+//! resolution, class `timer`; `warm_max` excludes the first `warmup` rounds (tbm: 2). The paths:
+//! see [`sim`].
+use serde::Deserialize;
+
+use crate::arch::arm::generic_timer::TimerKind;
+use crate::arch::arm::list_registers::GicVersion;
+use crate::engine::{CostDist, SimTime};
+use crate::hyp::debug_build::DebugBuild;
+use crate::hyp::scheduler::{SchedKind, SchedParams};
+use crate::hyp::vwfi::Vwfi;
+use crate::model::{Model, PointCtx, PreparedPoint};
+use crate::scenario::ScenarioError;
+
+mod sim;
+
+/// The model (`scenario.model = "xen-arm"`).
+pub struct XenArm;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Hypervisor {
+    #[serde(default = "default_sched")]
+    scheduler: SchedKind,
+    vwfi: Vwfi,
+    /// DEBUG build: multiplier on hypervisor-path costs (1 = release).
+    #[serde(default = "one")]
+    debug_multiplier: f64,
+    #[serde(default = "one_u32")]
+    pcpus: u32,
+    #[serde(default)]
+    first_pcpu: u32,
+    #[serde(default = "one_u32")]
+    vcpus_per_pcpu: u32,
+    #[serde(default = "d_ratelimit")]
+    ratelimit_us: f64,
+    #[serde(default = "d_min_slice")]
+    min_slice_us: f64,
+    #[serde(default = "d_max_slice")]
+    max_slice_us: f64,
+    #[serde(default = "d_rtds_budget")]
+    rtds_budget_us: f64,
+    #[serde(default = "d_rtds_period")]
+    rtds_period_us: f64,
+}
+
+fn default_sched() -> SchedKind {
+    SchedKind::Credit2
+}
+fn one() -> f64 {
+    1.0
+}
+fn one_u32() -> u32 {
+    1
+}
+fn d_ratelimit() -> f64 {
+    1000.0
+}
+fn d_min_slice() -> f64 {
+    500.0
+}
+fn d_max_slice() -> f64 {
+    10_000.0
+}
+fn d_rtds_budget() -> f64 {
+    4000.0
+}
+fn d_rtds_period() -> f64 {
+    10_000.0
+}
+
+/// What the second guest's vCPUs do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OtherKind {
+    /// No second guest (all vCPUs beyond the tbm one would be an error).
+    None,
+    /// Always computing.
+    Busy,
+    /// WFI forever.
+    Idle,
+    /// On/off: compute for Exp(burst_on_us), then WFI for Exp(burst_off_us), woken by an interrupt.
+    Bursty,
+}
+
+impl OtherKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            OtherKind::None => "none",
+            OtherKind::Busy => "busy",
+            OtherKind::Idle => "idle",
+            OtherKind::Bursty => "bursty",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Workload {
+    period_us: f64,
+    samples: u64,
+    #[serde(default = "two")]
+    warmup: u64,
+    /// Rounds paid with cold caches/TLBs (costs × `params.cold_factor`).
+    #[serde(default = "one_u64")]
+    cold_rounds: u64,
+    #[serde(default = "phys")]
+    timer: TimerKind,
+    #[serde(default = "none_kind")]
+    other: OtherKind,
+    #[serde(default = "d_burst")]
+    burst_on_us: f64,
+    #[serde(default = "d_burst")]
+    burst_off_us: f64,
+}
+
+fn two() -> u64 {
+    2
+}
+fn one_u64() -> u64 {
+    1
+}
+fn phys() -> TimerKind {
+    TimerKind::Physical
+}
+fn none_kind() -> OtherKind {
+    OtherKind::None
+}
+fn d_burst() -> f64 {
+    2000.0
+}
+
+/// Costs the model charges (profile keys in parentheses).
+#[derive(Debug, Clone)]
+pub(crate) struct Costs {
+    /// Comparator match to the GIC signalling the CPU (`timer_irq_raise`).
+    pub raise: CostDist,
+    /// pCPU leaving WFI inside the guest (`wfi_exit`), vwfi=native.
+    pub wfi_exit: CostDist,
+    /// pCPU leaving WFI in Xen's idle loop, IRQ taken at EL2 (`idle_wakeup`).
+    pub idle_wakeup: CostDist,
+    /// Exception from the guest to EL2 with register save (`trap_to_el2`).
+    pub trap: CostDist,
+    /// IAR, do_IRQ, timer softirq, vtimer → vgic_inject_irq (`xen_irq_handler`).
+    pub handler: CostDist,
+    /// vcpu_unblock + scheduler wake + tickle (`vcpu_wake`).
+    pub wake: CostDist,
+    /// schedule() softirq: pick the next vCPU (`sched`).
+    pub sched: CostDist,
+    /// Save the outgoing vCPU (registers, VGIC LRs, timer) (`context_save`).
+    pub save: CostDist,
+    /// Restore the incoming vCPU (`context_restore`).
+    pub restore: CostDist,
+    /// Write one GICH_LR (`lr_write`).
+    pub lr_write: CostDist,
+    /// Return to the guest (`eret`).
+    pub eret: CostDist,
+    /// Guest reads IAR from the GIC virtual CPU interface, no exit (`guest_ack`).
+    pub ack: CostDist,
+    /// tbm's handler: read counter, EOI (no exit), compute (`guest_handler`).
+    pub guest_handler: CostDist,
+    /// Trapped CNTP_* access emulated by Xen (`sysreg_trap`), physical timer only.
+    pub sysreg_trap: CostDist,
+    /// vcpu_block after a trapped WFI (`vcpu_block`).
+    pub block: CostDist,
+    /// Write HCR_EL2.TWI/TWE (`twi_update`), adaptive only.
+    pub twi_update: CostDist,
+}
+
+pub(crate) struct Prepared {
+    pub sched: SchedKind,
+    pub sched_params: SchedParams,
+    pub vwfi: Vwfi,
+    pub costs: Costs,
+    pub pcpus: usize,
+    pub first_pcpu: usize,
+    pub vcpus_per_pcpu: usize,
+    pub period: SimTime,
+    pub samples: u64,
+    pub warmup: u64,
+    pub cold_rounds: u64,
+    pub cold_factor: f64,
+    pub timer: TimerKind,
+    pub other: OtherKind,
+    pub burst_on_us: f64,
+    pub burst_off_us: f64,
+    pub list_registers: usize,
+    pub gic: GicVersion,
+    /// Generic counter frequency (tbm reads latency in counter ticks).
+    pub counter_mhz: f64,
+    pub seed: u64,
+}
+
+fn us(v: f64) -> SimTime {
+    SimTime::from_ns_f64(v * 1000.0)
+}
+
+impl Model for XenArm {
+    fn name(&self) -> &'static str {
+        "xen-arm"
+    }
+    fn summary(&self) -> &'static str {
+        "Xen on Arm: timer to a tbm guest via list registers; pinning, null/credit2/RTDS, vwfi trap|native|adaptive, second guest busy/idle/bursty"
+    }
+
+    fn prepare(&self, ctx: &PointCtx) -> Result<Box<dyn PreparedPoint>, ScenarioError> {
+        if ctx.doc.contains_key("vm") {
+            return Err(ctx.invalid(
+                "vm",
+                "no [[vm]] tables: model `xen-arm` lays out its two guests from hypervisor.pcpus, hypervisor.vcpus_per_pcpu and workload.other",
+                "[[vm]]",
+            ));
+        }
+        let hyp: Hypervisor = ctx.section("hypervisor")?;
+        let wl: Workload = ctx.section("workload")?;
+        let plat = ctx.platform;
+        if hyp.pcpus == 0 {
+            return Err(ctx.invalid("hypervisor.pcpus", "at least 1 pCPU", 0));
+        }
+        if hyp.first_pcpu + hyp.pcpus > plat.cpus {
+            return Err(ctx.invalid(
+                "hypervisor.pcpus",
+                &format!("first_pcpu + pcpus <= {} (platform `{}` has {} CPUs)", plat.cpus, plat.name, plat.cpus),
+                format!("{} + {}", hyp.first_pcpu, hyp.pcpus),
+            ));
+        }
+        if hyp.vcpus_per_pcpu == 0 || hyp.vcpus_per_pcpu > 16 {
+            return Err(ctx.invalid("hypervisor.vcpus_per_pcpu", "1..=16 vCPUs per pCPU", hyp.vcpus_per_pcpu));
+        }
+        let others = hyp.pcpus * hyp.vcpus_per_pcpu - 1;
+        if wl.other == OtherKind::None && others > 0 {
+            return Err(ctx.invalid(
+                "workload.other",
+                &format!("busy, idle or bursty: the layout has {others} vCPUs besides the tbm one"),
+                "none",
+            ));
+        }
+        if !(hyp.debug_multiplier.is_finite() && hyp.debug_multiplier >= 1.0) {
+            return Err(ctx.invalid("hypervisor.debug_multiplier", "a factor >= 1 (1 = release build)", hyp.debug_multiplier));
+        }
+        for (k, v) in [
+            ("hypervisor.ratelimit_us", hyp.ratelimit_us),
+            ("hypervisor.min_slice_us", hyp.min_slice_us),
+            ("hypervisor.max_slice_us", hyp.max_slice_us),
+            ("hypervisor.rtds_budget_us", hyp.rtds_budget_us),
+            ("hypervisor.rtds_period_us", hyp.rtds_period_us),
+            ("workload.period_us", wl.period_us),
+            ("workload.burst_on_us", wl.burst_on_us),
+            ("workload.burst_off_us", wl.burst_off_us),
+        ] {
+            let ok = v.is_finite() && (v > 0.0 || (k == "hypervisor.ratelimit_us" && v == 0.0));
+            if !ok {
+                return Err(ctx.invalid(k, "a positive number of µs", v));
+            }
+        }
+        if hyp.min_slice_us > hyp.max_slice_us {
+            return Err(ctx.invalid("hypervisor.min_slice_us", &format!("at most max_slice_us ({})", hyp.max_slice_us), hyp.min_slice_us));
+        }
+        if hyp.rtds_budget_us > hyp.rtds_period_us {
+            return Err(ctx.invalid("hypervisor.rtds_budget_us", &format!("at most rtds_period_us ({})", hyp.rtds_period_us), hyp.rtds_budget_us));
+        }
+        if wl.samples == 0 {
+            return Err(ctx.invalid("workload.samples", "at least 1 sample", 0));
+        }
+        let name = self.name();
+        let dbg = DebugBuild::new(hyp.debug_multiplier).expect("checked above");
+        let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
+        let h = |k: &str| c(k).map(|d| dbg.hyp(d));
+        let costs = Costs {
+            raise: c("timer_irq_raise")?,
+            wfi_exit: c("wfi_exit")?,
+            idle_wakeup: c("idle_wakeup")?,
+            trap: c("trap_to_el2")?,
+            handler: h("xen_irq_handler")?,
+            wake: h("vcpu_wake")?,
+            sched: h("sched")?,
+            save: h("context_save")?,
+            restore: h("context_restore")?,
+            lr_write: h("lr_write")?,
+            eret: c("eret")?,
+            ack: c("guest_ack")?,
+            guest_handler: c("guest_handler")?,
+            sysreg_trap: h("sysreg_trap")?,
+            block: h("vcpu_block")?,
+            twi_update: h("twi_update")?,
+        };
+        let p = |k: &str| plat.param(k, name).map_err(|e| ctx.platform_err(e));
+        let lrs = p("list_registers")?;
+        if !(1.0..=16.0).contains(&lrs) || lrs.fract() != 0.0 {
+            return Err(ctx.invalid("platform.params.list_registers", "an integer 1..=16", lrs));
+        }
+        let counter_mhz = p("counter_mhz")?;
+        if !(counter_mhz > 0.0 && counter_mhz.is_finite()) {
+            return Err(ctx.invalid("platform.params.counter_mhz", "a positive frequency in MHz", counter_mhz));
+        }
+        let cold_factor = p("cold_factor")?;
+        if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
+            return Err(ctx.invalid("platform.params.cold_factor", "a factor >= 1", cold_factor));
+        }
+        let gic = match plat.facts.get("gic").map(String::as_str) {
+            Some("v3") | Some("v4") | Some("v4.1") => GicVersion::V3,
+            _ => GicVersion::V2,
+        };
+        Ok(Box::new(Prepared {
+            sched: hyp.scheduler,
+            sched_params: SchedParams {
+                credit_init: us(hyp.max_slice_us),
+                min_slice: us(hyp.min_slice_us),
+                max_slice: us(hyp.max_slice_us),
+                ratelimit: us(hyp.ratelimit_us),
+                rtds_budget: us(hyp.rtds_budget_us),
+                rtds_period: us(hyp.rtds_period_us),
+            },
+            vwfi: hyp.vwfi,
+            costs,
+            pcpus: hyp.pcpus as usize,
+            first_pcpu: hyp.first_pcpu as usize,
+            vcpus_per_pcpu: hyp.vcpus_per_pcpu as usize,
+            period: us(wl.period_us),
+            samples: wl.samples,
+            warmup: wl.warmup,
+            cold_rounds: wl.cold_rounds,
+            cold_factor,
+            timer: wl.timer,
+            other: wl.other,
+            burst_on_us: wl.burst_on_us,
+            burst_off_us: wl.burst_off_us,
+            list_registers: lrs as usize,
+            gic,
+            counter_mhz,
+            seed: ctx.seed,
+        }))
+    }
+}
