@@ -174,9 +174,12 @@ impl RunQueue {
                 };
                 let Some(mut next) = best(&self.entries, None) else { return Decision { next: None, until: None } };
                 if self.e(next).credit <= 0 {
+                    // Xen reset_credit: everyone gets CREDIT_INIT more, clipped at
+                    // CREDIT_INIT + CARRYOVER_MAX (= MIN_TIMER).
                     let init = self.params.credit_init.ps() as i64;
+                    let cap = init + self.params.min_slice.ps() as i64;
                     for e in &mut self.entries {
-                        e.credit = (e.credit + init).min(init);
+                        e.credit = (e.credit + init).min(cap);
                     }
                     self.resets += 1;
                     next = best(&self.entries, None).expect("still runnable");

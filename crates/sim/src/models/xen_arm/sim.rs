@@ -69,6 +69,8 @@ struct Vcpu {
     lrs: LrFile,
     pending: Option<Delivery>,
     work: SimTime,
+    /// Bursty: computation demanded (sum of on-phase lengths drawn).
+    demand: SimTime,
 }
 
 enum Cont {
@@ -183,6 +185,7 @@ impl<'a> Sim<'a> {
                 lrs: LrFile::new(p.gic, p.list_registers),
                 pending: None,
                 work: SimTime::ZERO,
+                demand: SimTime::ZERO,
             });
             burst_rng.push(streams.stream(&format!("other-vcpu{i}")));
         }
@@ -581,8 +584,9 @@ impl<'a> Sim<'a> {
                 // The second guest's wake-up: EOI at once, start a burst.
                 let _ = self.vcpus[v].lrs.guest_eoi(acked.unwrap_or(0));
                 self.vcpus[v].act = Act::Compute;
-                let on = self.burst_rng[v].exponential(self.p.burst_on_us * 1000.0);
-                self.q.schedule_in(SimTime::from_ns_f64(on), Ev::BurstEnd { v });
+                let on = SimTime::from_ns_f64(self.burst_rng[v].exponential(self.p.burst_on_us * 1000.0));
+                self.vcpus[v].demand += on;
+                self.q.schedule_in(on, Ev::BurstEnd { v });
             }
         }
     }
@@ -720,16 +724,21 @@ impl PreparedPoint for Prepared {
         if others > 0 {
             let work: f64 = sim.vcpus.iter().skip(1).map(|v| v.work.ns_f64() / 1e9).sum();
             let thr = work / secs;
-            // Ideal: each pCPU gives the other guest's vCPUs the time at least one wants it.
-            let f = match self.other {
-                OtherKind::Busy => 1.0,
-                OtherKind::Bursty => self.burst_on_us / (self.burst_on_us + self.burst_off_us),
-                OtherKind::Idle | OtherKind::None => 0.0,
-            };
+            // Upper bound of what the other guest could get: per pCPU, the demanded fractions
+            // f_i (busy 1, bursty its realised on-time / time) summed, capped at one pCPU.
             let ideal: f64 = (0..self.pcpus)
                 .map(|p| {
-                    let k = sim.vcpus.iter().skip(1).filter(|v| v.pcpu == p).count() as i32;
-                    1.0 - (1.0 - f).powi(k)
+                    sim.vcpus
+                        .iter()
+                        .skip(1)
+                        .filter(|v| v.pcpu == p)
+                        .map(|v| match v.role {
+                            Role::Busy => 1.0,
+                            Role::Bursty => v.demand.ns_f64() / 1e9 / secs,
+                            _ => 0.0,
+                        })
+                        .sum::<f64>()
+                        .min(1.0)
                 })
                 .sum();
             r.set_figure("other.throughput", thr, "pCPU");
