@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 bash scripts/ensure-deps.sh
 cargo build --release --workspace
-DEFAULT_SCENARIO="${1:-demo-timer-inject}"
+DEFAULT_SCENARIO="${1:-xen-arm-zynq-timer}"
 ./target/release/irqlab sim "$DEFAULT_SCENARIO" --stats
 ./target/release/irqlab report "out/$DEFAULT_SCENARIO/result.json" -o "out/$DEFAULT_SCENARIO/report.html"

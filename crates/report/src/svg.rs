@@ -5,7 +5,7 @@
 use hdrhistogram::Histogram;
 use plotters::prelude::*;
 
-const PALETTE: [RGBColor; 8] = [
+const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -14,6 +14,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
 
 /// Colour for series `i`.
