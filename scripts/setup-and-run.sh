@@ -7,5 +7,6 @@ export PATH="$HOME/.cargo/bin:$PATH"
 bash scripts/ensure-deps.sh
 cargo build --release --workspace
 DEFAULT_SCENARIO="${1:-xen-arm-zynq-timer}"
-./target/release/irqlab sim "$DEFAULT_SCENARIO" --stats
-./target/release/irqlab report "out/$DEFAULT_SCENARIO/result.json" -o "out/$DEFAULT_SCENARIO/report.html"
+IRQLAB="${CARGO_TARGET_DIR:-target}/release/irqlab"
+"$IRQLAB" sim "$DEFAULT_SCENARIO" --stats
+"$IRQLAB" report "out/$DEFAULT_SCENARIO/result.json" -o "out/$DEFAULT_SCENARIO/report.html"
