@@ -1,1 +1,11 @@
-//! x86: LAPIC, x2APIC destinations, posted interrupts, APICv, PV IPI.
+//! x86 interrupt hardware as pure state machines (no time inside): the local APIC's request and
+//! service registers with priority masking, destination resolution for xAPIC/x2APIC modes, the
+//! KVM PV IPI hypercall's destination packing, VMX posted-interrupt descriptors and APICv
+//! virtual-interrupt delivery. Timed models (`models/kvm_ipi`) charge costs around these.
+//! Facts: shared/reference/architecture.md section D.
+
+pub mod apicv;
+pub mod destination;
+pub mod lapic;
+pub mod posted_interrupt;
+pub mod pv_ipi;
