@@ -20,13 +20,19 @@ pub struct BreakdownBuilder {
 }
 
 impl BreakdownBuilder {
-    /// Add `ps` picoseconds spent in `segment`.
+    /// Add `ps` picoseconds spent in `segment` by one interrupt.
     pub fn add_ps(&mut self, segment: &str, ps: u64) {
+        self.add_many(segment, 1, ps as u128);
+    }
+
+    /// Add `count` interrupts that spent `total_ps` picoseconds in `segment` altogether (for
+    /// models that accumulate hot-path segments in local counters).
+    pub fn add_many(&mut self, segment: &str, count: u64, total_ps: u128) {
         if let Some(s) = self.segments.iter_mut().find(|s| s.0 == segment) {
-            s.1 += 1;
-            s.2 += ps as u128;
+            s.1 += count;
+            s.2 += total_ps;
         } else {
-            self.segments.push((segment.to_string(), 1, ps as u128));
+            self.segments.push((segment.to_string(), count, total_ps));
         }
     }
 

@@ -94,7 +94,12 @@ impl ConfigResult {
     }
 
     pub fn add_counter(&mut self, key: &str, n: u64) {
-        *self.counters.entry(key.to_string()).or_insert(0) += n;
+        match self.counters.get_mut(key) {
+            Some(v) => *v += n,
+            None => {
+                self.counters.insert(key.to_string(), n);
+            }
+        }
     }
 
     pub fn set_figure(&mut self, key: &str, value: f64, unit: &str) {

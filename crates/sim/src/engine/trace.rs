@@ -64,6 +64,29 @@ impl TraceSet {
         }
     }
 
+    /// Whether another trace would still be kept for printing.
+    pub fn wants_more(&self) -> bool {
+        self.kept.len() < self.keep
+    }
+
+    /// Aggregate one segment into the breakdown without building a [`Trace`] (hot paths).
+    #[inline]
+    pub fn add_segment(&mut self, segment: &str, d: SimTime) {
+        self.breakdown.add_ps(segment, d.ps());
+    }
+
+    /// Aggregate `count` passes through `segment` totalling `total` (see `BreakdownBuilder::add_many`).
+    pub fn add_segment_total(&mut self, segment: &str, count: u64, total: u128) {
+        self.breakdown.add_many(segment, count, total);
+    }
+
+    /// Keep a trace for printing without aggregating it (its segments were added already).
+    pub fn keep(&mut self, t: Trace) {
+        if self.wants_more() {
+            self.kept.push(t);
+        }
+    }
+
     pub fn breakdown(&self) -> Vec<results::SegmentStat> {
         self.breakdown.finish()
     }

@@ -2,10 +2,11 @@
 //! simulation of one scenario point. Add a model by implementing [`crate::model::Model`] and
 //! listing it in [`REGISTRY`].
 
+pub mod kvm_ipi;
 pub mod timer_inject;
 pub mod xen_arm;
 
 use crate::model::Model;
 
 /// Every model, by `scenario.model` name.
-pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm];
+pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm, &kvm_ipi::KvmIpi];

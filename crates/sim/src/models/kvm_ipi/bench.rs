@@ -1,0 +1,333 @@
+//! The timed simulation of the IPI microbenchmark.
+//!
+//! Per operation the sender (vCPU 0) walks its cpumask, then either writes the ICR once per
+//! destination group (`icr_writes`: per APIC ID in physical mode, per cluster in cluster mode) —
+//! each write a VM exit in which KVM delivers to that group's vCPUs one after another — or makes
+//! one `KVM_HC_SEND_IPI` hypercall per 128-ID window. Each destination is kicked at the moment KVM
+//! reaches it; what the kick costs and how fast the target reaches its handler depends on the
+//! target's state: still halt-polling, blocked (halted longer than the poll window), or in guest
+//! mode (not reached here: the benchmark's targets idle between operations). Targets run the handler (serialised on a
+//! spinlock in Broadcast lock), acknowledge, and go back to halt; the sender waits for every
+//! acknowledgement (smp_call_function_many with wait=1). Handler entries are events in the queue,
+//! so the lock is taken in arrival order.
+use results::{ConfigResult, LatencyRecorder};
+
+use super::config::{Prepared, Row};
+use crate::arch::x86::destination::{icr_writes, resolve, Shorthand};
+use crate::arch::x86::lapic::{Accept, Lapic};
+use crate::arch::x86::posted_interrupt::{PiDesc, PostEffect, VcpuState};
+use crate::arch::x86::pv_ipi::pack;
+use crate::engine::{EventQueue, RngStreams, SimRng, SimTime, Trace, TraceSet};
+use crate::model::{PointOutput, PreparedPoint, RunOpts, SimError};
+
+struct Target {
+    apic: Lapic,
+    pi: PiDesc,
+    /// When the vCPU last went idle (HLT); `None`: idle since long before the row started.
+    idle_since: Option<SimTime>,
+}
+
+enum Ev {
+    /// Target `id` enters its IPI handler.
+    Handler(u32),
+    /// The sender has seen every acknowledgement of the current operation.
+    OpDone,
+}
+
+/// Segments of a destination's path, in order (indices into `RowRun::segs`).
+const SEGMENTS: [&str; 8] = [
+    "guest-cpumask-walk",
+    "earlier-exits-of-this-op",
+    "icr-write-exit",
+    "pv-ipi-hypercall-exit",
+    "deliver-earlier-destinations",
+    "kvm-deliver+kick",
+    "halt-poll-exit+vmentry",
+    "vcpu-wakeup+vmentry",
+];
+
+/// Per-row accumulators (plain counters on the hot path; named only at the end).
+struct RowRun {
+    delivery_ns: f64,
+    total_ns: f64,
+    lat: LatencyRecorder,
+    traces: TraceSet,
+    /// (passes, total ps) per entry of SEGMENTS.
+    segs: [(u64, u128); SEGMENTS.len()],
+}
+
+/// Hot-path event counters, added to the result once per row.
+#[derive(Default)]
+struct Counts {
+    icr_write_exits: u64,
+    hypercall_exits: u64,
+    posted: u64,
+    poll_success: u64,
+    poll_fail: u64,
+    kicks: u64,
+    coalesced: u64,
+    eoi_exits: u64,
+    hlt_exits: u64,
+}
+
+impl Counts {
+    fn add_to(&self, r: &mut ConfigResult) {
+        for (k, v) in [
+            ("exits.icr_write", self.icr_write_exits),
+            ("exits.hypercall", self.hypercall_exits),
+            ("exits.eoi", self.eoi_exits),
+            ("exits.hlt", self.hlt_exits),
+            ("posted_interrupts", self.posted),
+            ("halt_poll.success", self.poll_success),
+            ("halt_poll.fail", self.poll_fail),
+            ("wakeups", self.poll_fail),
+            ("kicks", self.kicks),
+            ("ipi.coalesced", self.coalesced),
+        ] {
+            if v > 0 {
+                r.add_counter(k, v);
+            }
+        }
+    }
+}
+
+impl PreparedPoint for Prepared {
+    fn work(&self) -> u64 {
+        self.wl.iterations * self.wl.rows.len() as u64
+    }
+
+    fn run(self: Box<Self>, opts: &RunOpts) -> Result<PointOutput, SimError> {
+        let streams = RngStreams::new(self.seed);
+        let mut rng = streams.stream("paths");
+        let mut q: EventQueue<Ev> = EventQueue::with_capacity(self.vcpus as usize + 1);
+        let mut result = ConfigResult::default();
+        let mut traces_out = Vec::new();
+        let mut targets: Vec<Target> = (0..self.vcpus)
+            .map(|_| Target { apic: Lapic::default(), pi: PiDesc::default(), idle_since: None })
+            .collect();
+        for row in &self.wl.rows {
+            let mut rr = RowRun {
+                delivery_ns: 0.0,
+                total_ns: 0.0,
+                lat: LatencyRecorder::new(self.wl.warmup),
+                traces: TraceSet::new(opts.keep_traces),
+                segs: [(0, 0); SEGMENTS.len()],
+            };
+            let mut counts = Counts::default();
+            let groups = self.exit_groups(*row);
+            // Each row starts with every target long idle (the module reports between rows), so
+            // a row's steady state does not depend on which row ran before it.
+            for tg in targets.iter_mut() {
+                tg.idle_since = None;
+            }
+            let mut reported = 0;
+            for op in 0..self.wl.iterations {
+                self.run_op(*row, &groups, op, &mut q, &mut targets, &mut rng, &mut rr, &mut counts)?;
+                if (op + 1) % 1024 == 0 {
+                    (opts.progress)(op + 1 - reported);
+                    reported = op + 1;
+                }
+            }
+            (opts.progress)(self.wl.iterations - reported);
+            counts.add_to(&mut result);
+            for (name, (n, ps)) in SEGMENTS.iter().zip(rr.segs) {
+                if n > 0 {
+                    rr.traces.add_segment_total(name, n, ps);
+                }
+            }
+            let k = row.key();
+            result.set_figure(&format!("{k}.delivery"), rr.delivery_ns, "ns");
+            result.set_figure(&format!("{k}.total"), rr.total_ns, "ns");
+            if rr.lat.count() > 0 {
+                result.classes.insert(k.to_string(), rr.lat.finish());
+                result.breakdown.insert(k.to_string(), rr.traces.breakdown());
+            }
+            traces_out.extend(rr.traces.kept);
+        }
+        result.set_figure("simulated_time", q.now().ns_f64() / 1e9, "s");
+        Ok(PointOutput { result, traces: traces_out, events: q.processed() })
+    }
+}
+
+impl Prepared {
+    /// The exits one operation of `row` takes, each with the APIC IDs it delivers to, in order:
+    /// one hypercall per 128-ID window (multicast with PV IPI), else one ICR write per
+    /// destination group of the APIC mode. The same every operation, so computed once per row.
+    fn exit_groups(&self, row: Row) -> Vec<(bool, Vec<u32>)> {
+        let dests: Vec<u32> = match row {
+            Row::DryRun | Row::SelfIpi => return Vec::new(),
+            Row::NormalIpi => vec![self.wl.normal_target],
+            Row::BroadcastIpi | Row::BroadcastLock => (1..self.vcpus).collect(),
+        };
+        if dests.len() > 1 && self.hyp.pv_ipi {
+            pack(dests.iter().copied()).iter().map(|call| (true, call.destinations().collect())).collect()
+        } else {
+            icr_writes(self.hyp.apic_mode, &dests)
+                .into_iter()
+                .map(|d| (false, resolve(self.hyp.apic_mode, d, Shorthand::None, 0, &dests)))
+                .collect()
+        }
+    }
+
+    /// Run one operation of `row` starting now; returns when the sender has all acknowledgements.
+    #[allow(clippy::too_many_arguments)]
+    fn run_op(
+        &self,
+        row: Row,
+        groups: &[(bool, Vec<u32>)],
+        op: u64,
+        q: &mut EventQueue<Ev>,
+        targets: &mut [Target],
+        rng: &mut SimRng,
+        rr: &mut RowRun,
+        n: &mut Counts,
+    ) -> Result<(), SimError> {
+        let c = &self.costs;
+        let t0 = q.now();
+        let loop_cost = c.loop_overhead.sample(rng);
+        let n_dests = match row {
+            Row::DryRun => {
+                rr.total_ns += loop_cost.ns_f64();
+                q.schedule_in(loop_cost, Ev::OpDone);
+                return drain(q);
+            }
+            Row::SelfIpi => {
+                // smp_call_function_single(self) runs the function locally: no interrupt at all.
+                rr.delivery_ns += c.self_call_delivery.sample_ns(rng);
+                let total = loop_cost + c.self_call_total.sample(rng);
+                rr.total_ns += total.ns_f64();
+                q.schedule_in(total, Ev::OpDone);
+                return drain(q);
+            }
+            _ => groups.iter().map(|g| g.1.len()).sum::<usize>(),
+        };
+        let send_start = t0 + loop_cost;
+        // The guest walks its cpumask (and packs the PV bitmap) before the first exit.
+        let mut t = send_start;
+        for _ in 0..n_dests {
+            t += c.guest_send_per_dest.sample(rng);
+        }
+        let walk_end = t;
+        let keep = op == 1 && rr.traces.wants_more();
+        let mut pending = 0u32;
+        let mut last_trace_for: Vec<Trace> = Vec::new();
+        for (hypercall, ids) in groups {
+            let exit_start = t;
+            let exit = if *hypercall {
+                n.hypercall_exits += 1;
+                c.vmcall_exit.sample(rng) + c.pv_ipi_handler.sample(rng)
+            } else {
+                n.icr_write_exits += 1;
+                c.icr_write_exit.sample(rng)
+            };
+            t += exit;
+            for id in ids {
+                let tg = &mut targets[*id as usize];
+                let polling = tg.idle_since.is_some_and(|since| t.saturating_sub(since).ps() < self.hyp.halt_poll_ns * 1000);
+                let state = if polling { VcpuState::InHost } else { VcpuState::Blocked };
+                let effect = if self.hyp.posted_interrupts {
+                    n.posted += 1;
+                    tg.pi.post(self.wl.vector, state)
+                } else if polling {
+                    PostEffect::KickToEntry
+                } else {
+                    PostEffect::WakeupVector
+                };
+                let (deliver, respond, respond_seg) = match effect {
+                    PostEffect::KickToEntry => {
+                        n.poll_success += 1;
+                        (c.deliver_to_polling.sample(rng), c.wake_from_poll.sample(rng), 6)
+                    }
+                    PostEffect::WakeupVector => {
+                        n.poll_fail += 1;
+                        (c.deliver_to_blocked.sample(rng), c.wake_from_block.sample(rng), 7)
+                    }
+                    other => return Err(SimError(format!("vCPU {id}: unexpected posted-interrupt effect {other:?} for an idle target"))),
+                };
+                let extra = if !*hypercall && ids.len() > 1 { c.icr_multicast_extra.sample(rng) } else { SimTime::ZERO };
+                let before = t;
+                t += deliver + extra;
+                n.kicks += 1;
+                if self.hyp.posted_interrupts {
+                    tg.pi.sync(&mut tg.apic);
+                } else if tg.apic.accept(self.wl.vector) == Accept::Coalesced {
+                    n.coalesced += 1;
+                }
+                let entry = t + respond;
+                q.schedule_at(entry, Ev::Handler(*id));
+                pending += 1;
+                rr.lat.record((entry - send_start).ns());
+                if row == Row::NormalIpi {
+                    // The benchmark's delivery column: handler entry − send time, per operation
+                    // (it prints 0 for the broadcast rows).
+                    rr.delivery_ns += (entry - send_start).ns_f64();
+                }
+                let segments = [
+                    (0, walk_end - send_start),
+                    (1, exit_start - walk_end),
+                    (if *hypercall { 3 } else { 2 }, exit),
+                    (4, before - (exit_start + exit)),
+                    (5, deliver + extra),
+                    (respond_seg, respond),
+                ];
+                for (i, d) in segments {
+                    rr.segs[i].0 += 1;
+                    rr.segs[i].1 += d.ps() as u128;
+                }
+                if keep {
+                    let mut tr = Trace::new(format!("{} op {op} → APIC ID {id}", row.key()), send_start);
+                    for (i, d) in segments {
+                        tr.push(SEGMENTS[i], d);
+                    }
+                    last_trace_for.push(tr);
+                }
+            }
+        }
+        // The last destination is the critical path; show it first.
+        for tr in last_trace_for.into_iter().rev() {
+            rr.traces.keep(tr);
+        }
+        let sender_free = t;
+        // Targets run their handlers; the lock row serialises them in arrival order.
+        let mut lock_free = SimTime::ZERO;
+        let mut last_done = sender_free;
+        while pending > 0 {
+            let (now, ev) = q.pop().ok_or_else(|| SimError("event queue ran dry with handlers pending".into()))?;
+            let Ev::Handler(id) = ev else {
+                return Err(SimError("operation finished before its handlers ran".into()));
+            };
+            let tg = &mut targets[id as usize];
+            let acked = tg.apic.ack();
+            if acked != Some(self.wl.vector) {
+                return Err(SimError(format!("vCPU {id}: IPI vector {:#x} not deliverable (got {acked:?})", self.wl.vector)));
+            }
+            let mut done = now + c.handler_and_ack.sample(rng);
+            if row == Row::BroadcastLock {
+                let start = done.max(lock_free);
+                done = start + c.lock_hold.sample(rng);
+                lock_free = done;
+            }
+            tg.apic.eoi();
+            if !self.hyp.apicv {
+                n.eoi_exits += 1;
+                done += c.eoi_exit.sample(rng);
+            }
+            n.hlt_exits += 1;
+            tg.idle_since = Some(done);
+            last_done = last_done.max(done);
+            pending -= 1;
+        }
+        rr.total_ns += (last_done - t0).ns_f64();
+        q.schedule_at(last_done, Ev::OpDone);
+        drain(q)
+    }
+}
+
+/// Pop the operation's end.
+fn drain(q: &mut EventQueue<Ev>) -> Result<(), SimError> {
+    match q.pop() {
+        Some((_, Ev::OpDone)) => Ok(()),
+        _ => Err(SimError("expected the end of the operation".into())),
+    }
+}
+
