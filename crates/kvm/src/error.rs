@@ -1,0 +1,22 @@
+//! Errors of the micro-VMM; the messages are what the user reads.
+
+/// Why a measurement could not run or ended early.
+#[derive(Debug, thiserror::Error)]
+pub enum KvmError {
+    /// /dev/kvm is missing or cannot be opened.
+    #[error("/dev/kvm is not usable here: {0}")]
+    Unavailable(String),
+    /// The configuration is impossible.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// A KVM ioctl failed during setup.
+    #[error("KVM setup failed at {step}: {source}")]
+    Setup { step: &'static str, source: std::io::Error },
+    /// Guest memory could not be set up.
+    #[error("guest memory: {0}")]
+    Memory(String),
+    /// This build has no KVM support (not Linux x86_64).
+    #[error("irqlab run needs Linux on x86_64")]
+    Unsupported,
+}
+

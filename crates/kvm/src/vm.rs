@@ -1,0 +1,208 @@
+//! Creating the VM: memory, in-kernel irqchip, interrupt routing, capabilities, boot structures,
+//! and vCPUs in 64-bit mode with x2APIC set up from the host (so the guest runs almost no
+//! ring-0 instructions before its benchmark loop).
+use std::collections::BTreeMap;
+
+use kvm_bindings::{
+    kvm_enable_cap, kvm_irq_routing_entry, kvm_mp_state, kvm_msr_entry, kvm_segment, kvm_userspace_memory_region,
+    KvmIrqRouting, Msrs, KVM_CAP_HALT_POLL, KVM_CAP_X86_DISABLE_EXITS, KVM_IRQCHIP_IOAPIC, KVM_IRQ_ROUTING_IRQCHIP,
+    KVM_IRQ_ROUTING_MSI, KVM_MAX_CPUID_ENTRIES, KVM_MP_STATE_RUNNABLE, KVM_X86_DISABLE_EXITS_HLT,
+};
+use kvm_ioctls::{Kvm, VcpuFd, VmFd};
+use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
+
+use crate::config::BenchConfig;
+use crate::error::KvmError;
+use crate::layout::{self, slot, vector};
+
+mod guest_symbols {
+    include!(concat!(env!("OUT_DIR"), "/guest_symbols.rs"));
+}
+const PAYLOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bench.bin"));
+
+/// GSI of the MSI route used by irqfd; IOAPIC pins used by KVM_IRQ_LINE and the level test.
+pub const MSI_GSI: u32 = 24;
+pub const EDGE_PIN: u32 = 20;
+pub const LEVEL_PIN: u32 = 21;
+
+pub struct Vm {
+    pub kvm: Kvm,
+    pub fd: VmFd,
+    pub mem: GuestMemoryMmap,
+    /// What KVM said to the capability requests (for the result's notes).
+    pub caps: BTreeMap<String, String>,
+}
+
+fn setup<T>(step: &'static str) -> impl FnOnce(vmm_sys_util::errno::Error) -> KvmError {
+    move |e| KvmError::Setup { step, source: std::io::Error::from_raw_os_error(e.errno()) }
+}
+
+impl Vm {
+    pub fn create(cfg: &BenchConfig, kind_code: u64, delta_cycles: u64) -> Result<Vm, KvmError> {
+        let kvm = Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
+        let fd = kvm.create_vm().map_err(setup::<()>("KVM_CREATE_VM"))?;
+        let mut caps = BTreeMap::new();
+        if let Some(ns) = cfg.halt_poll_ns {
+            let mut cap = kvm_enable_cap { cap: KVM_CAP_HALT_POLL, ..Default::default() };
+            cap.args[0] = ns;
+            caps.insert("halt_poll_ns".into(), match fd.enable_cap(&cap) {
+                Ok(()) => format!("{ns} (accepted)"),
+                Err(e) => format!("{ns} rejected: {e}"),
+            });
+        }
+        if cfg.disable_hlt_exits {
+            let mut cap = kvm_enable_cap { cap: KVM_CAP_X86_DISABLE_EXITS, ..Default::default() };
+            cap.args[0] = KVM_X86_DISABLE_EXITS_HLT as u64;
+            caps.insert("disable_hlt_exits".into(), match fd.enable_cap(&cap) {
+                Ok(()) => "accepted".into(),
+                Err(e) => format!("rejected: {e}"),
+            });
+        }
+        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), layout::MEM_SIZE as usize)])
+            .map_err(|e| KvmError::Memory(e.to_string()))?;
+        let host = mem.get_host_address(GuestAddress(0)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        let region = kvm_userspace_memory_region {
+            slot: 0,
+            flags: 0,
+            guest_phys_addr: 0,
+            memory_size: layout::MEM_SIZE,
+            userspace_addr: host as u64,
+        };
+        // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
+        unsafe { fd.set_user_memory_region(region) }.map_err(setup::<()>("KVM_SET_USER_MEMORY_REGION"))?;
+        fd.create_irq_chip().map_err(setup::<()>("KVM_CREATE_IRQCHIP"))?;
+        let vm = Vm { kvm, fd, mem, caps };
+        vm.write_boot_structures(kind_code, delta_cycles, cfg)?;
+        vm.set_routing()?;
+        Ok(vm)
+    }
+
+    fn w64(&self, addr: u64, v: u64) -> Result<(), KvmError> {
+        self.mem.write_obj(v, GuestAddress(addr)).map_err(|e| KvmError::Memory(e.to_string()))
+    }
+
+    pub fn r64(&self, addr: u64) -> u64 {
+        self.mem.read_obj::<u64>(GuestAddress(addr)).unwrap_or(0)
+    }
+
+    pub fn set_slot(&self, s: u64, v: u64) -> Result<(), KvmError> {
+        self.w64(layout::DATA + s, v)
+    }
+
+    pub fn slot(&self, s: u64) -> u64 {
+        self.r64(layout::DATA + s)
+    }
+
+    fn write_boot_structures(&self, kind: u64, delta: u64, cfg: &BenchConfig) -> Result<(), KvmError> {
+        for (i, e) in layout::gdt().iter().enumerate() {
+            self.w64(layout::GDT + 8 * i as u64, *e)?;
+        }
+        let mut vectors = vec![(vector::TIMER, if kind == 2 { guest_symbols::PERIOD_ISR } else { guest_symbols::TIMER_ISR })];
+        vectors.push((vector::DEVICE, guest_symbols::DEVICE_ISR));
+        vectors.push((vector::DEVICE_LEVEL, guest_symbols::DEVICE_ISR));
+        vectors.push((vector::IPI, guest_symbols::IPI_TARGET_ISR));
+        vectors.push((vector::IPI_REPLY, guest_symbols::IPI_REPLY_ISR));
+        for v in 0..=255u8 {
+            let h = vectors.iter().find(|x| x.0 == v).map(|x| x.1).unwrap_or(guest_symbols::SPURIOUS_ISR);
+            let [lo, hi] = layout::idt_gate(h);
+            self.w64(layout::IDT + 16 * v as u64, lo)?;
+            self.w64(layout::IDT + 16 * v as u64 + 8, hi)?;
+        }
+        self.mem.write_slice(&layout::tss(), GuestAddress(layout::TSS)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        for (a, e) in layout::page_tables() {
+            self.w64(a, e)?;
+        }
+        self.mem.write_slice(PAYLOAD, GuestAddress(layout::CODE)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        self.set_slot(slot::KIND, kind)?;
+        self.set_slot(slot::DELTA, delta)?;
+        self.set_slot(slot::NSAMP, cfg.samples)?;
+        self.set_slot(slot::COUNT, 0)?;
+        self.set_slot(slot::WAIT, if cfg.wait == crate::config::WaitMode::Busy { 1 } else { 0 })?;
+        Ok(())
+    }
+
+    /// KVM_SET_GSI_ROUTING replaces the whole table: IOAPIC pins 0–23 plus our MSI route.
+    fn set_routing(&self) -> Result<(), KvmError> {
+        let mut entries = Vec::new();
+        for pin in 0..24u32 {
+            let mut e = kvm_irq_routing_entry { gsi: pin, type_: KVM_IRQ_ROUTING_IRQCHIP, ..Default::default() };
+            e.u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC;
+            e.u.irqchip.pin = pin;
+            entries.push(e);
+        }
+        let mut msi = kvm_irq_routing_entry { gsi: MSI_GSI, type_: KVM_IRQ_ROUTING_MSI, ..Default::default() };
+        msi.u.msi.address_lo = 0xfee0_0000; // destination APIC ID 0, physical
+        msi.u.msi.data = vector::DEVICE as u32; // fixed, edge
+        entries.push(msi);
+        let routing = KvmIrqRouting::from_entries(&entries).map_err(|e| KvmError::Memory(format!("routing table: {e:?}")))?;
+        self.fd.set_gsi_routing(&routing).map_err(setup::<()>("KVM_SET_GSI_ROUTING"))?;
+        // IOAPIC redirection: edge pin → DEVICE, level pin → DEVICE_LEVEL (bit 15), both to APIC 0.
+        let mut chip = kvm_bindings::kvm_irqchip { chip_id: 2, ..Default::default() };
+        self.fd.get_irqchip(&mut chip).map_err(setup::<()>("KVM_GET_IRQCHIP"))?;
+        // SAFETY: chip_id 2 selects the IOAPIC member of the union.
+        unsafe {
+            chip.chip.ioapic.redirtbl[EDGE_PIN as usize].bits = vector::DEVICE as u64;
+            chip.chip.ioapic.redirtbl[LEVEL_PIN as usize].bits = vector::DEVICE_LEVEL as u64 | 1 << 15;
+        }
+        self.fd.set_irqchip(&chip).map_err(setup::<()>("KVM_SET_IRQCHIP"))?;
+        Ok(())
+    }
+
+    /// Create vCPU `id` in 64-bit mode with x2APIC enabled and the LAPIC programmed.
+    pub fn create_vcpu(&self, id: u32) -> Result<VcpuFd, KvmError> {
+        let vcpu = self.fd.create_vcpu(id as u64).map_err(setup::<()>("KVM_CREATE_VCPU"))?;
+        let mut cpuid = self.kvm.get_supported_cpuid(KVM_MAX_CPUID_ENTRIES).map_err(setup::<()>("KVM_GET_SUPPORTED_CPUID"))?;
+        for e in cpuid.as_mut_slice() {
+            match e.function {
+                1 => e.ebx = (e.ebx & 0x00ff_ffff) | (id << 24),
+                0xb | 0x1f => e.edx = id,
+                _ => {}
+            }
+        }
+        vcpu.set_cpuid2(&cpuid).map_err(setup::<()>("KVM_SET_CPUID2"))?;
+        let mut s = vcpu.get_sregs().map_err(setup::<()>("KVM_GET_SREGS"))?;
+        let code = kvm_segment { base: 0, limit: 0xffff_ffff, selector: layout::KERNEL_CS, type_: 0xb, present: 1, dpl: 0, db: 0, s: 1, l: 1, g: 1, ..Default::default() };
+        let data = kvm_segment { selector: layout::KERNEL_DS, type_: 0x3, l: 0, db: 1, ..code };
+        s.cs = code;
+        (s.ds, s.es, s.fs, s.gs, s.ss) = (data, data, data, data, data);
+        s.tr = kvm_segment { base: layout::TSS, limit: 0x67, selector: layout::TSS_SEL, type_: 0xb, present: 1, s: 0, l: 0, db: 0, g: 0, dpl: 0, ..Default::default() };
+        s.ldt.unusable = 1;
+        s.gdt.base = layout::GDT;
+        s.gdt.limit = 7 * 8 - 1;
+        s.idt.base = layout::IDT;
+        s.idt.limit = 256 * 16 - 1;
+        s.cr0 = 0x8005_0033; // PG | WP | NE | ET | MP | PE
+        s.cr3 = layout::PML4;
+        s.cr4 = 0x620; // PAE | OSFXSR | OSXMMEXCPT
+        s.efer = 0x500; // LME | LMA
+        vcpu.set_sregs(&s).map_err(setup::<()>("KVM_SET_SREGS"))?;
+        let mut r = vcpu.get_regs().map_err(setup::<()>("KVM_GET_REGS"))?;
+        r.rip = layout::CODE;
+        r.rsp = layout::stack_top(id);
+        r.rdi = id as u64;
+        r.rflags = 2;
+        vcpu.set_regs(&r).map_err(setup::<()>("KVM_SET_REGS"))?;
+        let apic_base = 0xfee0_0000u64 | 0x800 | 0x400 | if id == 0 { 0x100 } else { 0 };
+        let msrs = [
+            (0x1b, apic_base),                                  // IA32_APIC_BASE: enabled, x2APIC
+            (0x80f, 0x100 | vector::SPURIOUS as u64),           // SVR: software enable
+            (0x808, 0),                                         // TPR
+            (0x835, 1 << 16),                                   // LVT LINT0 masked (KVM resets it to ExtINT)
+            (0x836, 1 << 16),                                   // LVT LINT1 masked
+            (0x832, vector::TIMER as u64 | 2 << 17),            // LVT timer: TSC-deadline mode
+        ];
+        let entries: Vec<kvm_msr_entry> = msrs.iter().map(|(i, d)| kvm_msr_entry { index: *i, data: *d, ..Default::default() }).collect();
+        let m = Msrs::from_entries(&entries).map_err(|e| KvmError::Memory(format!("MSR list: {e:?}")))?;
+        let n = vcpu.set_msrs(&m).map_err(setup::<()>("KVM_SET_MSRS"))?;
+        if n != entries.len() {
+            return Err(KvmError::Setup {
+                step: "KVM_SET_MSRS (APIC setup)",
+                source: std::io::Error::other(format!("only {n} of {} MSRs accepted (MSR {:#x} refused)", entries.len(), entries[n].index)),
+            });
+        }
+        if id != 0 {
+            vcpu.set_mp_state(kvm_mp_state { mp_state: KVM_MP_STATE_RUNNABLE }).map_err(setup::<()>("KVM_SET_MP_STATE"))?;
+        }
+        Ok(vcpu)
+    }
+}

@@ -1,0 +1,92 @@
+//! Boot the real benchmark guests. Run where /dev/kvm opens; skip with a printed reason elsewhere.
+use std::time::{Duration, Instant};
+
+use kvm::{kvm_available, run_bench, BenchConfig, BenchKind, DeviceVia, WaitMode};
+
+macro_rules! need_kvm {
+    () => {
+        if let Err(why) = kvm_available() {
+            println!("SKIP: {why}");
+            return;
+        }
+    };
+}
+
+fn check(m: &kvm::Measurement, class: &str, n: u64) {
+    assert!(m.error.is_none(), "{class}: {:?}", m.error);
+    let (_, v) = m.classes.iter().find(|c| c.0 == class).unwrap_or_else(|| panic!("no class {class}: {:?}", m.classes));
+    assert_eq!(v.len() as u64, n, "{class}: sample count");
+    let mut s = v.clone();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let median = s[s.len() / 2];
+    assert!(median > 0.0 && median < 1e9, "{class}: median {median} ns");
+    assert!(m.counters.get("kvm.vcpu.exits").copied().unwrap_or(0) > 0, "exits counted: {:?}", m.counters);
+    assert!(m.first_sample.is_some());
+}
+
+#[test]
+fn timer_hlt() {
+    need_kvm!();
+    let cfg = BenchConfig { kind: BenchKind::Timer, samples: 300, period_us: 77.0, ..Default::default() };
+    let m = run_bench(&cfg, &|_| {}).unwrap();
+    check(&m, "timer", 300);
+    assert!(m.counters.get("kvm.vcpu.halt_exits").copied().unwrap_or(0) > 0, "the guest waited in HLT");
+}
+
+#[test]
+fn timer_busy_ring3() {
+    need_kvm!();
+    let cfg = BenchConfig { kind: BenchKind::Timer, samples: 200, period_us: 150.0, wait: WaitMode::Busy, ..Default::default() };
+    let m = run_bench(&cfg, &|_| {}).unwrap();
+    check(&m, "timer", 200);
+}
+
+#[test]
+fn device_every_path() {
+    need_kvm!();
+    for via in [DeviceVia::Irqfd, DeviceVia::Msi, DeviceVia::Line, DeviceVia::Level] {
+        let cfg = BenchConfig { kind: BenchKind::Device, samples: 200, period_us: 100.0, via, ..Default::default() };
+        let m = run_bench(&cfg, &|_| {}).unwrap();
+        check(&m, &format!("device_{}", format!("{via:?}").to_lowercase()), 200);
+    }
+}
+
+#[test]
+fn ipi_one_way_and_round_trip() {
+    need_kvm!();
+    let cfg = BenchConfig { kind: BenchKind::Ipi, vcpus: 2, samples: 100, period_us: 200.0, ..Default::default() };
+    let m = run_bench(&cfg, &|_| {}).unwrap();
+    check(&m, "ipi_one_way", 100);
+    check(&m, "ipi_round_trip", 100);
+    let one = &m.classes[0].1;
+    let rt = &m.classes[1].1;
+    assert!(one.iter().zip(rt).all(|(a, b)| b > a), "the reply comes after the arrival");
+}
+
+#[test]
+fn pv_ipi_probe_is_bounded() {
+    need_kvm!();
+    let t = Instant::now();
+    let verdict = kvm::probe_pv_ipi(Duration::from_secs(2)).unwrap();
+    assert!(verdict.starts_with("supported") || verdict.starts_with("unsupported on this host"), "{verdict}");
+    assert!(t.elapsed() < Duration::from_secs(10), "probe took {:?}", t.elapsed());
+    println!("PV IPI: {verdict}");
+}
+
+#[test]
+fn watchdog_ends_a_stalled_run_and_keeps_samples() {
+    need_kvm!();
+    // A guest that stops making progress: its deadline is 9 s ahead, the watchdog gives up after 1 s.
+    let cfg = BenchConfig {
+        kind: BenchKind::Timer,
+        samples: 5,
+        period_us: 9_000_000.0,
+        stall_timeout: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let m = run_bench(&cfg, &|_| {}).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(8), "bounded: {:?}", t.elapsed());
+    let e = m.error.expect("watchdog error");
+    assert!(e.contains("watchdog") && e.contains("0 of 5"), "{e}");
+}
