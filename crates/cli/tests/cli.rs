@@ -138,3 +138,57 @@ fn scenarios_compare_and_report() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("old.json: result schema version 0"));
 }
+
+#[test]
+fn run_rejects_impossible_flags_before_touching_kvm() {
+    let d = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (vec!["run", "timer", "--samples", "0"], "--samples"),
+        (vec!["run", "ipi", "--vcpus", "1"], "at least 2 for ipi"),
+        (vec!["run", "timer", "--pv-ipi"], "--pv-ipi does not apply to `timer`"),
+        (vec!["run", "device", "--wait", "busy"], "--wait busy"),
+        (vec!["run", "timer", "--pin", "0,1"], "--pin"),
+        (vec!["run", "warp"], "neither timer, ipi, device"),
+    ] {
+        let o = irqlab(&args, d.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o).1.contains(want), "{args:?}: {}", text(&o).1);
+    }
+}
+
+#[test]
+fn run_measures_on_kvm_and_matrix_keeps_good_points() {
+    if let Err(why) = kvm::kvm_available() {
+        println!("SKIP: {why}");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let o = irqlab(&["run", "timer", "--samples", "300", "--out", "t", "--format", "json"], d.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let r = results::from_json_str(&out, "stdout").unwrap();
+    assert_eq!(r.meta.kind, results::ResultKind::Measured);
+    assert!(r.meta.platform.contains_key("host.kernel") && r.meta.platform.contains_key("host.guest_ring0"));
+    assert_eq!(r.configs[0].classes["timer"].summary.count, 300);
+    assert!(r.configs[0].counters["kvm.vcpu.exits"] > 0);
+    // A measurement and a model result open side by side.
+    let sc = small_demo(d.path());
+    assert!(irqlab(&["sim", &sc, "--out", "m"], d.path()).status.success());
+    let o = irqlab(&["report", "t/result.json", "m/result.json", "-o", "both.html"], d.path());
+    assert!(o.status.success(), "{:?}", text(&o));
+
+    std::fs::write(
+        d.path().join("matrix.toml"),
+        "[run]\nbench = \"device\"\nsamples = 100\nperiod_us = 100\n[sweep]\nvia = [\"msi\", \"bogus\", \"line\"]\n",
+    )
+    .unwrap();
+    let o = irqlab(&["run", "matrix.toml", "--out", "mx"], d.path());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("via=bogus") && err.contains("unknown variant `bogus`"), "{err}");
+    let r = results::read_json(&d.path().join("mx/result.json")).unwrap();
+    assert_eq!(r.configs.len(), 3);
+    assert_eq!(r.configs[0].classes["device_msi"].summary.count, 100);
+    assert!(r.configs[1].error.is_some());
+    assert_eq!(r.configs[2].classes["device_line"].summary.count, 100);
+}

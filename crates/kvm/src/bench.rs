@@ -162,13 +162,18 @@ pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measuremen
         .map(|(i, v)| spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), cfg.pin.get(i).copied()))
         .collect();
     drop(tx);
+    // Bracket the guest's entry TSC tightly: spin until it appears.
+    let spin_start = Instant::now();
+    while vm.slot(slot::ENTRY_TSC) == 0 && spin_start.elapsed() < cfg.stall_timeout {
+        std::hint::spin_loop();
+    }
+    let host_after_entry = rdtsc();
 
     let mut host_trigger: Vec<u64> = Vec::with_capacity(cfg.samples as usize);
     let outcome = match cfg.kind {
         BenchKind::Device => trigger_loop(&vm, cfg, period, tsc_khz, &rx, &mut host_trigger, progress, started, &mut m),
         _ => wait_loop(&vm, cfg, &rx, progress, started, &mut m),
     };
-    let host_after_entry = rdtsc();
     if let Some(e) = stop_all(&stop, threads) {
         m.error.get_or_insert(e);
     }

@@ -43,6 +43,8 @@ pub struct BenchConfig {
     pub warmup: u64,
     /// Time between samples (timer: how far ahead the deadline is), microseconds.
     pub period_us: f64,
+    /// The period in TSC cycles instead of µs (as kvm-unit-tests' tscdeadline_latency takes it).
+    pub period_cycles: Option<u64>,
     pub wait: WaitMode,
     pub via: DeviceVia,
     /// IPI: also probe the KVM PV IPI hypercall.
@@ -65,6 +67,7 @@ impl Default for BenchConfig {
             samples: 1000,
             warmup: 1,
             period_us: 77.0,
+            period_cycles: None,
             wait: WaitMode::Hlt,
             via: DeviceVia::Irqfd,
             pv_ipi: false,
@@ -89,6 +92,9 @@ pub enum ConfigError {
     /// --period-us must be positive and not absurd.
     #[error("--period-us: expected 10 to 10,000,000 µs, got {0}")]
     Period(f64),
+    /// --period-cycles must be positive and not absurd.
+    #[error("--period-cycles: expected 10,000 to 100,000,000,000 TSC cycles, got {0}")]
+    PeriodCycles(u64),
     /// --vcpus out of range.
     #[error("--vcpus: expected 1 to {max}{why}, got {got}")]
     Vcpus { got: u32, max: u32, why: &'static str },
@@ -119,7 +125,11 @@ impl BenchConfig {
         if self.warmup >= self.samples {
             return Err(ConfigError::Warmup { got: self.warmup, samples: self.samples });
         }
-        if !(10.0..=10_000_000.0).contains(&self.period_us) {
+        if let Some(c) = self.period_cycles {
+            if !(10_000..=100_000_000_000).contains(&c) {
+                return Err(ConfigError::PeriodCycles(c));
+            }
+        } else if !(10.0..=10_000_000.0).contains(&self.period_us) {
             return Err(ConfigError::Period(self.period_us));
         }
         let min_vcpus = if self.kind == BenchKind::Ipi { 2 } else { 1 };
@@ -149,7 +159,7 @@ impl BenchConfig {
 
     /// The period in TSC cycles at `tsc_khz`.
     pub fn period_cycles(&self, tsc_khz: u64) -> u64 {
-        (self.period_us * tsc_khz as f64 / 1000.0).round() as u64
+        self.period_cycles.unwrap_or_else(|| (self.period_us * tsc_khz as f64 / 1000.0).round() as u64)
     }
 }
 
@@ -176,5 +186,8 @@ mod tests {
     fn period_in_cycles() {
         let c = BenchConfig { period_us: 77.0, ..Default::default() };
         assert_eq!(c.period_cycles(2_596_138), 199_903);
+        let c = BenchConfig { period_cycles: Some(200_000), ..Default::default() };
+        assert_eq!(c.period_cycles(2_596_138), 200_000);
+        assert!(BenchConfig { period_cycles: Some(5), ..Default::default() }.validate(2).is_err());
     }
 }

@@ -44,7 +44,10 @@ impl Measurement {
         let mut p = BTreeMap::new();
         p.insert("bench".into(), c.kind.name().into());
         p.insert("samples".into(), c.samples.to_string());
-        p.insert("period_us".into(), c.period_us.to_string());
+        match c.period_cycles {
+            Some(cy) => p.insert("period_cycles".into(), cy.to_string()),
+            None => p.insert("period_us".into(), c.period_us.to_string()),
+        };
         p.insert("vcpus".into(), c.vcpus.to_string());
         if c.kind == BenchKind::Timer {
             p.insert("wait".into(), if c.wait == WaitMode::Busy { "busy" } else { "hlt" }.into());
