@@ -21,12 +21,36 @@
         .set SAMPLES, 0x100000
         .set USER_STACK, 0x7f000
 
-        .section .text
-        .globl _start
-_start:
+
+/* rax = 64-bit TSC (clobbers rdx) */
+        .macro RDTSC64
         rdtsc
         shl rdx, 32
         or rax, rdx
+        .endm
+        .macro ISR_SAVE
+        push rax
+        push rdx
+        push rcx
+        push rbx
+        .endm
+/* x2APIC EOI, restore, return from the interrupt */
+        .macro EOI_RESTORE_IRET
+        xor eax, eax
+        xor edx, edx
+        mov ecx, 0x80b
+        wrmsr
+        pop rbx
+        pop rcx
+        pop rdx
+        pop rax
+        iretq
+        .endm
+
+        .section .text
+        .globl _start
+_start:
+        RDTSC64
         mov [ENTRY_TSC], rax
         test edi, edi
         jnz secondary
@@ -55,9 +79,7 @@ park:   cli
 
 /* ---- timer: TSC deadline `DELTA` ahead; latency = arrival - deadline (tscdeadline_latency) ---- */
 timer_main:
-        rdtsc
-        shl rdx, 32
-        or rax, rdx
+        RDTSC64
         add rax, [DELTA]
         mov [EXPECT], rax
         mov rdx, rax
@@ -83,13 +105,8 @@ user_spin:                      /* ring 3: runs natively */
         .balign 16
         .globl timer_isr
 timer_isr:
-        push rax
-        push rdx
-        push rcx
-        push rbx
-        rdtsc
-        shl rdx, 32
-        or rax, rdx
+        ISR_SAVE
+        RDTSC64
         mov rbx, [COUNT]
         mov rcx, rax
         sub rcx, [EXPECT]
@@ -106,15 +123,7 @@ timer_isr:
         shr rdx, 32
         mov ecx, 0x6e0
         wrmsr
-        xor eax, eax
-        xor edx, edx
-        mov ecx, 0x80b
-        wrmsr
-        pop rbx
-        pop rcx
-        pop rdx
-        pop rax
-        iretq
+        EOI_RESTORE_IRET
 
 finished:
         out 0xf0, al
@@ -129,28 +138,15 @@ device_main:
         .balign 16
         .globl device_isr
 device_isr:
-        push rax
-        push rdx
-        push rcx
-        push rbx
-        rdtsc
-        shl rdx, 32
-        or rax, rdx
+        ISR_SAVE
+        RDTSC64
         mov rbx, [COUNT]
         shl rbx, 5
         mov [SAMPLES + rbx + 8], rax
         shr rbx, 5
         inc rbx
         mov [COUNT], rbx
-        xor eax, eax
-        xor edx, edx
-        mov ecx, 0x80b
-        wrmsr
-        pop rbx
-        pop rcx
-        pop rdx
-        pop rax
-        iretq
+        EOI_RESTORE_IRET
 
 /* ---- ipi: vCPU 0 -> vCPU 1 (vector 0xe0) and back (0xe1); period timed by the TSC deadline ---- */
 ipi_main:
@@ -158,9 +154,7 @@ ipi_main:
 ipi_loop:
         mov rbx, [COUNT]
         shl rbx, 5
-        rdtsc
-        shl rdx, 32
-        or rax, rdx
+        RDTSC64
         mov [SAMPLES + rbx], rax
         shr rbx, 5
         mov edx, 1              /* destination APIC ID 1 */
@@ -178,9 +172,7 @@ ipi_loop:
         cmp rax, [NSAMP]
         jae finished
         mov qword ptr [FLAG], 0
-        rdtsc
-        shl rdx, 32
-        or rax, rdx
+        RDTSC64
         add rax, [DELTA]
         mov rdx, rax
         shr rdx, 32
@@ -199,13 +191,8 @@ ipi_loop_sti:
         .balign 16
         .globl ipi_target_isr   /* on vCPU 1: record arrival, reply to vCPU 0 */
 ipi_target_isr:
-        push rax
-        push rdx
-        push rcx
-        push rbx
-        rdtsc
-        shl rdx, 32
-        or rax, rdx
+        ISR_SAVE
+        RDTSC64
         mov rbx, [COUNT]
         shl rbx, 5
         mov [SAMPLES + rbx + 8], rax
@@ -225,28 +212,15 @@ ipi_target_isr:
         .balign 16
         .globl ipi_reply_isr    /* on vCPU 0: record the reply, count the sample */
 ipi_reply_isr:
-        push rax
-        push rdx
-        push rcx
-        push rbx
-        rdtsc
-        shl rdx, 32
-        or rax, rdx
+        ISR_SAVE
+        RDTSC64
         mov rbx, [COUNT]
         shl rbx, 5
         mov [SAMPLES + rbx + 16], rax
         shr rbx, 5
         inc rbx
         mov [COUNT], rbx
-        xor eax, eax
-        xor edx, edx
-        mov ecx, 0x80b
-        wrmsr
-        pop rbx
-        pop rcx
-        pop rdx
-        pop rax
-        iretq
+        EOI_RESTORE_IRET
 
         .balign 16
         .globl period_isr       /* TSC deadline on vCPU 0 in ipi mode: end of the pause */

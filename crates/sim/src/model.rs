@@ -30,6 +30,31 @@ impl PointCtx<'_> {
         crate::scenario::file_from_value(v, self.file, name)
     }
 
+    /// The scenario's `[[vm]]` list when the model takes exactly one VM.
+    pub fn single_vm<T: serde::de::DeserializeOwned>(&self) -> Result<T, ScenarioError> {
+        let mut vms: Vec<T> = self.section("vm")?;
+        if vms.len() != 1 {
+            return Err(self.invalid("vm", "exactly one [[vm]] table", format!("{} VMs", vms.len())));
+        }
+        Ok(vms.remove(0))
+    }
+
+    /// Check a `pin` list (`key`, e.g. `vm[0].pin`): one pCPU per vCPU, each on the platform.
+    pub fn check_pins(&self, key: &str, pins: &[u32], vcpus: u32) -> Result<(), ScenarioError> {
+        if pins.len() != vcpus as usize {
+            return Err(self.invalid(key, &format!("one pCPU per vCPU ({vcpus} entries)"), format!("{} entries", pins.len())));
+        }
+        let cpus = self.platform.cpus;
+        match pins.iter().enumerate().find(|(_, p)| **p >= cpus) {
+            Some((i, p)) => Err(self.invalid(
+                &format!("{key}[{i}]"),
+                &format!("a pCPU below {cpus} (platform `{}` has {cpus} CPUs)", self.platform.name),
+                p,
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// An "impossible value" error for `key`.
     pub fn invalid(&self, key: &str, expected: &str, got: impl std::fmt::Display) -> ScenarioError {
         ScenarioError::invalid(self.file, key, expected, got)

@@ -97,27 +97,12 @@ impl Model for TimerInject {
 
     fn prepare(&self, ctx: &PointCtx) -> Result<Box<dyn PreparedPoint>, ScenarioError> {
         let hyp: Hypervisor = ctx.section("hypervisor")?;
-        let vms: Vec<Vm> = ctx.section("vm")?;
+        let vm: Vm = ctx.single_vm()?;
         let wl: Workload = ctx.section("workload")?;
-        if vms.len() != 1 {
-            return Err(ctx.invalid("vm", "exactly one [[vm]] table", format!("{} VMs", vms.len())));
-        }
-        let vm = &vms[0];
         if vm.vcpus == 0 {
             return Err(ctx.invalid("vm[0].vcpus", "at least 1 vCPU", 0));
         }
-        if vm.pin.len() != vm.vcpus as usize {
-            return Err(ctx.invalid("vm[0].pin", &format!("one pCPU per vCPU ({} entries)", vm.vcpus), format!("{} entries", vm.pin.len())));
-        }
-        for (i, p) in vm.pin.iter().enumerate() {
-            if *p >= ctx.platform.cpus {
-                return Err(ctx.invalid(
-                    &format!("vm[0].pin[{i}]"),
-                    &format!("a pCPU below {} (platform `{}` has {} CPUs)", ctx.platform.cpus, ctx.platform.name, ctx.platform.cpus),
-                    p,
-                ));
-            }
-        }
+        ctx.check_pins("vm[0].pin", &vm.pin, vm.vcpus)?;
         if !(wl.period_us > 0.0 && wl.period_us.is_finite()) {
             return Err(ctx.invalid("workload.period_us", "a positive period in µs", wl.period_us));
         }

@@ -118,12 +118,8 @@ pub(super) struct Prepared {
 
 pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioError> {
     let hyp: Hypervisor = ctx.section("hypervisor")?;
-    let vms: Vec<Vm> = ctx.section("vm")?;
+    let vm: Vm = ctx.single_vm()?;
     let wl: Workload = ctx.section("workload")?;
-    if vms.len() != 1 {
-        return Err(ctx.invalid("vm", "exactly one [[vm]] table", format!("{} VMs", vms.len())));
-    }
-    let vm = &vms[0];
     if vm.vcpus < 2 {
         return Err(ctx.invalid("vm[0].vcpus", "at least 2 vCPUs (a sender and a target)", vm.vcpus));
     }
@@ -131,11 +127,8 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
     if vm.pin.is_empty() && vm.vcpus > pcpus {
         return Err(ctx.invalid("vm[0].vcpus", &format!("at most {pcpus} vCPUs (one per pCPU of `{}`) unless `pin` is given", ctx.platform.name), vm.vcpus));
     }
-    if !vm.pin.is_empty() && vm.pin.len() != vm.vcpus as usize {
-        return Err(ctx.invalid("vm[0].pin", &format!("one pCPU per vCPU ({} entries)", vm.vcpus), format!("{} entries", vm.pin.len())));
-    }
-    if let Some((i, p)) = vm.pin.iter().enumerate().find(|(_, p)| **p >= pcpus) {
-        return Err(ctx.invalid(&format!("vm[0].pin[{i}]"), &format!("a pCPU below {pcpus}"), p));
+    if !vm.pin.is_empty() {
+        ctx.check_pins("vm[0].pin", &vm.pin, vm.vcpus)?;
     }
     let mut seen = std::collections::BTreeSet::new();
     if let Some((i, p)) = vm.pin.iter().enumerate().find(|(_, p)| !seen.insert(**p)) {
