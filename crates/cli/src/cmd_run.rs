@@ -181,14 +181,14 @@ fn points(a: &RunArgs) -> Result<(String, Vec<(String, Result<BenchConfig, Strin
                 label.push(format!("{k}={}", v.as_str().map(String::from).unwrap_or_else(|| v.to_string())));
             }
             let name = if label.is_empty() { stem.clone() } else { label.join(", ") };
-            let cfg = serde_path_to_error_free(table).map_err(|e| format!("{file}: {e}")).map(|t| config_from(&t, a));
+            let cfg = parse_run_table(table).map_err(|e| format!("{file}: {e}")).map(|t| config_from(&t, a));
             (name, cfg)
         })
         .collect();
     Ok((m.name.unwrap_or(stem), pts))
 }
 
-fn serde_path_to_error_free(t: toml::Table) -> Result<RunTable, String> {
+fn parse_run_table(t: toml::Table) -> Result<RunTable, String> {
     RunTable::deserialize(toml::Value::Table(t)).map_err(|e| format!("[run]: {e}"))
 }
 

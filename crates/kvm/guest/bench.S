@@ -200,14 +200,7 @@ ipi_target_isr:
         mov eax, 0xe1
         mov ecx, 0x830
         wrmsr
-        xor eax, eax
-        mov ecx, 0x80b
-        wrmsr
-        pop rbx
-        pop rcx
-        pop rdx
-        pop rax
-        iretq
+        EOI_RESTORE_IRET
 
         .balign 16
         .globl ipi_reply_isr    /* on vCPU 0: record the reply, count the sample */

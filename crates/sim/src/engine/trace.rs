@@ -69,12 +69,6 @@ impl TraceSet {
         self.kept.len() < self.keep
     }
 
-    /// Aggregate one segment into the breakdown without building a [`Trace`] (hot paths).
-    #[inline]
-    pub fn add_segment(&mut self, segment: &str, d: SimTime) {
-        self.breakdown.add_ps(segment, d.ps());
-    }
-
     /// Aggregate `count` passes through `segment` totalling `total` (see `BreakdownBuilder::add_many`).
     pub fn add_segment_total(&mut self, segment: &str, count: u64, total: u128) {
         self.breakdown.add_many(segment, count, total);
