@@ -8,8 +8,10 @@ pub struct SegmentStat {
     /// How many interrupts went through this segment.
     pub count: u64,
     /// Total time in this segment over all interrupts, ns.
+    #[serde(with = "crate::float")]
     pub total_ns: f64,
     /// Mean time per interrupt that went through it, ns.
+    #[serde(with = "crate::float")]
     pub mean_ns: f64,
 }
 

@@ -13,17 +13,26 @@ pub fn to_json_string(r: &RunResult) -> String {
     s
 }
 
-/// Parse result JSON; `what` names the source in errors (usually the file path).
+/// Parse result JSON; `what` names the source in errors (usually the file path). Every stored
+/// histogram is decoded here (bounded, see [`crate::decode_histogram`]), so a result that reads
+/// is one `report` can use, and a bad histogram is reported with the file that holds it.
 pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> {
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| ResultsError::Parse { what: what.into(), message: e.to_string() })?;
-    let version = value.get("schema_version").and_then(|v| v.as_u64()).ok_or_else(|| {
-        ResultsError::Parse { what: what.into(), message: "missing `schema_version` (an unsigned integer)".into() }
-    })?;
+    let parse = |message: String| ResultsError::Parse { what: what.into(), message };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| parse(e.to_string()))?;
+    let version = value
+        .get("schema_version")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| parse("missing `schema_version` (an unsigned integer)".into()))?;
     if version != SCHEMA_VERSION as u64 {
         return Err(ResultsError::SchemaVersion { what: what.into(), found: version, expected: SCHEMA_VERSION });
     }
-    serde_json::from_value(value).map_err(|e| ResultsError::Parse { what: what.into(), message: e.to_string() })
+    let r: RunResult = serde_json::from_value(value).map_err(|e| parse(e.to_string()))?;
+    for c in &r.configs {
+        for (class, l) in &c.classes {
+            l.histogram(class).map_err(|e| parse(format!("configuration `{}`: {e}", c.name)))?;
+        }
+    }
+    Ok(r)
 }
 
 pub fn read_json(path: &Path) -> Result<RunResult, ResultsError> {
@@ -31,21 +40,50 @@ pub fn read_json(path: &Path) -> Result<RunResult, ResultsError> {
     from_json_str(&text, &path.display().to_string())
 }
 
-/// Write `bytes` to `path` atomically: a temporary file in the same directory, then rename.
-/// A reader never sees a half-written result.
+/// fsync a directory, so that a rename inside it survives a crash.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Write `bytes` to `path` so that a reader never sees a half-written file:
+/// - a regular file (or none yet) is replaced atomically: a temporary file next to it, fsync,
+///   rename, fsync of the directory; the temporary file is removed on any failure;
+/// - a symlink is written through: the file it points to is replaced, the link stays;
+/// - a device node, FIFO or socket is written to in place (`/dev/null` stays a device);
+/// - a directory is refused before anything is created.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     let err = |source| ResultsError::Write { path: path.into(), source };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(err)?;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let real = std::fs::canonicalize(path)
+                .map_err(|e| err(std::io::Error::new(e.kind(), format!("symlink to a missing file ({e})"))))?;
+            return write_atomic(&real, bytes);
+        }
+        Ok(m) if m.is_dir() => return Err(err(std::io::Error::other("is a directory"))),
+        Ok(m) if !m.is_file() => {
+            let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(path).map_err(err)?;
+            return f.write_all(bytes).and_then(|_| f.flush()).map_err(err);
+        }
+        _ => {}
     }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(err)?;
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp{}", std::process::id()));
     let tmp = std::path::PathBuf::from(tmp);
-    let mut f = std::fs::File::create(&tmp).map_err(err)?;
-    f.write_all(bytes).map_err(err)?;
-    f.sync_all().map_err(err)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(err)
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        sync_dir(dir)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err(e)
+    })
 }
 
 pub fn write_json(path: &Path, r: &RunResult) -> Result<(), ResultsError> {

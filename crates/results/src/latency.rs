@@ -21,6 +21,7 @@ pub const HIST_SIGFIG: u8 = 3;
 pub struct Summary {
     pub count: u64,
     pub min: u64,
+    #[serde(with = "crate::float")]
     pub mean: f64,
     pub p50: u64,
     pub p90: u64,
@@ -49,15 +50,80 @@ pub struct LatencyClass {
 }
 
 impl LatencyClass {
-    /// Decode the stored histogram.
+    /// Decode the stored histogram. The text comes from a file, so nothing is trusted: the
+    /// encoded size, the inflated size and the declared range are bounded before anything is
+    /// allocated for them (see [`decode_histogram`]).
     pub fn histogram(&self, class: &str) -> Result<Histogram<u64>, ResultsError> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(&self.histogram)
-            .map_err(|e| ResultsError::Histogram { class: class.into(), message: e.to_string() })?;
-        Deserializer::new()
-            .deserialize(&mut &bytes[..])
-            .map_err(|e| ResultsError::Histogram { class: class.into(), message: format!("{e:?}") })
+        decode_histogram(&self.histogram).map_err(|message| ResultsError::Histogram { class: class.into(), message })
     }
+}
+
+/// Largest base64 text accepted for one histogram. irqlab's own histograms (1 ns … 100 s at 3
+/// significant digits, every bucket used) encode well under this.
+pub const MAX_HISTOGRAM_TEXT: usize = 4 << 20;
+/// Largest inflated V2 encoding accepted: the 40-byte header plus at most 9 bytes (one varint) for
+/// each of the ~28,700 counts of the widest histogram irqlab writes, with room to spare.
+const MAX_V2_BYTES: u64 = 1 << 20;
+/// HdrHistogram V2 cookies (`hdrhistogram::serialization`, "V2 encoding" in the HdrHistogram
+/// specification): uncompressed and zlib-deflated.
+const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
+const V2_HEADER: usize = 40;
+
+fn be_u32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn be_u64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Decode base64 of an HDR V2 (optionally deflated) histogram defensively. The `hdrhistogram`
+/// deserializer allocates whatever the header declares (a 4 GiB payload buffer, or counts for a
+/// range up to `u64::MAX`), so the header is checked here first: the payload length must match
+/// the bytes present and the range must lie within what irqlab records (lowest ≥ 1, highest ≤
+/// [`HIST_HIGH_NS`], at most [`HIST_SIGFIG`] digits). Only then is the inflated V2 form decoded.
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    use std::io::Read as _;
+    if text.len() > MAX_HISTOGRAM_TEXT {
+        return Err(format!("{} characters of base64; at most {MAX_HISTOGRAM_TEXT} expected", text.len()));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| e.to_string())?;
+    let truncated = || "truncated header".to_string();
+    let v2 = match be_u32(&bytes, 0).ok_or_else(truncated)? {
+        V2_COOKIE => bytes,
+        V2_COMPRESSED_COOKIE => {
+            let len = be_u32(&bytes, 4).ok_or_else(truncated)? as usize;
+            let deflated = bytes.get(8..).filter(|d| d.len() == len).ok_or_else(|| {
+                format!("declares {len} compressed bytes, holds {}", bytes.len().saturating_sub(8))
+            })?;
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(deflated)
+                .take(MAX_V2_BYTES + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| format!("deflate: {e}"))?;
+            if out.len() as u64 > MAX_V2_BYTES {
+                return Err(format!("inflates to more than {MAX_V2_BYTES} bytes"));
+            }
+            out
+        }
+        other => return Err(format!("not an HdrHistogram V2 encoding (cookie {other:#010x})")),
+    };
+    if be_u32(&v2, 0) != Some(V2_COOKIE) {
+        return Err("inflated data is not an HdrHistogram V2 encoding".into());
+    }
+    let payload = be_u32(&v2, 4).ok_or_else(truncated)? as usize;
+    let digits = be_u32(&v2, 12).ok_or_else(truncated)?;
+    let (low, high) = (be_u64(&v2, 16).ok_or_else(truncated)?, be_u64(&v2, 24).ok_or_else(truncated)?);
+    if v2.len() < V2_HEADER || payload != v2.len() - V2_HEADER {
+        return Err(format!("declares a {payload}-byte payload, holds {}", v2.len().saturating_sub(V2_HEADER)));
+    }
+    if low < 1 || high > HIST_HIGH_NS || low > high || digits > HIST_SIGFIG as u32 {
+        return Err(format!(
+            "range {low}..{high} at {digits} digits; expected within 1..{HIST_HIGH_NS} at most {HIST_SIGFIG} digits"
+        ));
+    }
+    Deserializer::new().deserialize(&mut &v2[..]).map_err(|e| format!("{e:?}"))
 }
 
 /// Collects latency samples of one class.

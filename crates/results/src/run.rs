@@ -53,6 +53,8 @@ pub struct RunMeta {
 /// A named scalar figure: throughput, a total, a ratio.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {
+    /// Non-finite values are written as `"NaN"`, `"inf"`, `"-inf"` (see `float`).
+    #[serde(with = "crate::float")]
     pub value: f64,
     pub unit: String,
 }
