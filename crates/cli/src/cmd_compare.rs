@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::term::out;
 use crate::{CliError, Outcome};
 
 #[derive(Args)]
@@ -16,9 +17,6 @@ pub struct CompareArgs {
 pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
     let ra = results::read_json(&a.a)?;
     let rb = results::read_json(&a.b)?;
-    print!(
-        "{}",
-        report::compare_table::compare_table(&ra, &rb, &a.a.display().to_string(), &a.b.display().to_string())
-    );
+    out(&report::compare_table::compare_table(&ra, &rb, &a.a.display().to_string(), &a.b.display().to_string()))?;
     Ok(Outcome::Ok)
 }

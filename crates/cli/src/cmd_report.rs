@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::term::{note, out_data};
 use crate::{CliError, Outcome};
 
 #[derive(Args)]
@@ -10,7 +11,8 @@ pub struct ReportArgs {
     /// Result files (JSON written by `irqlab sim` or `irqlab run`).
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
-    /// Where to write the HTML file.
+    /// Where to write the HTML file; `-` is stdout. A symlink is written through (the file it
+    /// points to is replaced), a device or FIFO is written to in place, a directory is refused.
     #[arg(short, long, default_value = "report.html")]
     pub output: PathBuf,
 }
@@ -22,7 +24,11 @@ pub fn run(a: ReportArgs) -> Result<Outcome, CliError> {
         .map(|p| results::read_json(p).map(|r| (p.display().to_string(), r)))
         .collect::<Result<Vec<_>, _>>()?;
     let html = report::render_html(&runs)?;
-    results::write_atomic(&a.output, html.as_bytes())?;
-    eprintln!("wrote {}", a.output.display());
+    if a.output.as_os_str() == "-" {
+        out_data(&html)?;
+    } else {
+        results::write_atomic(&a.output, html.as_bytes())?;
+        note(&format!("wrote {}\n", a.output.display()));
+    }
     Ok(Outcome::Ok)
 }

@@ -13,7 +13,8 @@ use kvm::{BenchConfig, BenchKind, DeviceVia, WaitMode};
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 use serde::Deserialize;
 
-use crate::output::{print, write_files, Format};
+use crate::output::{check_output_dir, print, write_files, Format};
+use crate::term::{note, out};
 use crate::progress::Progress;
 use crate::{CliError, Outcome};
 
@@ -114,13 +115,13 @@ struct MatrixFile {
     sweep: toml::Table,
 }
 
-fn config_from(t: &RunTable, flags: &RunArgs) -> BenchConfig {
+fn config_from(t: &RunTable, flags: &RunArgs) -> Result<BenchConfig, kvm::ConfigError> {
     let kind = match t.bench {
         Some(Bench::Timer) | None => BenchKind::Timer,
         Some(Bench::Ipi) => BenchKind::Ipi,
         Some(Bench::Device) => BenchKind::Device,
     };
-    BenchConfig {
+    Ok(BenchConfig {
         kind,
         samples: t.samples.unwrap_or(flags.samples),
         warmup: t.warmup.unwrap_or(flags.warmup),
@@ -141,8 +142,8 @@ fn config_from(t: &RunTable, flags: &RunArgs) -> BenchConfig {
         disable_hlt_exits: t.disable_hlt_exits.unwrap_or(flags.disable_hlt_exits),
         vcpus: t.vcpus.or(flags.vcpus).unwrap_or(if kind == BenchKind::Ipi { 2 } else { 1 }),
         pin: t.pin.clone().unwrap_or_else(|| flags.pin.clone()),
-        stall_timeout: Duration::from_secs_f64(t.stall_timeout_s.unwrap_or(flags.stall_timeout_s).clamp(0.1, 3600.0)),
-    }
+        stall_timeout: kvm::config::stall_timeout_from_secs(t.stall_timeout_s.unwrap_or(flags.stall_timeout_s))?,
+    })
 }
 
 /// (point name, config or the error that makes it impossible).
@@ -152,7 +153,7 @@ fn points(a: &RunArgs) -> Result<(String, Vec<(String, Result<BenchConfig, Strin
             CliError(format!("irqlab run: `{}` is neither timer, ipi, device nor a .toml matrix file", a.what))
         })?;
         let t = RunTable { bench: Some(bench), ..Default::default() };
-        let cfg = config_from(&t, a);
+        let cfg = config_from(&t, a)?;
         return Ok((format!("run-{}", a.what), vec![(a.what.clone(), Ok(cfg))]));
     }
     let file = &a.what;
@@ -181,7 +182,9 @@ fn points(a: &RunArgs) -> Result<(String, Vec<(String, Result<BenchConfig, Strin
                 label.push(format!("{k}={}", v.as_str().map(String::from).unwrap_or_else(|| v.to_string())));
             }
             let name = if label.is_empty() { stem.clone() } else { label.join(", ") };
-            let cfg = parse_run_table(table).map_err(|e| format!("{file}: {e}")).map(|t| config_from(&t, a));
+            let cfg = parse_run_table(table)
+                .and_then(|t| config_from(&t, a).map_err(|e| format!("[run]: {e}")))
+                .map_err(|e| format!("{file}: {e}"));
             (name, cfg)
         })
         .collect();
@@ -194,13 +197,20 @@ fn parse_run_table(t: toml::Table) -> Result<RunTable, String> {
 
 pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
     let (scenario, pts) = points(&a)?;
-    let host_cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    // Flag form: impossible combinations are usage errors before anything runs.
-    if pts.len() == 1 {
-        if let Ok(cfg) = &pts[0].1 {
-            cfg.validate(host_cpus)?;
-        }
+    let cpus = kvm::config::allowed_cpus();
+    // Impossible combinations are usage errors before anything runs: in the flag form, and when
+    // no point of a matrix file could run. Nothing is written then.
+    let pts: Vec<(String, Result<BenchConfig, String>)> = pts
+        .into_iter()
+        .map(|(n, c)| (n, c.and_then(|c| c.validate(&cpus).map(|_| c).map_err(|e| e.to_string()))))
+        .collect();
+    if pts.iter().all(|p| p.1.is_err()) {
+        let mut reasons: Vec<&str> = pts.iter().filter_map(|p| p.1.as_ref().err().map(String::as_str)).collect();
+        reasons.dedup();
+        return Err(CliError(reasons.join("\n  ")));
     }
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario));
+    check_output_dir(&dir)?;
     if let Err(why) = kvm::kvm_available() {
         return Err(CliError(format!("irqlab run needs KVM: {why}")));
     }
@@ -217,7 +227,7 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
     let progress = Progress::new(&scenario);
     progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, |c| c.samples)).sum());
     for (name, cfg) in pts {
-        let cr = match cfg.and_then(|c| c.validate(host_cpus).map(|_| c).map_err(|e| e.to_string())) {
+        let cr = match cfg {
             Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
             Ok(cfg) => {
                 let mut cr = match kvm::run_bench(&cfg, &|n| progress.inc(n)) {
@@ -234,9 +244,8 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         result.configs.push(cr);
     }
     progress.finish();
-    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario));
     let json = write_files(&dir, &result)?;
-    print(&result, a.format);
+    print(&result, a.format)?;
     let notes: Vec<String> = result.configs.iter().flat_map(|c| c.notes.iter().map(move |n| format!("[{}] {n}", c.name))).collect();
     let extra = format!(
         "\nhost: {} | kernel {} | KVM {} | guest ring 0: {}\n{}\n",
@@ -247,18 +256,18 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         notes.join("\n")
     );
     if a.format == Format::Table {
-        print!("{extra}");
+        out(&extra)?;
         let counters = report::table::counters_table(&result);
         if !counters.is_empty() {
-            println!("\n{counters}");
+            out(&format!("\n{counters}\n"))?;
         }
     } else {
-        eprint!("{extra}");
+        note(&extra);
     }
-    eprintln!("wrote {} and result.csv", json.display());
+    note(&format!("wrote {} and result.csv\n", json.display()));
     let failed: Vec<_> = result.failures().collect();
     for (n, e) in &failed {
-        eprintln!("irqlab: run `{n}` failed: {e}");
+        note(&format!("irqlab: run `{n}` failed: {e}\n"));
     }
     if failed.is_empty() {
         Ok(Outcome::Ok)

@@ -1,6 +1,7 @@
 //! `irqlab scenarios`: the shipped scenarios, one line each.
 use sim::scenario::{Scenario, SHIPPED_SCENARIOS};
 
+use crate::term::out;
 use crate::{CliError, Outcome};
 
 pub fn run() -> Result<Outcome, CliError> {
@@ -9,9 +10,9 @@ pub fn run() -> Result<Outcome, CliError> {
         match Scenario::parse(text, &format!("scenarios/{name}.toml"), name, None) {
             Ok(sc) => {
                 let points = sc.point_count();
-                println!("{name:<w$}  {} ({} point{}, model {})", sc.header.description, points, if points == 1 { "" } else { "s" }, sc.header.model)
+                out(&format!("{name:<w$}  {} ({} point{}, model {})\n", sc.header.description, points, if points == 1 { "" } else { "s" }, sc.header.model))?
             }
-            Err(e) => println!("{name:<w$}  (invalid: {e})"),
+            Err(e) => out(&format!("{name:<w$}  (invalid: {e})\n"))?,
         }
     }
     Ok(Outcome::Ok)

@@ -6,7 +6,8 @@ use clap::Args;
 use sim::runner::{run_scenario, ScenarioOpts};
 use sim::scenario::{check_references, Scenario};
 
-use crate::output::{print, write_files, Format};
+use crate::output::{check_output_dir, print, write_files, Format};
+use crate::term::{self, note};
 use crate::progress::Progress;
 use crate::{CliError, Outcome};
 
@@ -36,6 +37,7 @@ pub struct SimArgs {
 
 pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     let sc = Scenario::load(&a.scenario)?;
+    check_output_dir(&a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&sc.name)))?;
     let progress = Progress::new(&sc.name);
     let started = Instant::now();
     let out = run_scenario(
@@ -53,7 +55,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&sc.name));
     let json = write_files(&dir, r)?;
 
-    print(r, a.format);
+    print(r, a.format)?;
     // Extra human-readable sections go to stdout with the table, to stderr otherwise, so that
     // `--format json` output stays machine-readable.
     let mut extra = String::new();
@@ -86,11 +88,11 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         ));
     }
     if a.format == Format::Table {
-        print!("{extra}");
+        term::out(&extra)?;
     } else {
-        eprint!("{extra}");
+        note(&extra);
     }
-    eprintln!("wrote {} and result.csv", json.display());
+    note(&format!("wrote {} and result.csv\n", json.display()));
     let failed: Vec<_> = r.failures().collect();
     if failed.is_empty() {
         Ok(Outcome::Ok)
@@ -101,9 +103,9 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         Err(CliError(format!("every configuration failed:\n  {}", reasons.join("\n  "))))
     } else {
         for (name, e) in &failed {
-            eprintln!("irqlab: configuration `{name}` failed: {e}");
+            note(&format!("irqlab: configuration `{name}` failed: {e}\n"));
         }
-        eprintln!("irqlab: {} of {} configurations failed; the others' results were written", failed.len(), r.configs.len());
+        note(&format!("irqlab: {} of {} configurations failed; the others' results were written\n", failed.len(), r.configs.len()));
         Ok(Outcome::Partial)
     }
 }

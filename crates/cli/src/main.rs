@@ -20,6 +20,7 @@ mod cmd_scenarios;
 mod cmd_sim;
 mod output;
 mod progress;
+mod term;
 
 #[derive(Parser)]
 #[command(name = "irqlab", version, about = "Measure, explain and predict how fast interrupts reach virtual CPUs")]
@@ -73,7 +74,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(1),
         Err(CliError(msg)) => {
-            eprintln!("irqlab: {msg}");
+            term::note(&format!("irqlab: {msg}\n"));
             ExitCode::from(2)
         }
     }

@@ -112,7 +112,7 @@ fn tsc_offset(vm: &Vm, before: u64, after: u64) -> (i64, String) {
 
 /// Run one measurement. Progress is reported as samples taken so far.
 pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
-    cfg.validate(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))?;
+    cfg.validate(&crate::config::allowed_cpus())?;
     let started = Instant::now();
     let kvm_probe = kvm_ioctls::Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
     drop(kvm_probe);
@@ -172,7 +172,7 @@ pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measuremen
     let mut host_trigger: Vec<u64> = Vec::with_capacity(cfg.samples as usize);
     let outcome = match cfg.kind {
         BenchKind::Device => trigger_loop(&vm, cfg, period, tsc_khz, &rx, &mut host_trigger, progress, started, &mut m),
-        _ => wait_loop(&vm, cfg, &rx, progress, started, &mut m),
+        _ => wait_loop(&vm, cfg, cfg.watchdog(tsc_khz), &rx, progress, started, &mut m),
     };
     if let Some(e) = stop_all(&stop, threads) {
         m.error.get_or_insert(e);
@@ -198,7 +198,7 @@ pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measuremen
 }
 
 /// Wait for the guest to finish (timer, ipi), watching the sample counter.
-fn wait_loop(vm: &Vm, cfg: &BenchConfig, rx: &mpsc::Receiver<(u32, Action)>, progress: &dyn Fn(u64), started: Instant, m: &mut Measurement) -> Result<(), String> {
+fn wait_loop(vm: &Vm, cfg: &BenchConfig, watchdog: Duration, rx: &mpsc::Receiver<(u32, Action)>, progress: &dyn Fn(u64), started: Instant, m: &mut Measurement) -> Result<(), String> {
     let mut last = 0;
     let mut last_change = Instant::now();
     loop {
@@ -220,8 +220,8 @@ fn wait_loop(vm: &Vm, cfg: &BenchConfig, rx: &mpsc::Receiver<(u32, Action)>, pro
             progress(count - last);
             last = count;
             last_change = Instant::now();
-        } else if last_change.elapsed() > cfg.stall_timeout {
-            return Err(format!("watchdog: the guest made no progress for {:?} after {count} of {} samples", cfg.stall_timeout, cfg.samples));
+        } else if last_change.elapsed() > watchdog {
+            return Err(format!("watchdog: the guest made no progress for {watchdog:?} after {count} of {} samples", cfg.samples));
         }
     }
 }

@@ -98,7 +98,11 @@ pub enum ConfigError {
     /// --vcpus out of range.
     #[error("--vcpus: expected 1 to {max}{why}, got {got}")]
     Vcpus { got: u32, max: u32, why: &'static str },
-    /// --pin does not match the vCPU count or names a CPU this host does not have.
+    /// --stall-timeout-s must be a finite, positive number of seconds (NaN, infinity, zero and
+    /// negative values are refused, not clamped).
+    #[error("--stall-timeout-s: expected 0.1 to 3600 s, got {0}")]
+    StallTimeout(f64),
+    /// --pin does not match the vCPU count or names a CPU this process may not run on.
     #[error("--pin: {0}")]
     Pin(String),
     /// A flag that does not apply to this benchmark.
@@ -116,9 +120,50 @@ impl BenchKind {
     }
 }
 
+/// The watchdog's stall timeout from `--stall-timeout-s`.
+pub fn stall_timeout_from_secs(s: f64) -> Result<Duration, ConfigError> {
+    if (0.1..=3600.0).contains(&s) {
+        Ok(Duration::from_secs_f64(s))
+    } else {
+        Err(ConfigError::StallTimeout(s))
+    }
+}
+
+/// The host CPU ids this process may run on (`sched_getaffinity`): what `taskset`, cgroups or a
+/// container allow, which is not `0..count` (under `taskset -c 1` the only CPU is 1).
+pub fn allowed_cpus() -> Vec<usize> {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        // SAFETY: a zeroed cpu_set_t filled by the kernel for this thread; read with CPU_ISSET.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+                return (0..libc::CPU_SETSIZE as usize).filter(|c| libc::CPU_ISSET(*c, &set)).collect();
+            }
+        }
+    }
+    (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect()
+}
+
+/// `0-3,6` for a sorted list of CPU ids.
+fn cpu_list(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 impl BenchConfig {
-    /// Reject impossible combinations. `host_cpus` is the number of CPUs threads can be pinned to.
-    pub fn validate(&self, host_cpus: usize) -> Result<(), ConfigError> {
+    /// Reject impossible combinations. `allowed_cpus`: the host CPU ids vCPU threads may be pinned
+    /// to (see [`allowed_cpus`]).
+    pub fn validate(&self, allowed_cpus: &[usize]) -> Result<(), ConfigError> {
         if self.samples == 0 || self.samples > MAX_SAMPLES {
             return Err(ConfigError::Samples { got: self.samples, max: MAX_SAMPLES });
         }
@@ -144,8 +189,11 @@ impl BenchConfig {
             if self.pin.len() != self.vcpus as usize {
                 return Err(ConfigError::Pin(format!("one host CPU per vCPU ({}), got {}", self.vcpus, self.pin.len())));
             }
-            if let Some(c) = self.pin.iter().find(|c| **c >= host_cpus) {
-                return Err(ConfigError::Pin(format!("host CPU {c} does not exist (this host has {host_cpus})")));
+            if let Some(c) = self.pin.iter().find(|c| !allowed_cpus.contains(c)) {
+                return Err(ConfigError::Pin(format!(
+                    "host CPU {c} is not one this process may run on (allowed: {})",
+                    cpu_list(allowed_cpus)
+                )));
             }
         }
         if self.pv_ipi && self.kind != BenchKind::Ipi {
@@ -155,6 +203,13 @@ impl BenchConfig {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
         }
         Ok(())
+    }
+
+    /// How long the watchdog waits for the next sample: the stall timeout on top of one period,
+    /// so that a long period (`--period-us 6000000`) is not taken for a stall.
+    pub fn watchdog(&self, tsc_khz: u64) -> Duration {
+        let period = Duration::from_nanos(self.period_cycles(tsc_khz).saturating_mul(1_000_000) / tsc_khz.max(1));
+        self.stall_timeout + period
     }
 
     /// The period in TSC cycles at `tsc_khz`.
@@ -170,14 +225,14 @@ mod tests {
     #[test]
     fn impossible_combinations_are_named() {
         let ok = BenchConfig::default();
-        assert!(ok.validate(2).is_ok());
-        let e = |c: BenchConfig| c.validate(2).unwrap_err().to_string();
+        assert!(ok.validate(&[0, 1]).is_ok());
+        let e = |c: BenchConfig| c.validate(&[0, 1]).unwrap_err().to_string();
         assert!(e(BenchConfig { samples: 0, ..ok.clone() }).starts_with("--samples"));
         assert!(e(BenchConfig { warmup: 1000, ..ok.clone() }).starts_with("--warmup"));
         assert!(e(BenchConfig { period_us: 0.0, ..ok.clone() }).starts_with("--period-us"));
         assert!(e(BenchConfig { kind: BenchKind::Ipi, ..ok.clone() }).contains("at least 2 for ipi"));
         assert!(e(BenchConfig { pin: vec![0, 1], ..ok.clone() }).contains("one host CPU per vCPU"));
-        assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 does not exist"));
+        assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 is not one this process may run on (allowed: 0-1)"));
         assert_eq!(e(BenchConfig { pv_ipi: true, ..ok.clone() }), "--pv-ipi does not apply to `timer`");
         assert!(e(BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() }).contains("--wait busy"));
     }
@@ -188,6 +243,32 @@ mod tests {
         assert_eq!(c.period_cycles(2_596_138), 199_903);
         let c = BenchConfig { period_cycles: Some(200_000), ..Default::default() };
         assert_eq!(c.period_cycles(2_596_138), 200_000);
-        assert!(BenchConfig { period_cycles: Some(5), ..Default::default() }.validate(2).is_err());
+        assert!(BenchConfig { period_cycles: Some(5), ..Default::default() }.validate(&[0, 1]).is_err());
+    }
+
+    #[test]
+    fn pins_are_checked_against_cpu_ids_not_the_count() {
+        let c = BenchConfig { pin: vec![1], ..Default::default() };
+        assert!(c.validate(&[1]).is_ok(), "taskset -c 1: CPU 1 is the one allowed CPU");
+        assert!(c.validate(&[0]).unwrap_err().to_string().contains("allowed: 0"));
+        assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert!(!allowed_cpus().is_empty());
+    }
+
+    #[test]
+    fn stall_timeout_is_refused_not_clamped() {
+        for bad in [f64::NAN, f64::INFINITY, -5.0, 0.0, 0.05, 3601.0] {
+            let e = stall_timeout_from_secs(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--stall-timeout-s: expected 0.1 to 3600 s"), "{bad}: {e}");
+        }
+        assert_eq!(stall_timeout_from_secs(5.0), Ok(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn watchdog_covers_one_period() {
+        let c = BenchConfig { period_us: 6_000_000.0, stall_timeout: Duration::from_secs(5), ..Default::default() };
+        assert_eq!(c.watchdog(1_000_000), Duration::from_secs(11));
+        let c = BenchConfig { period_cycles: Some(3_000_000_000), ..c };
+        assert_eq!(c.watchdog(1_000_000), Duration::from_secs(8));
     }
 }
