@@ -101,7 +101,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     )?;
     progress.finish();
     let wall = started.elapsed().as_secs_f64();
-    let (out_traces, out_events) = (out.traces, out.events);
+    let (out_traces, out_events, out_indices) = (out.traces, out.events, out.indices);
     let mut result = out.result;
     let mut details = std::collections::BTreeMap::new();
     for (k, v) in &sc.sets {
@@ -113,6 +113,8 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     if let Some((i, n)) = sc.shard {
         details.insert("shard".into(), format!("{i}/{n}"));
         details.insert("points_total".into(), sc.point_count()?.to_string());
+        let idx: Vec<String> = out_indices.iter().map(|i| i.to_string()).collect();
+        details.insert("point_indices".into(), idx.join(","));
     }
     result.provenance = Some(crate::provenance::current(details));
     let r = &result;
