@@ -3,10 +3,11 @@
 //! listing it in [`REGISTRY`].
 
 pub mod kvm_ipi;
+pub mod kvm_x86;
 pub mod timer_inject;
 pub mod xen_arm;
 
 use crate::model::Model;
 
 /// Every model, by `scenario.model` name.
-pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm, &kvm_ipi::KvmIpi];
+pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm, &kvm_ipi::KvmIpi, &kvm_x86::KvmX86];
