@@ -18,8 +18,11 @@ fn point(base: &str, sets: &[(&str, toml::Value)]) -> ConfigResult {
         set_path(&mut doc, k, v.clone()).unwrap();
     }
     let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "t.toml", "t", None).unwrap();
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }).unwrap();
-    out.result.configs.into_iter().next().unwrap()
+    // Unusable input stops the run before it starts: report it as the point's error.
+    match run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }) {
+        Ok(out) => out.result.configs.into_iter().next().unwrap(),
+        Err(e) => ConfigResult::failed("t", Default::default(), e.to_string()),
+    }
 }
 
 fn s(v: &str) -> toml::Value {
