@@ -52,6 +52,26 @@ pub struct SimArgs {
     pub check: bool,
 }
 
+impl SimArgs {
+    /// The arguments `irqlab fit` loads its scenario with.
+    pub fn for_fit(scenario: &str, sets: &[String]) -> SimArgs {
+        SimArgs {
+            scenario: scenario.into(),
+            seed: None,
+            out: None,
+            format: Format::Table,
+            stats: false,
+            trace: 0,
+            breakdown: false,
+            sets: sets.to_vec(),
+            configs: Vec::new(),
+            shard: None,
+            max_points: DEFAULT_MAX_POINTS,
+            check: false,
+        }
+    }
+}
+
 /// `I/N` of `--shard`.
 pub fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
     let bad = || CliError(format!("--shard `{s}`: expected I/N with 1 <= I <= N (e.g. 2/8)"));

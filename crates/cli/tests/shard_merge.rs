@@ -87,3 +87,25 @@ fn merge_refuses_missing_duplicate_and_foreign_parts() {
     assert!(e.contains("not a shard"), "{e}");
     assert!(!d.path().join("m").exists(), "nothing written on refusal");
 }
+
+#[test]
+fn fit_separates_residuals_held_out_and_leave_one_out_and_writes_calibrated_overrides() {
+    let d = tempfile::tempdir().unwrap();
+    let o = ok(irqlab(
+        &["fit", "xen-arm-zynq-timer", "--free", "xen_irq_handler", "context_restore", "params.cold_factor", "--set", "workload.samples=200", "-o", "fitted.toml"],
+        d.path(),
+    ));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("fit residuals") && out.contains("held-out errors") && out.contains("leave-one-out"), "{out}");
+    let fitted: toml::Table = toml::from_str(&std::fs::read_to_string(d.path().join("fitted.toml")).unwrap()).unwrap();
+    let h = &fitted["platform"]["costs"]["xen_irq_handler"];
+    assert_eq!(h["basis"].as_str(), Some("calibrated"));
+    assert!(h["source"].as_str().unwrap().contains("irqlab fit"));
+    assert!(fitted["platform"]["params"]["cold_factor"]["value"].as_float().unwrap() > 1.0);
+    // Unknown names and scenarios without fit references are usage errors.
+    let o = irqlab(&["fit", "xen-arm-zynq-timer", "--free", "xen_irq_handlr"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    let o = irqlab(&["fit", "demo-timer-inject", "--free", "lr_inject"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no [[reference]] with role = \"fit\""));
+}
