@@ -11,6 +11,7 @@
 use serde::Deserialize;
 
 use crate::engine::CostDist;
+use crate::platform::{Platform, PlatformError};
 use crate::model::{Model, PointCtx, PointOutput, PreparedPoint, RunOpts, SimError};
 use crate::scenario::ScenarioError;
 
@@ -95,6 +96,39 @@ pub struct Costs {
     pub tcp_ack_rx: CostDist,
 }
 
+impl Costs {
+    /// Every cost from the platform profile (key = field name).
+    pub fn from_platform(p: &Platform, model: &str) -> Result<Costs, PlatformError> {
+        let c = |k: &str| p.cost(k, model).cloned();
+        Ok(Costs {
+            world_switch_out: c("world_switch_out")?,
+            world_switch_in: c("world_switch_in")?,
+            vcpu_block: c("vcpu_block")?,
+            vcpu_wakeup: c("vcpu_wakeup")?,
+            vgic_maintenance: c("vgic_maintenance")?,
+            vfio_mask: c("vfio_mask")?,
+            vfio_unmask: c("vfio_unmask")?,
+            irqfd_inject: c("irqfd_inject")?,
+            resamplefd_signal: c("resamplefd_signal")?,
+            idle_wakeup: c("idle_wakeup")?,
+            irq_entry: c("irq_entry")?,
+            gic_ack: c("gic_ack")?,
+            gic_eoi: c("gic_eoi")?,
+            nic_irq_handler: c("nic_irq_handler")?,
+            nic_tx_dma: c("nic_tx_dma")?,
+            nic_rx_dma: c("nic_rx_dma")?,
+            switch_latency: c("switch_latency")?,
+            tcp_tx_stack: c("tcp_tx_stack")?,
+            tcp_rx_stack: c("tcp_rx_stack")?,
+            napi_poll: c("napi_poll")?,
+            tcp_send_syscall: c("tcp_send_syscall")?,
+            tcp_tx_segment: c("tcp_tx_segment")?,
+            copy_per_kb: c("copy_per_kb")?,
+            tcp_ack_rx: c("tcp_ack_rx")?,
+        })
+    }
+}
+
 pub(crate) struct Prepared {
     path: Path,
     costs: Costs,
@@ -150,33 +184,7 @@ impl Model for KvmArmPassthrough {
             }
         }
         let name = self.name();
-        let c = |k: &str| ctx.platform.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
-        let costs = Costs {
-            world_switch_out: c("world_switch_out")?,
-            world_switch_in: c("world_switch_in")?,
-            vcpu_block: c("vcpu_block")?,
-            vcpu_wakeup: c("vcpu_wakeup")?,
-            vgic_maintenance: c("vgic_maintenance")?,
-            vfio_mask: c("vfio_mask")?,
-            vfio_unmask: c("vfio_unmask")?,
-            irqfd_inject: c("irqfd_inject")?,
-            resamplefd_signal: c("resamplefd_signal")?,
-            idle_wakeup: c("idle_wakeup")?,
-            irq_entry: c("irq_entry")?,
-            gic_ack: c("gic_ack")?,
-            gic_eoi: c("gic_eoi")?,
-            nic_irq_handler: c("nic_irq_handler")?,
-            nic_tx_dma: c("nic_tx_dma")?,
-            nic_rx_dma: c("nic_rx_dma")?,
-            switch_latency: c("switch_latency")?,
-            tcp_tx_stack: c("tcp_tx_stack")?,
-            tcp_rx_stack: c("tcp_rx_stack")?,
-            napi_poll: c("napi_poll")?,
-            tcp_send_syscall: c("tcp_send_syscall")?,
-            tcp_tx_segment: c("tcp_tx_segment")?,
-            copy_per_kb: c("copy_per_kb")?,
-            tcp_ack_rx: c("tcp_ack_rx")?,
-        };
+        let costs = Costs::from_platform(ctx.platform, name).map_err(|e| ctx.platform_err(e))?;
         let p = |k: &str| ctx.platform.param(k, name).map_err(|e| ctx.platform_err(e));
         let link_gbps = p("link_gbps")?;
         if !(link_gbps.is_finite() && link_gbps > 0.0 && link_gbps <= 1000.0) {

@@ -139,3 +139,85 @@ pub fn interrupt(path: Path, at: CpuAt, irq: Option<&mut AssignedIrq>, c: &Costs
     out.refired = effects.contains(&Effect::PhysFires);
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::arm::list_registers::GicVersion;
+    use crate::hyp::assigned_irq::IrqPath;
+    use crate::platform::Platform;
+
+    fn costs() -> Costs {
+        Costs::from_platform(&Platform::shipped("calxeda-midway").unwrap(), "test").unwrap()
+    }
+
+    /// Run one interrupt with mean costs; returns the outcome and the segment names in order.
+    fn run(path: Path, at: CpuAt) -> (IrqOutcome, Vec<&'static str>, SimTime) {
+        let c = costs();
+        let ip = match path {
+            Path::Native => None,
+            Path::Resample => Some(IrqPath::Resample),
+            Path::Forwarded => Some(IrqPath::Forwarded),
+            Path::Edge => Some(IrqPath::Edge),
+        };
+        let mut irq = ip.map(|ip| AssignedIrq::new(ip, 80, 80, GicVersion::V2, 4));
+        let mut names = Vec::new();
+        let mut total = SimTime::ZERO;
+        let mut charge = |n: &'static str, d: &CostDist| {
+            names.push(n);
+            let x = SimTime::from_ns_f64(d.mean_ns());
+            total += x;
+            x
+        };
+        let o = interrupt(path, at, irq.as_mut(), &c, &mut charge).unwrap();
+        // The functional state is back to quiescent after every path.
+        if let Some(a) = &irq {
+            a.check_invariants().unwrap();
+            assert!(!a.masked());
+        }
+        (o, names, total)
+    }
+
+    #[test]
+    fn resample_pays_the_maintenance_round_trip_forwarded_does_not() {
+        let (r, rn, rt) = run(Path::Resample, CpuAt::Idle);
+        let (f, fn_, ft) = run(Path::Forwarded, CpuAt::Idle);
+        assert_eq!((r.maintenance_exits, f.maintenance_exits), (1, 0));
+        let after_eoi: Vec<_> = rn.iter().skip_while(|n| **n != "guest-gic-eoi").skip(1).copied().collect();
+        assert_eq!(after_eoi, ["maintenance-exit", "vgic-maintenance", "resamplefd-signal", "vfio-unmask", "world-switch-in"]);
+        assert_eq!(fn_.last(), Some(&"guest-gic-eoi"), "forwarded: nothing after the guest's EOI");
+        assert!(rn.contains(&"vfio-mask") && !fn_.contains(&"vfio-mask"));
+        assert!(fn_.contains(&"priority-drop"));
+        // Same delivery to the handler apart from mask vs priority drop; resample costs more after.
+        assert!(rt > ft);
+        assert!(r.to_handler >= f.to_handler);
+    }
+
+    #[test]
+    fn running_vcpu_exits_blocked_vcpu_is_woken() {
+        let (o, names, _) = run(Path::Forwarded, CpuAt::Running);
+        assert_eq!(o.irq_exits, 1);
+        assert_eq!(names[0], "irq-exit");
+        assert!(!names.contains(&"vcpu-wakeup") && !names.contains(&"idle-wakeup"));
+        let (o, names, _) = run(Path::Forwarded, CpuAt::HostBusy);
+        assert_eq!(o.irq_exits, 0);
+        assert!(names.contains(&"vcpu-wakeup") && !names.contains(&"idle-wakeup"));
+    }
+
+    #[test]
+    fn native_has_no_hypervisor_segments() {
+        let (o, names, _) = run(Path::Native, CpuAt::Idle);
+        assert_eq!(names, ["idle-wakeup", "irq-entry", "gic-ack", "nic-irq-handler", "gic-eoi"]);
+        assert_eq!(o.irq_exits + o.maintenance_exits, 0);
+        let (_, names, _) = run(Path::Native, CpuAt::Running);
+        assert_eq!(names[0], "irq-entry");
+    }
+
+    #[test]
+    fn edge_completes_like_forwarded() {
+        let (e, en, _) = run(Path::Edge, CpuAt::Idle);
+        assert_eq!(e.maintenance_exits, 0);
+        assert_eq!(en.last(), Some(&"guest-gic-eoi"));
+        assert!(en.contains(&"gic-eoi") && !en.contains(&"priority-drop"));
+    }
+}
