@@ -187,11 +187,13 @@ impl Run<'_> {
     }
 
     /// One transaction starting at `t0` (A's application about to send). Returns its trace.
-    fn transaction(&mut self, k: u64, t0: SimTime, rtt_irq: &mut LatencyRecorder) -> Result<Trace, SimError> {
+    /// `label`: name the trace (only traces kept for printing need one).
+    fn transaction(&mut self, k: u64, t0: SimTime, label: bool, rtt_irq: &mut LatencyRecorder) -> Result<Trace, SimError> {
         let p = self.p;
         let c = &p.costs;
         let (tx, rx) = (&c.tcp_tx_stack, &c.tcp_rx_stack);
-        let mut tr = Trace::new(format!("transaction #{k} ({})", self.p.path.as_str()), t0);
+        let name = if label { format!("transaction #{k} ({})", p.path.as_str()) } else { String::new() };
+        let mut tr = Trace::new(name, t0);
         // A sends the request and idles.
         let sent = t0 + self.seg(&mut tr, "tcp-tx-stack", tx);
         self.a_idle(sent);
@@ -278,7 +280,7 @@ pub(super) fn run(p: &Prepared, opts: &RunOpts) -> Result<(ConfigResult, Vec<Tra
         if k == p.warmup {
             measured_from = t;
         }
-        let tr = r.transaction(k, t, &mut irq_lat)?;
+        let tr = r.transaction(k, t, traces.wants_more(), &mut irq_lat)?;
         t = tr.start + tr.total();
         rtt.record(tr.total().ns());
         traces.add(tr);
