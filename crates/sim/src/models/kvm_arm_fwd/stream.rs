@@ -102,6 +102,6 @@ pub(super) fn evaluate(p: &Prepared, s: &StreamPattern, r: &mut ConfigResult) ->
     r.set_figure(&k("cpu"), cpu.min(1.0), "fraction");
     r.set_figure(&k("exits_per_s"), irqs * exits_per_irq, "1/s");
     r.set_figure(&k("rtt0"), rtt0 * 1e6, "us");
-    r.notes.push(format!("stream {}: {} -bound (link cap {:.0} Mb/s, window cap {:.0} Mb/s)", s.name, bound, r_link * 8e-6, r_window * 8e-6));
+    r.notes.push(format!("stream {}: {}-bound (link cap {:.0} Mb/s, window cap {:.0} Mb/s)", s.name, bound, r_link * 8e-6, r_window * 8e-6));
     Ok(())
 }
