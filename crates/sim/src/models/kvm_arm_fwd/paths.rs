@@ -14,7 +14,8 @@
 //! `irq-exit` (the physical IRQ forces a world switch out).
 use super::Costs;
 use crate::engine::{CostDist, SimTime};
-use crate::hyp::assigned_irq::{AssignedIrq, Effect};
+use crate::arch::arm::list_registers::GicVersion;
+use crate::hyp::assigned_irq::{AssignedIrq, Effect, IrqPath};
 use crate::model::SimError;
 
 /// `hypervisor.irq_path`.
@@ -39,6 +40,18 @@ impl Path {
             Path::Forwarded => "forwarded",
             Path::Edge => "edge",
         }
+    }
+
+    /// The guest's assigned-IRQ state for this path (None: native, no hypervisor). The xgmac SPI
+    /// and the guest's vINTID: any SPI works; 80 keeps them clear of SGIs and PPIs.
+    pub fn assigned_irq(self, list_registers: usize) -> Option<AssignedIrq> {
+        let ip = match self {
+            Path::Native => return None,
+            Path::Resample => IrqPath::Resample,
+            Path::Forwarded => IrqPath::Forwarded,
+            Path::Edge => IrqPath::Edge,
+        };
+        Some(AssignedIrq::new(ip, 80, 80, GicVersion::V2, list_registers))
     }
 }
 
@@ -143,8 +156,6 @@ pub fn interrupt(path: Path, at: CpuAt, irq: Option<&mut AssignedIrq>, c: &Costs
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arch::arm::list_registers::GicVersion;
-    use crate::hyp::assigned_irq::IrqPath;
     use crate::platform::Platform;
 
     fn costs() -> Costs {
@@ -154,13 +165,7 @@ mod tests {
     /// Run one interrupt with mean costs; returns the outcome and the segment names in order.
     fn run(path: Path, at: CpuAt) -> (IrqOutcome, Vec<&'static str>, SimTime) {
         let c = costs();
-        let ip = match path {
-            Path::Native => None,
-            Path::Resample => Some(IrqPath::Resample),
-            Path::Forwarded => Some(IrqPath::Forwarded),
-            Path::Edge => Some(IrqPath::Edge),
-        };
-        let mut irq = ip.map(|ip| AssignedIrq::new(ip, 80, 80, GicVersion::V2, 4));
+        let mut irq = path.assigned_irq(4);
         let mut names = Vec::new();
         let mut total = SimTime::ZERO;
         let mut charge = |n: &'static str, d: &CostDist| {

@@ -13,9 +13,8 @@ use results::{ConfigResult, LatencyRecorder};
 
 use super::paths::{interrupt, CpuAt, Path};
 use super::Prepared;
-use crate::arch::arm::list_registers::GicVersion;
 use crate::engine::{CostDist, RngStreams, SimRng, SimTime, Trace, TraceSet};
-use crate::hyp::assigned_irq::{AssignedIrq, IrqPath};
+use crate::hyp::assigned_irq::AssignedIrq;
 use crate::model::{RunOpts, SimError};
 
 /// Ethernet bytes on the wire around an L2 payload: preamble + SFD 8, header 14, FCS 4, IFG 12
@@ -252,20 +251,12 @@ fn ser_time(bytes: f64, gbps: f64) -> SimTime {
 /// number of transactions simulated (as events).
 pub(super) fn run(p: &Prepared, opts: &RunOpts) -> Result<(ConfigResult, Vec<Trace>, u64), SimError> {
     let streams = RngStreams::new(p.seed);
-    let irq_path = match p.path {
-        Path::Native => None,
-        Path::Resample => Some(IrqPath::Resample),
-        Path::Forwarded => Some(IrqPath::Forwarded),
-        Path::Edge => Some(IrqPath::Edge),
-    };
-    // Calxeda xgmac SPI and the guest's vINTID: any SPI works; 80 keeps them apart from PPIs.
-    let irq = irq_path.map(|ip| AssignedIrq::new(ip, 80, 80, GicVersion::V2, p.list_registers));
     let mut r = Run {
         p,
         rng: streams.stream("rr"),
         a: Node::default(),
         b: Node::default(),
-        irq,
+        irq: p.path.assigned_irq(p.list_registers),
         n: Counts::default(),
         ser_req: ser_time(wire_bytes(p.request_bytes), p.link_gbps),
         ser_resp: ser_time(wire_bytes(p.response_bytes), p.link_gbps),

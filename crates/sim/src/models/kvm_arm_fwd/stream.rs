@@ -18,12 +18,10 @@
 //!   ACK), the interrupt rate is the non-paralysable dead-time rate E / (1 + E·W).
 use results::ConfigResult;
 
-use super::paths::{interrupt, CpuAt, Path};
+use super::paths::{interrupt, CpuAt};
 use super::rr::{wire_bytes, TCPIP_HEADERS};
 use super::{Prepared, StreamPattern};
-use crate::arch::arm::list_registers::GicVersion;
 use crate::engine::{CostDist, SimTime};
-use crate::hyp::assigned_irq::{AssignedIrq, IrqPath};
 use crate::model::SimError;
 
 /// Payload per full segment: MTU 1500 − IP/TCP headers with timestamps.
@@ -31,13 +29,7 @@ const MSS: f64 = 1500.0 - TCPIP_HEADERS;
 
 /// Mean cost (ns) of one interrupt on A with the CPU busy, and the exits it takes.
 fn irq_mean(p: &Prepared) -> Result<(f64, f64), SimError> {
-    let ip = match p.path {
-        Path::Native => None,
-        Path::Resample => Some(IrqPath::Resample),
-        Path::Forwarded => Some(IrqPath::Forwarded),
-        Path::Edge => Some(IrqPath::Edge),
-    };
-    let mut irq = ip.map(|ip| AssignedIrq::new(ip, 80, 80, GicVersion::V2, p.list_registers));
+    let mut irq = p.path.assigned_irq(p.list_registers);
     let mut total = 0.0;
     let mut charge = |_: &'static str, d: &CostDist| {
         total += d.mean_ns();
