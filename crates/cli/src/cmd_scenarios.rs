@@ -8,7 +8,7 @@ pub fn run() -> Result<Outcome, CliError> {
     for (name, text) in SHIPPED_SCENARIOS {
         match Scenario::parse(text, &format!("scenarios/{name}.toml"), name, None) {
             Ok(sc) => {
-                let points = sc.point_count();
+                let points = sc.point_count().unwrap_or(0);
                 println!("{name:<w$}  {} ({} point{}, model {})", sc.header.description, points, if points == 1 { "" } else { "s" }, sc.header.model)
             }
             Err(e) => println!("{name:<w$}  (invalid: {e})"),

@@ -14,12 +14,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd_compare;
+mod cmd_merge;
 mod cmd_report;
 mod cmd_run;
 mod cmd_scenarios;
 mod cmd_sim;
 mod output;
 mod progress;
+mod provenance;
 
 #[derive(Parser)]
 #[command(name = "irqlab", version, about = "Measure, explain and predict how fast interrupts reach virtual CPUs")]
@@ -39,6 +41,8 @@ enum Cmd {
     Scenarios,
     /// Compare two result files side by side, with ratios B/A.
     Compare(cmd_compare::CompareArgs),
+    /// Merge the shards of a sweep (`sim --shard I/N`) into the result the unsharded run writes.
+    Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
     Report(cmd_report::ReportArgs),
 }
@@ -60,7 +64,21 @@ impl<E: std::fmt::Display> From<E> for CliError {
     }
 }
 
+/// A point whose simulated clock would overflow stops with a panic that the runner turns into
+/// that point's error; do not also print it as a crash. Every other panic is printed.
+fn quiet_clock_overflow() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied());
+        if msg.is_some_and(|m| m.starts_with(sim::engine::time::CLOCK_OVERFLOW)) {
+            return;
+        }
+        default(info)
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_clock_overflow();
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Sim(a) => cmd_sim::run(a),
@@ -68,6 +86,7 @@ fn main() -> ExitCode {
         Cmd::Scenarios => cmd_scenarios::run(),
         Cmd::Compare(a) => cmd_compare::run(a),
         Cmd::Report(a) => cmd_report::run(a),
+        Cmd::Merge(a) => cmd_merge::run(a),
     };
     match r {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -17,6 +17,8 @@ mod csv;
 mod error;
 mod io;
 mod latency;
+mod provenance;
+mod reference;
 mod run;
 
 pub use breakdown::{BreakdownBuilder, SegmentStat};
@@ -25,4 +27,4 @@ pub use csv::to_csv;
 pub use error::ResultsError;
 pub use io::{from_json_str, read_json, to_json_string, write_atomic, write_json};
 pub use latency::{LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
-pub use run::{ConfigResult, Figure, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};
+pub use run::{ConfigResult, Figure, Provenance, ReferenceOutcome, ReferenceRole, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};

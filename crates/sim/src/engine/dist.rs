@@ -27,6 +27,8 @@ pub enum CostDist {
 pub enum DistError {
     #[error("cost must be a finite, non-negative number of ns, got {0}")]
     Negative(f64),
+    #[error("cost must be at most {MAX_COST_NS:e} ns (1000 s), got {0:e}")]
+    TooLarge(f64),
     #[error("uniform needs min_ns <= max_ns, got {0} > {1}")]
     UniformOrder(f64, f64),
     #[error("lognormal needs 0 < median_ns <= p99_ns, got median {0}, p99 {1}")]
@@ -35,7 +37,14 @@ pub enum DistError {
     EmptyEmpirical,
 }
 
+/// Largest single cost accepted (ns): 1000 s. Anything larger is a units mistake, and would
+/// take the picosecond clock out of range within a few draws.
+pub const MAX_COST_NS: f64 = 1e12;
+
 fn check(v: f64) -> Result<(), DistError> {
+    if v.is_finite() && v > MAX_COST_NS {
+        return Err(DistError::TooLarge(v));
+    }
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {

@@ -97,6 +97,17 @@ pub struct Costs {
 }
 
 impl Costs {
+    /// Every cost, for bounds.
+    fn all(&self) -> [&CostDist; 24] {
+        [
+            &self.world_switch_out, &self.world_switch_in, &self.vcpu_block, &self.vcpu_wakeup, &self.vgic_maintenance,
+            &self.vfio_mask, &self.vfio_unmask, &self.irqfd_inject, &self.resamplefd_signal, &self.idle_wakeup,
+            &self.irq_entry, &self.gic_ack, &self.gic_eoi, &self.nic_irq_handler, &self.nic_tx_dma, &self.nic_rx_dma,
+            &self.switch_latency, &self.tcp_tx_stack, &self.tcp_rx_stack, &self.napi_poll, &self.tcp_send_syscall,
+            &self.tcp_tx_segment, &self.copy_per_kb, &self.tcp_ack_rx,
+        ]
+    }
+
     /// Every cost from the platform profile (key = field name).
     pub fn from_platform(p: &Platform, model: &str) -> Result<Costs, PlatformError> {
         let c = |k: &str| p.cost(k, model).cloned();
@@ -158,33 +169,24 @@ impl Model for KvmArmPassthrough {
         }
         let hyp: Hypervisor = ctx.section("hypervisor")?;
         let wl: Workload = ctx.section("workload")?;
-        if wl.transactions == 0 || wl.transactions > 1_000_000_000 {
-            return Err(ctx.invalid("workload.transactions", "1 to 1e9 transactions", wl.transactions));
-        }
-        if wl.warmup >= wl.transactions {
-            return Err(ctx.invalid("workload.warmup", &format!("fewer than workload.transactions ({})", wl.transactions), wl.warmup));
-        }
+        ctx.check_count("workload.transactions", wl.transactions, 1, crate::model::MAX_SAMPLES)?;
+        ctx.check_count("workload.warmup", wl.warmup, 0, wl.transactions - 1)?;
         for (k, v) in [("workload.request_bytes", wl.request_bytes), ("workload.response_bytes", wl.response_bytes)] {
-            if !(v.is_finite() && (1.0..=1448.0).contains(&v)) {
-                return Err(ctx.invalid(k, "a payload of 1 to 1448 bytes (one segment)", v));
-            }
+            ctx.check_range(k, v, 1.0, false, 1448.0)?;
         }
-        if !(wl.segments_per_ack.is_finite() && (1.0..=64.0).contains(&wl.segments_per_ack)) {
-            return Err(ctx.invalid("workload.segments_per_ack", "1 to 64 segments per ACK", wl.segments_per_ack));
-        }
+        ctx.check_range("workload.segments_per_ack", wl.segments_per_ack, 1.0, false, 64.0)?;
         for (i, s) in wl.stream.iter().enumerate() {
-            if !(s.send_bytes.is_finite() && (1.0..=1e8).contains(&s.send_bytes)) {
-                return Err(ctx.invalid(&format!("workload.stream[{i}].send_bytes"), "1 byte to 100 MB per send()", s.send_bytes));
-            }
-            if !(s.window_bytes.is_finite() && (1448.0..=1e9).contains(&s.window_bytes)) {
-                return Err(ctx.invalid(&format!("workload.stream[{i}].window_bytes"), "a window of at least one segment (1448) and at most 1e9 bytes", s.window_bytes));
-            }
+            ctx.check_range(&format!("workload.stream[{i}].send_bytes"), s.send_bytes, 1.0, false, 1e8)?;
+            ctx.check_range(&format!("workload.stream[{i}].window_bytes"), s.window_bytes, 1448.0, false, 1e9)?;
             if s.name.is_empty() || wl.stream[..i].iter().any(|o| o.name == s.name) {
                 return Err(ctx.invalid(&format!("workload.stream[{i}].name"), "a unique non-empty pattern name", &s.name));
             }
         }
         let name = self.name();
         let costs = Costs::from_platform(ctx.platform, name).map_err(|e| ctx.platform_err(e))?;
+        // A transaction pays each cost at most a few times: bound the run by all of them, 4x.
+        let per_trans: f64 = costs.all().iter().map(|d| d.mean_ns()).sum::<f64>() * 4.0;
+        ctx.check_horizon("workload.transactions", per_trans * wl.transactions as f64, "transactions × a bound on one round trip")?;
         let p = |k: &str| ctx.platform.param(k, name).map_err(|e| ctx.platform_err(e));
         let link_gbps = p("link_gbps")?;
         if !(link_gbps.is_finite() && link_gbps > 0.0 && link_gbps <= 1000.0) {

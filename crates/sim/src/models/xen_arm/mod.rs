@@ -229,7 +229,7 @@ impl Model for XenArm {
         if hyp.pcpus == 0 {
             return Err(ctx.invalid("hypervisor.pcpus", "at least 1 pCPU", 0));
         }
-        if hyp.first_pcpu + hyp.pcpus > plat.cpus {
+        if hyp.first_pcpu as u64 + hyp.pcpus as u64 > plat.cpus as u64 {
             return Err(ctx.invalid(
                 "hypervisor.pcpus",
                 &format!("first_pcpu + pcpus <= {} (platform `{}` has {} CPUs)", plat.cpus, plat.name, plat.cpus),
@@ -247,8 +247,8 @@ impl Model for XenArm {
                 "none",
             ));
         }
-        if !(hyp.debug_multiplier.is_finite() && hyp.debug_multiplier >= 1.0) {
-            return Err(ctx.invalid("hypervisor.debug_multiplier", "a factor >= 1 (1 = release build)", hyp.debug_multiplier));
+        if !(hyp.debug_multiplier.is_finite() && (1.0..=100.0).contains(&hyp.debug_multiplier)) {
+            return Err(ctx.invalid("hypervisor.debug_multiplier", "a factor from 1 (release build) to 100", hyp.debug_multiplier));
         }
         for (k, v) in [
             ("hypervisor.ratelimit_us", hyp.ratelimit_us),
@@ -260,10 +260,7 @@ impl Model for XenArm {
             ("workload.burst_on_us", wl.burst_on_us),
             ("workload.burst_off_us", wl.burst_off_us),
         ] {
-            let ok = v.is_finite() && (v > 0.0 || (k == "hypervisor.ratelimit_us" && v == 0.0));
-            if !ok {
-                return Err(ctx.invalid(k, "a positive number of µs", v));
-            }
+            ctx.check_range(k, v, 0.0, k != "hypervisor.ratelimit_us", 1e12)?;
         }
         if hyp.min_slice_us > hyp.max_slice_us {
             return Err(ctx.invalid("hypervisor.min_slice_us", &format!("at most max_slice_us ({})", hyp.max_slice_us), hyp.min_slice_us));
@@ -271,9 +268,8 @@ impl Model for XenArm {
         if hyp.rtds_budget_us > hyp.rtds_period_us {
             return Err(ctx.invalid("hypervisor.rtds_budget_us", &format!("at most rtds_period_us ({})", hyp.rtds_period_us), hyp.rtds_budget_us));
         }
-        if wl.samples == 0 {
-            return Err(ctx.invalid("workload.samples", "at least 1 sample", 0));
-        }
+        ctx.check_count("workload.samples", wl.samples, 1, crate::model::MAX_SAMPLES)?;
+        ctx.check_horizon("workload.period_us", wl.period_us * 1000.0 * wl.samples as f64, "period_us × samples")?;
         let name = self.name();
         let dbg = DebugBuild::new(hyp.debug_multiplier).expect("checked above");
         let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
