@@ -5,6 +5,7 @@
 pub mod kvm_ipi;
 pub mod timer_inject;
 pub mod xen_arm;
+pub mod xen_core;
 
 use crate::model::Model;
 
