@@ -4,10 +4,12 @@
 
 pub mod kvm_ipi;
 pub mod timer_inject;
+pub mod workload;
 pub mod xen_arm;
 pub mod xen_core;
+pub mod xen_gicv4;
 
 use crate::model::Model;
 
 /// Every model, by `scenario.model` name.
-pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm, &kvm_ipi::KvmIpi];
+pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm, &kvm_ipi::KvmIpi, &xen_gicv4::XenGicv4];
