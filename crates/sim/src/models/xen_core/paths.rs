@@ -317,3 +317,67 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
         self.reschedule(p, now, prefix);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Core, Counters, VcpuInit, VpeCosts, XenCosts, XenSetup};
+    use super::*;
+    use crate::arch::arm::list_registers::GicVersion;
+    use crate::hyp::scheduler::{SchedKind, SchedParams};
+    use crate::hyp::vwfi::Vwfi;
+
+    fn setup(vpe: bool) -> XenSetup {
+        let k = |ns| CostDist::constant_ns(ns);
+        XenSetup {
+            sched: SchedKind::Null,
+            sched_params: SchedParams::default(),
+            vwfi: Vwfi::Trap,
+            costs: XenCosts {
+                wfi_exit: k(1.0),
+                idle_wakeup: k(2.0),
+                trap: k(3.0),
+                handler: k(4.0),
+                wake: k(5.0),
+                sched: k(6.0),
+                save: k(7.0),
+                restore: k(8.0),
+                lr_write: k(9.0),
+                eret: k(10.0),
+                ack: k(11.0),
+                block: k(12.0),
+                twi_update: k(13.0),
+            },
+            list_registers: 4,
+            gic: GicVersion::V3,
+            vpe: vpe.then(|| VpeCosts { schedule_in: k(100.0), schedule_out: k(200.0) }),
+        }
+    }
+
+    /// Dispatch vCPU 0 at t=0, then let it execute WFI (trapped): block and schedule out.
+    fn dispatch_then_block(cfg: &XenSetup, vpe: bool) -> (SimTime, SimTime, Counters) {
+        let mut core: Core<(), (), ()> = Core::new(cfg, 1, 1, &[VcpuInit { pcpu: 0, act: Act::Compute, vpe }]);
+        core.reschedule(0, SimTime::ZERO, SimTime::ZERO);
+        let (t_in, _) = core.q.pop().unwrap();
+        let (cont, _) = core.finish_path(t_in, 0);
+        let Cont::Run { next, .. } = cont else { panic!("a Run continuation") };
+        core.enter(t_in, 0, next);
+        core.guest_wfi(t_in, 0, SimTime::ZERO);
+        let (t_out, _) = core.q.pop().unwrap();
+        assert_eq!(core.vcpus[0].xs, XState::Blocked);
+        (t_in, t_out - t_in, core.n)
+    }
+
+    #[test]
+    fn a_vpe_pays_vpendbaser_at_each_context_switch() {
+        let (t_in, t_out, n) = dispatch_then_block(&setup(true), true);
+        // sched 6 + restore 8 + schedule-in 100 + eret 10.
+        assert_eq!(t_in, SimTime::from_ns_f64(124.0));
+        // trap 3 + block 12 + sched 6 + save 7 + schedule-out 200.
+        assert_eq!(t_out, SimTime::from_ns_f64(228.0));
+        assert_eq!((n.vpe_schedule_in, n.vpe_schedule_out, n.exits_wfi), (1, 1, 1));
+        // Without a vPE the same switches cost nothing extra (and draw nothing).
+        let (t_in, t_out, n) = dispatch_then_block(&setup(false), false);
+        assert_eq!((t_in, t_out), (SimTime::from_ns_f64(24.0), SimTime::from_ns_f64(28.0)));
+        assert_eq!(n.vpe_schedule_in + n.vpe_schedule_out, 0);
+    }
+}

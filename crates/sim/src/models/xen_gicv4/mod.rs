@@ -25,6 +25,7 @@
 //! (fio's clat); figure `iops`.
 use serde::Deserialize;
 
+use crate::engine::rng::derive_seed;
 use crate::engine::CostDist;
 use crate::hyp::scheduler::SchedKind;
 use crate::hyp::vwfi::Vwfi;
@@ -86,6 +87,11 @@ struct Workload {
     warmup: u64,
     #[serde(default = "one_u32")]
     first_vcpu: u32,
+    /// Common random numbers: when set, device service times are drawn from this seed (and the
+    /// job), so every configuration of a job sees the same device and differences are the
+    /// interrupt path's. Unset: from the point's seed.
+    #[serde(default)]
+    device_seed: Option<u64>,
 }
 
 fn one_u32() -> u32 {
@@ -131,6 +137,8 @@ pub(crate) struct Prepared {
     pub completions: u64,
     pub warmup: u64,
     pub seed: u64,
+    /// Seed of the device's service-time stream.
+    pub device_seed: u64,
 }
 
 impl Model for XenGicv4 {
@@ -225,6 +233,10 @@ impl Model for XenGicv4 {
             completions: wl.completions,
             warmup: wl.warmup,
             seed: ctx.seed,
+            device_seed: match wl.device_seed {
+                Some(s) => derive_seed(s, &format!("device|{}", wl.job)),
+                None => derive_seed(ctx.seed, "device"),
+            },
         }))
     }
 }

@@ -71,7 +71,7 @@ impl<'a> Sim<'a> {
             jobs: vec![JobQueue::default(); p.vcpus],
             eoi: vec![None; p.vcpus],
             device: BlockDevice::new(p.device.clone()),
-            dev_rng: streams.stream("device"),
+            dev_rng: RngStreams::new(p.device_seed).stream("device"),
             mig_rng: streams.stream("credit2-migrate"),
             rec: LatencyRecorder::new(p.warmup),
             traces: TraceSet::new(keep_traces),
