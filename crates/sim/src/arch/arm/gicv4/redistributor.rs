@@ -50,6 +50,9 @@ impl Redistributor {
 
     /// The configuration byte as the redistributor sees it (cached after the first read).
     pub fn config(&mut self, mem: &GuestMemory, intid: u32) -> Result<u8, MemoryError> {
+        if intid < FIRST_LPI {
+            return Ok(0);
+        }
         if let Some(b) = self.cache.get(&intid) {
             return Ok(*b);
         }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::effect::{DropReason, Effect};
 use super::redistributor::Redistributor;
 use super::vmovp_order::VmovpOrder;
-use super::vpe_residency::{self, VlpiFrame};
+use super::vpe_residency::VlpiFrame;
 use crate::arch::arm::its::tables::{Baser, TableType, CTE_BYTES, DTE_BYTES, VTE_BYTES};
 use crate::arch::arm::its::{Command, GuestMemory, Its, ItsAction, ItsConfig, ItsVersion, QueueError, Tables, Violation, Vte};
 
@@ -92,10 +92,11 @@ impl GicSystem {
         let cpus = config.cpus.max(1);
         let its_cfg = ItsConfig {
             version: config.version,
-            device_bits: config.device_bits.clamp(1, 20),
+            device_bits: config.device_bits.clamp(1, 16),
             id_bits: config.id_bits.clamp(14, 24),
             collection_bits: 16,
-            vpe_bits: 16,
+            // A vPE table of 4096 entries (one 64 KB page): vPE IDs above are out of range.
+            vpe_bits: 12,
             vmovp_single: config.vmovp_single,
             redistributors: cpus,
         };

@@ -41,7 +41,8 @@ impl GicSystem {
 
     fn vlpi_enabled(&self, rd: u16, vte: &Vte, vintid: u32) -> Result<bool, MemoryError> {
         let (conf, _) = self.vlpi_table(rd, vte);
-        Ok(self.mem.read_u8(conf + (vintid - FIRST_LPI) as u64)? & 1 == 1)
+        let Some(off) = vintid.checked_sub(FIRST_LPI) else { return Ok(false) };
+        Ok(self.mem.read_u8(conf.saturating_add(off as u64))? & 1 == 1)
     }
 
     /// B.4: a vLPI becomes pending for `vpe`.
@@ -186,19 +187,18 @@ impl GicSystem {
         match self.frames[i].poll_dirty() {
             Completed::Idle => Ok(vec![]),
             Completed::ScheduledIn(key) => {
-                let Some(vpe) = self.vpe_of(key) else { return Ok(vec![]) };
-                let vte = self.vpes[&vpe].vte;
+                let Some(vte) = self.vpe_of(key).and_then(|v| self.vpes.get(&v)).map(|s| s.vte) else { return Ok(vec![]) };
+                let vpe = self.vpe_of(key).unwrap_or(0);
                 if let Some(s) = self.vpes.get_mut(&vpe) {
                     s.doorbell_armed = false;
                 }
                 Ok(self.rescan(vpe, &vte))
             }
             Completed::ScheduledOut { key, doorbell_requested } => {
-                let Some(vpe) = self.vpe_of(key) else {
+                let Some((vpe, vte)) = self.vpe_of(key).and_then(|v| self.vpes.get(&v).map(|s| (v, s.vte))) else {
                     self.frames[i].set_pending_last(false);
                     return Ok(vec![]);
                 };
-                let vte = self.vpes[&vpe].vte;
                 let (conf, limit) = match self.config.version {
                     ItsVersion::V4_1 => (vte.vconf_addr, vte.vintids()),
                     _ => {
@@ -207,7 +207,7 @@ impl GicSystem {
                     }
                 };
                 let pending = self.mem.set_bits(vte.vpt_addr, FIRST_LPI, limit.min(u32::MAX as u64) as u32).unwrap_or_default();
-                let last = pending.iter().any(|&v| self.mem.read_u8(conf + (v - FIRST_LPI) as u64).unwrap_or(0) & 1 == 1);
+                let last = pending.iter().any(|&v| self.mem.read_u8(conf.saturating_add((v - FIRST_LPI) as u64)).unwrap_or(0) & 1 == 1);
                 self.frames[i].set_pending_last(last);
                 if let Some(s) = self.vpes.get_mut(&vpe) {
                     s.delivered.clear();

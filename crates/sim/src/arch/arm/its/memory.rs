@@ -121,7 +121,10 @@ impl GuestMemory {
     /// Set bits of the bitmap at `base` among `[from, to)`, in increasing order; pages never
     /// written are skipped without reading them, so a scan of a large table stays cheap.
     pub fn set_bits(&self, base: u64, from: u32, to: u32) -> Result<Vec<u32>, MemoryError> {
-        self.check(base + (from / 8) as u64, ((to.saturating_sub(from)) as u64).div_ceil(8))?;
+        if to <= from {
+            return Ok(vec![]);
+        }
+        self.check(base.saturating_add((from / 8) as u64), ((to - from) as u64).div_ceil(8))?;
         let mut out = Vec::new();
         let (first, last) = (base + (from / 8) as u64, base + (to as u64).div_ceil(8));
         for (&pno, page) in self.pages.range(first / PAGE..=last.saturating_sub(1) / PAGE) {
