@@ -5,7 +5,8 @@
 //! - `run`: measure on this host's KVM with the micro-VMM (module `cmd_run`, owned by the kvm crate's authors);
 //! - `scenarios`: list the shipped scenarios;
 //! - `compare`: two results side by side with ratios;
-//! - `report`: one self-contained HTML file with plots.
+//! - `report`: one self-contained HTML file with plots;
+//! - `its-check`: check an ITS command stream against the GICv3/v4 model (exit 1 = violations).
 //!
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
 //! written), 2 on unusable input (bad flags, bad scenario file, unreadable result).
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd_compare;
+mod cmd_its_check;
 mod cmd_report;
 mod cmd_run;
 mod cmd_scenarios;
@@ -41,6 +43,8 @@ enum Cmd {
     Compare(cmd_compare::CompareArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
     Report(cmd_report::ReportArgs),
+    /// Check an ITS command stream against the GICv3/GICv4 model (exit 1 when it has violations).
+    ItsCheck(cmd_its_check::ItsCheckArgs),
 }
 
 /// How a subcommand ended.
@@ -68,6 +72,7 @@ fn main() -> ExitCode {
         Cmd::Scenarios => cmd_scenarios::run(),
         Cmd::Compare(a) => cmd_compare::run(a),
         Cmd::Report(a) => cmd_report::run(a),
+        Cmd::ItsCheck(a) => cmd_its_check::run(a),
     };
     match r {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
