@@ -183,6 +183,16 @@ pub struct VcpuInit {
     pub vpe: bool,
 }
 
+/// A vPE residency change the core made at a context switch, for the model to apply to the
+/// functional GIC ([`Core::vpe_log`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VpeSwitch {
+    /// Made resident on its pCPU's redistributor.
+    In(usize),
+    /// Made non-resident; `blocking`: the vCPU blocked in WFI (GICv4.1: DB = 1).
+    Out { v: usize, blocking: bool },
+}
+
 /// The hypervisor state of one simulation.
 pub struct Core<'a, T, X, C> {
     pub cfg: &'a XenSetup,
@@ -191,6 +201,8 @@ pub struct Core<'a, T, X, C> {
     pub pcpus: Vec<Pcpu<X, C>>,
     pub vcpus: Vec<Vcpu<T>>,
     pub n: Counters,
+    /// vPE residency changes since the model last drained this, in order.
+    pub vpe_log: Vec<VpeSwitch>,
 }
 
 impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
@@ -236,6 +248,7 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
             pcpus,
             vcpus,
             n: Counters::default(),
+            vpe_log: Vec::new(),
         }
     }
 

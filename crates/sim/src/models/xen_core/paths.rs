@@ -14,7 +14,7 @@
 //! Scheduling decisions come from [`crate::hyp::scheduler::RunQueue`] (one per pCPU, vCPUs pinned)
 //! and WFI trapping from [`crate::hyp::vwfi::WfiTrapControl`], re-evaluated after every path
 //! (the points where a pCPU's runqueue can change: wake-up, block, dispatch).
-use super::{sample, Act, Cont, Core, Ev, XState};
+use super::{sample, Act, Cont, Core, Ev, VpeSwitch, XState};
 use crate::engine::{CostDist, SimTime, Trace};
 use crate::hyp::scheduler::Preempt;
 use crate::hyp::vwfi::TwiChange;
@@ -61,12 +61,14 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
         if d.next != cur {
             if let Some(c) = cur {
                 dur += sample(&costs.save, &mut self.rng, cold);
+                let blocking = self.vcpus[c].xs == XState::Blocked;
                 if self.vcpus[c].xs == XState::Running {
                     self.vcpus[c].xs = XState::Runnable;
                 }
                 if let (true, Some(vc)) = (self.vcpus[c].vpe, &self.cfg.vpe) {
                     dur += sample(&vc.schedule_out, &mut self.rng, cold);
                     self.n.vpe_schedule_out += 1;
+                    self.vpe_log.push(VpeSwitch::Out { v: c, blocking });
                 }
             }
             if let Some(n) = d.next {
@@ -75,6 +77,7 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
                 if let (true, Some(vc)) = (self.vcpus[n].vpe, &self.cfg.vpe) {
                     vpe_in = sample(&vc.schedule_in, &mut self.rng, cold);
                     self.n.vpe_schedule_in += 1;
+                    self.vpe_log.push(VpeSwitch::In(n));
                 }
             }
         }

@@ -2,18 +2,16 @@
 //! completions routed by the software LPI path, GICv4.1 direct injection, or bare metal.
 use results::{ConfigResult, LatencyRecorder};
 
-use super::vpe::{route, Residency, VlpiRoute};
+use super::vpe::{Gicv4, VlpiRoute, LPI_BASE};
 use super::{Mode, Prepared};
 use crate::arch::arm::list_registers::{EoiEffect, InjectOutcome};
 use crate::engine::{RngStreams, SimRng, SimTime, Trace, TraceSet};
 use crate::model::{PointOutput, PreparedPoint, RunOpts, SimError};
 use crate::models::workload::fio::{BlockDevice, InFlight, JobQueue};
-use crate::models::xen_core::{Act, Cont, Core, Delivery, Ev, VcpuInit, XState};
+use crate::models::xen_core::{Act, Cont, Core, Delivery, Ev, VcpuInit, VpeSwitch, XState};
 
 /// Xen maps every host LPI to pCPU 0 (xen/arch/arm/gic-v3-its.c, gicv3_its_map_host_events).
 const HOST_LPI_PCPU: usize = 0;
-/// First LPI INTID (architecture.md A.4); the vLPI of vCPU v's NVMe queue is LPI_BASE + v.
-const LPI_BASE: u32 = 8192;
 
 #[derive(Debug, Clone, Copy)]
 enum Mev {
@@ -39,6 +37,7 @@ struct Counters {
     vpt_pending: u64,
     vmovp: u64,
     coalesced: u64,
+    route_mismatch: u64,
     spurious: u64,
     interrupts: u64,
 }
@@ -49,6 +48,8 @@ struct Sim<'a> {
     jobs: Vec<JobQueue>,
     /// vINTID to EOI when the guest handler on a vCPU ends (delivered through an LR).
     eoi: Vec<Option<u32>>,
+    /// The functional GICv4.1 (direct LPIs only).
+    gic: Option<Gicv4>,
     device: BlockDevice,
     dev_rng: SimRng,
     mig_rng: SimRng,
@@ -70,6 +71,7 @@ impl<'a> Sim<'a> {
             core: Core::new(&p.xen, p.seed, p.vcpus, &inits),
             jobs: vec![JobQueue::default(); p.vcpus],
             eoi: vec![None; p.vcpus],
+            gic: p.direct.then(|| Gicv4::new(p.vcpus, (0..p.vcpus).filter(|v| is_job(*v)))),
             device: BlockDevice::new(p.device.clone()),
             dev_rng: RngStreams::new(p.device_seed).stream("device"),
             mig_rng: streams.stream("credit2-migrate"),
@@ -127,37 +129,46 @@ impl<'a> Sim<'a> {
         if self.core.defer_if_busy(at, ev) {
             return;
         }
+        // GICv4.1: the ITS acts on every MSI; its answer decides the path.
+        let route = self.gic.as_mut().map(|g| g.msi(v));
         if self.core.vcpus[v].pending.is_some() {
             // Already pending (LR or VPT): the edge merges; the handler reaps this CQE too.
+            if route.is_some_and(|r| r != VlpiRoute::AlreadyPending) {
+                self.n.route_mismatch += 1;
+            }
             self.n.coalesced += 1;
             return;
         }
         self.n.interrupts += 1;
         let t = Self::io_trace(now, submitted, raised);
-        match (self.p.mode, self.p.direct) {
-            (Mode::BareMetal, _) => self.direct_resident(now, v, t, "bare metal"),
-            (Mode::Xen, false) => self.software(now, v, t),
-            (Mode::Xen, true) => {
-                let vc = &self.core.vcpus[v];
-                let res = if self.core.pcpus[j].current == Some(v) && vc.xs == XState::Running {
-                    Residency::Resident
-                } else if vc.xs == XState::Blocked {
-                    Residency::OutDoorbell
-                } else {
-                    Residency::OutNoDoorbell
-                };
-                match route(res) {
-                    VlpiRoute::Direct => self.direct_resident(now, v, t, "vPE resident"),
-                    VlpiRoute::Doorbell => self.doorbell(now, v, t),
-                    VlpiRoute::PendingInVpt => {
-                        self.n.vpt_pending += 1;
-                        let mut t = t;
-                        let cfg = &self.p.costs;
-                        self.core.seg(&mut t, "its-translate", &cfg.its_translate, 1.0);
-                        let case = self.core.irq_case(j, v);
-                        self.core.vcpus[v].pending = Some(Delivery { tag: (), cold: 1.0, deadline: raised, trace: t, case, waited: false, via_lr: false });
-                    }
-                }
+        let Some(route) = route else {
+            match self.p.mode {
+                Mode::BareMetal => self.direct_resident(now, v, t, "bare metal"),
+                Mode::Xen => self.software(now, v, t),
+            }
+            return;
+        };
+        // Cross-check against the core's view: running → resident; blocked → out with DB.
+        let vc = &self.core.vcpus[v];
+        let expect = if self.core.pcpus[j].current == Some(v) && vc.xs == XState::Running {
+            VlpiRoute::Direct
+        } else if vc.xs == XState::Blocked {
+            VlpiRoute::Doorbell
+        } else {
+            VlpiRoute::PendingInVpt
+        };
+        if expect != route {
+            self.n.route_mismatch += 1;
+        }
+        match route {
+            VlpiRoute::Direct => self.direct_resident(now, v, t, "vPE resident"),
+            VlpiRoute::Doorbell => self.doorbell(now, v, t),
+            VlpiRoute::PendingInVpt | VlpiRoute::AlreadyPending => {
+                self.n.vpt_pending += 1;
+                let mut t = t;
+                self.core.seg(&mut t, "its-translate", &self.p.costs.its_translate, 1.0);
+                let case = self.core.irq_case(j, v);
+                self.core.vcpus[v].pending = Some(Delivery { tag: (), cold: 1.0, deadline: raised, trace: t, case, waited: false, via_lr: false });
             }
         }
     }
@@ -192,6 +203,9 @@ impl<'a> Sim<'a> {
         let case = self.core.irq_case(j, v);
         prefix += self.core.take_irq(j, &mut t, 1.0);
         prefix += self.core.seg(&mut t, "xen-doorbell-handler", &c.doorbell_handler, 1.0);
+        if let Some(g) = self.gic.as_mut() {
+            g.ack_doorbell(v);
+        }
         if self.p.migrate_prob > 0.0 && self.mig_rng.chance(self.p.migrate_prob) {
             // credit2 runs the woken vCPU on another idle pCPU: the vPE follows (VMOVP + VSYNC).
             prefix += self.core.seg(&mut t, "vmovp", &c.vmovp, 1.0);
@@ -260,6 +274,8 @@ impl<'a> Sim<'a> {
         if d.via_lr {
             let acked = self.core.vcpus[v].lrs.guest_ack();
             debug_assert!(acked.is_some());
+        } else if let Some(g) = self.gic.as_mut() {
+            g.ack_vlpi(v);
         }
         let mut t = d.trace;
         let c = &self.p.costs;
@@ -313,10 +329,22 @@ impl<'a> Sim<'a> {
         self.core.replay(now, deferred);
     }
 
+    /// Apply the core's vPE context switches to the functional GIC, in order.
+    fn apply_residency(&mut self) {
+        let Some(g) = self.gic.as_mut() else { return };
+        for s in self.core.vpe_log.drain(..) {
+            match s {
+                VpeSwitch::In(v) => g.schedule_in(v),
+                VpeSwitch::Out { v, blocking } => g.schedule_out(v, blocking),
+            }
+        }
+    }
+
     fn run(&mut self, opts: &RunOpts) -> Result<SimTime, SimError> {
         for p in 0..self.core.pcpus.len() {
             self.core.reschedule(p, SimTime::ZERO, SimTime::ZERO);
         }
+        self.apply_residency();
         for k in 0..self.p.job.numjobs as usize {
             self.core.q.schedule_at(SimTime::from_us(10), Ev::Model(Mev::Start { v: self.p.first_vcpu + k }));
         }
@@ -329,6 +357,7 @@ impl<'a> Sim<'a> {
                 Ev::PathDone { p } => self.on_path_done(now, p),
                 Ev::Slice { p, gen } => self.core.on_slice(now, p, gen),
             }
+            self.apply_residency();
             let done = self.rec.count();
             if done >= self.p.completions {
                 break;
@@ -383,6 +412,9 @@ impl PreparedPoint for Prepared {
             ("maintenance_irqs", x.maintenance_irqs),
             ("gic.lr_overflow", x.lr_queued),
             ("device.throttled", sim.device.throttled),
+            ("gic.route_mismatch", n.route_mismatch),
+            ("gic.violations", sim.gic.as_ref().map_or(0, |g| g.violations + g.unexpected)),
+            ("its.commands_at_runtime", sim.gic.as_ref().map_or(0, |g| g.commands)),
         ] {
             r.add_counter(k, v);
         }
