@@ -10,7 +10,7 @@ use crate::arch::arm::generic_timer::{forwarding, TimerKind};
 use crate::arch::arm::list_registers::{EoiEffect, InjectOutcome};
 use crate::engine::{RngStreams, SimRng, SimTime, Trace, TraceSet};
 use crate::model::{PointOutput, PreparedPoint, RunOpts, SimError};
-use crate::models::xen_core::{Act, Cont, Core, Delivery, Ev, VcpuInit};
+use crate::models::xen_core::{Act, Cont, Core, Delivery, Ev, Progress, VcpuInit};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -228,7 +228,7 @@ impl<'a> Sim<'a> {
         for p in 0..self.core.pcpus.len() {
             self.core.reschedule(p, SimTime::ZERO, SimTime::ZERO);
         }
-        let mut reported = 0;
+        let mut progress = Progress::new(opts, 1024, 2_000_000_000);
         while let Some((now, ev)) = self.core.q.pop() {
             match ev {
                 Ev::Model(Mev::Irq { v, round, deadline }) => self.on_irq(now, v, round, deadline),
@@ -236,19 +236,11 @@ impl<'a> Sim<'a> {
                 Ev::Slice { p, gen } => self.core.on_slice(now, p, gen),
                 Ev::Model(Mev::BurstEnd { v }) => self.on_burst_end(now, v),
             }
-            let done = self.rec.count();
-            if done >= self.p.samples {
+            if progress.step(self.rec.count(), self.p.samples, self.core.q.processed(), "the tbm guest never gets its interrupts")? {
                 break;
             }
-            if done >= reported + 1024 {
-                (opts.progress)(done - reported);
-                reported = done;
-            }
-            if self.core.q.processed() > 2_000_000_000 {
-                return Err(SimError("event budget exhausted: the tbm guest never gets its interrupts".into()));
-            }
         }
-        (opts.progress)(self.rec.count() - reported);
+        progress.finish(self.rec.count());
         if self.rec.count() < self.p.samples {
             return Err(SimError(format!(
                 "the tbm vCPU stopped receiving timer interrupts after {} of {} rounds (is it starved by the scheduler?)",

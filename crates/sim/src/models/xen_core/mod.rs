@@ -318,3 +318,41 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
         self.vcpus[v].pending.as_ref().map_or(1.0, |d| d.cold)
     }
 }
+
+/// The event-loop bookkeeping both Xen models share: progress reports every `every`
+/// completions, and an event budget so a model bug (a guest that never finishes) ends in an
+/// error rather than a hang.
+pub struct Progress<'o, 'p> {
+    opts: &'o crate::model::RunOpts<'p>,
+    reported: u64,
+    every: u64,
+    budget: u64,
+}
+
+impl<'o, 'p> Progress<'o, 'p> {
+    pub fn new(opts: &'o crate::model::RunOpts<'p>, every: u64, budget: u64) -> Self {
+        Progress { opts, reported: 0, every, budget }
+    }
+
+    /// After an event: `Ok(true)` once `done` reached `target`; `Err(why_stuck)` when the event
+    /// budget is spent.
+    pub fn step(&mut self, done: u64, target: u64, processed: u64, why_stuck: &str) -> Result<bool, crate::model::SimError> {
+        if done >= target {
+            return Ok(true);
+        }
+        if done >= self.reported + self.every {
+            (self.opts.progress)(done - self.reported);
+            self.reported = done;
+        }
+        if processed > self.budget {
+            return Err(crate::model::SimError(format!("event budget exhausted: {why_stuck}")));
+        }
+        Ok(false)
+    }
+
+    /// Report the rest.
+    pub fn finish(&mut self, done: u64) {
+        (self.opts.progress)(done.saturating_sub(self.reported));
+        self.reported = done;
+    }
+}

@@ -8,7 +8,7 @@ use crate::arch::arm::list_registers::{EoiEffect, InjectOutcome};
 use crate::engine::{RngStreams, SimRng, SimTime, Trace, TraceSet};
 use crate::model::{PointOutput, PreparedPoint, RunOpts, SimError};
 use crate::models::workload::fio::{BlockDevice, InFlight, JobQueue};
-use crate::models::xen_core::{Act, Cont, Core, Delivery, Ev, VcpuInit, VpeSwitch, XState};
+use crate::models::xen_core::{Act, Cont, Core, Delivery, Ev, Progress, VcpuInit, VpeSwitch, XState};
 
 /// Xen maps every host LPI to pCPU 0 (xen/arch/arm/gic-v3-its.c, gicv3_its_map_host_events).
 const HOST_LPI_PCPU: usize = 0;
@@ -348,7 +348,7 @@ impl<'a> Sim<'a> {
         for k in 0..self.p.job.numjobs as usize {
             self.core.q.schedule_at(SimTime::from_us(10), Ev::Model(Mev::Start { v: self.p.first_vcpu + k }));
         }
-        let mut reported = 0;
+        let mut progress = Progress::new(opts, 4096, 4_000_000_000);
         while let Some((now, ev)) = self.core.q.pop() {
             match ev {
                 Ev::Model(Mev::Start { v }) => self.on_start(now, v),
@@ -358,19 +358,11 @@ impl<'a> Sim<'a> {
                 Ev::Slice { p, gen } => self.core.on_slice(now, p, gen),
             }
             self.apply_residency();
-            let done = self.rec.count();
-            if done >= self.p.completions {
+            if progress.step(self.rec.count(), self.p.completions, self.core.q.processed(), "fio never reached its completions")? {
                 break;
             }
-            if done >= reported + 4096 {
-                (opts.progress)(done - reported);
-                reported = done;
-            }
-            if self.core.q.processed() > 4_000_000_000 {
-                return Err(SimError("event budget exhausted before the completions were reached".into()));
-            }
         }
-        (opts.progress)(self.rec.count().saturating_sub(reported));
+        progress.finish(self.rec.count());
         if self.rec.count() < self.p.completions {
             return Err(SimError(format!("fio stalled after {} of {} completions", self.rec.count(), self.p.completions)));
         }
