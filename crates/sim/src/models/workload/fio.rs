@@ -73,7 +73,10 @@ impl BlockDevice {
         BlockDevice { spec, next_free: SimTime::ZERO, throttled: 0 }
     }
 
-    /// A read of `bytes` submitted at `now`: when its completion interrupt is raised.
+    /// A read of `bytes` submitted at `now`: when its completion interrupt is raised. Calls
+    /// should come in submission order; a model that books a few submissions µs ahead (a guest
+    /// handler resubmitting) may reorder them slightly, which only matters if the provisioned
+    /// limit binds.
     pub fn submit(&mut self, now: SimTime, bytes: u64, rng: &mut SimRng) -> SimTime {
         let start = if self.next_free > now {
             self.throttled += 1;

@@ -23,6 +23,12 @@
 //! Then the guest: `guest-irq-entry` + `guest-io-complete` per reaped completion (+
 //! `guest-io-submit` to keep `iodepth` in flight). Class `io` = submission to reaped completion
 //! (fio's clat); figure `iops`.
+//!
+//! Simplifications: guest work (submission, the completion handler) runs as an atomic path on
+//! the pCPU, so an interrupt arriving meanwhile is taken when it ends (`cpu-busy` on its trace);
+//! an NVMe handler reaps every CQE posted by the time it runs, so a second MSI whose vLPI / LR
+//! is still pending merges (`interrupts.coalesced`). A credit2 migration is charged (VMOVP) but
+//! the vCPU keeps its pCPU index: with 56 idle pCPUs the pool is symmetric.
 use serde::Deserialize;
 
 use crate::engine::rng::derive_seed;
