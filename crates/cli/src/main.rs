@@ -5,7 +5,8 @@
 //! - `run`: measure on this host's KVM with the micro-VMM (module `cmd_run`, owned by the kvm crate's authors);
 //! - `scenarios`: list the shipped scenarios;
 //! - `compare`: two results side by side with ratios;
-//! - `report`: one self-contained HTML file with plots.
+//! - `report`: one self-contained HTML file with plots;
+//! - `its-check`: check an ITS command stream against the GICv3/v4 model (exit 1 = violations).
 //!
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
 //! written), 2 on unusable input (bad flags, bad scenario file, unreadable result).
@@ -16,6 +17,7 @@ use clap::{Parser, Subcommand};
 mod cmd_compare;
 mod cmd_fit;
 mod cmd_merge;
+mod cmd_its_check;
 mod cmd_report;
 mod cmd_run;
 mod cmd_scenarios;
@@ -48,6 +50,8 @@ enum Cmd {
     Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
     Report(cmd_report::ReportArgs),
+    /// Check an ITS command stream against the GICv3/GICv4 model (exit 1 when it has violations).
+    ItsCheck(cmd_its_check::ItsCheckArgs),
 }
 
 /// How a subcommand ended.
@@ -91,6 +95,7 @@ fn main() -> ExitCode {
         Cmd::Report(a) => cmd_report::run(a),
         Cmd::Merge(a) => cmd_merge::run(a),
         Cmd::Fit(a) => cmd_fit::run(a),
+        Cmd::ItsCheck(a) => cmd_its_check::run(a),
     };
     match r {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
