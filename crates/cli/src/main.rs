@@ -5,6 +5,7 @@
 //! - `run`: measure on this host's KVM with the micro-VMM (module `cmd_run`, owned by the kvm crate's authors);
 //! - `scenarios`: list the shipped scenarios;
 //! - `compare`: two results side by side with ratios;
+//! - `fit` / `calibrate`: fit costs to references / a host's profile to measured results;
 //! - `report`: one self-contained HTML file with plots.
 //!
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
@@ -13,6 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_fit;
 mod cmd_merge;
@@ -44,6 +46,9 @@ enum Cmd {
     Compare(cmd_compare::CompareArgs),
     /// Calibrate named costs against a scenario's `fit` references, with a leave-one-out check.
     Fit(cmd_fit::FitArgs),
+    /// Fit this host's platform profile to measured results of `irqlab run`, or compare
+    /// measured results with predicted ones (--against).
+    Calibrate(cmd_calibrate::CalibrateArgs),
     /// Merge the shards of a sweep (`sim --shard I/N`) into the result the unsharded run writes.
     Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
@@ -91,6 +96,7 @@ fn main() -> ExitCode {
         Cmd::Report(a) => cmd_report::run(a),
         Cmd::Merge(a) => cmd_merge::run(a),
         Cmd::Fit(a) => cmd_fit::run(a),
+        Cmd::Calibrate(a) => cmd_calibrate::run(a),
     };
     match r {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
