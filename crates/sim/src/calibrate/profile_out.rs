@@ -79,7 +79,7 @@ pub fn calibrated_profile(sc: &Scenario, rep: &FitReport, prov: &Provenance) -> 
         }
         .unwrap_or_default();
         let source = format!(
-            "measured: fitted by irqlab calibrate (Nelder–Mead, ×{x:.4} the {base_name} value) to the p50/p99 of {} measured by irqlab run on {} in {files}; was {}",
+            "fitted by irqlab calibrate (Nelder–Mead, ×{x:.4} the {base_name} value) to the p50/p99 of {} measured by irqlab run on {} in {files}; was {}",
             prov.train.join(", "),
             prov.host,
             short(&was, 160)
