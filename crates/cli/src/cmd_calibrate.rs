@@ -38,6 +38,9 @@ pub struct CalibrateArgs {
     /// Optimiser iterations.
     #[arg(long, default_value_t = 80)]
     pub max_iters: u64,
+    /// Nelder–Mead restarts from the optimum while the objective improves.
+    #[arg(long, default_value_t = 4)]
+    pub restarts: u32,
     /// Skip the leave-one-out check.
     #[arg(long)]
     pub no_loo: bool,
@@ -64,10 +67,12 @@ fn pct(x: Option<f64>) -> String {
     x.map(|d| format!("{:+.0}%", d * 100.0)).unwrap_or_else(|| "n/a".into())
 }
 
-/// A column group's name: the predicted result's directory (`out/predicted/result.json` → `predicted`).
+/// A column group's name: the predicted result's directory (`out/predicted/result.json` →
+/// `predicted`, `out/what-if-posted-interrupts/…` → `posted-interrupts`).
 fn column_name(p: &Path) -> String {
     let dir = if p.is_dir() { Some(p) } else { p.parent() };
-    dir.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| p.display().to_string())
+    let name = dir.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| p.display().to_string());
+    name.strip_prefix("what-if-").map(String::from).unwrap_or(name)
 }
 
 /// Header and rows of the comparison (times in µs).
@@ -179,7 +184,7 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
         return Err(CliError("calibrate: no cost to fit: no guess/derived cost is exercised by the training paths (name some with --free)".into()));
     }
     eprintln!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…", free.join(", "), a.max_iters, a.fit_samples);
-    let rep = sim::fit::fit(&p.scenario, &free, a.max_iters, !a.no_loo)?;
+    let rep = calibrate::fit_restarting(&p.scenario, &free, a.max_iters, !a.no_loo, a.restarts)?;
     println!("\nFREE                          START        FITTED   FACTOR");
     for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
         println!("{:<24} {:>11.1} {:>13.1} {:>8.4}", f.key(), f.shown(1.0), f.shown(*x), x);

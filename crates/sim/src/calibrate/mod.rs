@@ -11,7 +11,7 @@
 
 use results::{ConfigResult, ReferenceOutcome, ReferenceRole, ResultKind, RunResult};
 
-use crate::fit::{outcomes, with_factors, FitError, FitReport, Free};
+use crate::fit::{fit, optimise, outcomes, resolve_free, with_factors, FitError, FitReport, FitRun, Free};
 use crate::platform::Basis;
 use crate::runner::{run_scenario, ScenarioOpts};
 use crate::scenario::{set_path, Scenario, ScenarioError};
@@ -319,6 +319,26 @@ pub fn choose_free(sc: &Scenario, train: &[String], paths: &[(MeasuredPath, Stri
         list.push((*name).clone());
     }
     Ok(choice)
+}
+
+/// [`crate::fit::fit`], then Nelder–Mead restarted from its own optimum (a fresh ±20 % simplex)
+/// while the objective improves, at most `restarts` times: objectives made of percentiles of a
+/// finite sample are flat in places and rugged in others, and a single simplex stalls on them.
+/// Factors of the restarts multiply; the leave-one-out (when asked) is that of the first fit.
+pub fn fit_restarting(sc: &Scenario, names: &[String], max_iters: u64, loo: bool, restarts: u32) -> Result<FitReport, CalibrateError> {
+    let mut rep = fit(sc, names, max_iters, loo)?;
+    for _ in 0..restarts {
+        let moved = with_factors(sc, &rep.free, &rep.fit.factors, "irqlab calibrate (restart)");
+        let r = optimise(&moved, &resolve_free(&moved, names)?, None, max_iters)?;
+        if r.objective >= rep.fit.objective * 0.999 {
+            rep.fit.evaluations += r.evaluations;
+            break;
+        }
+        let factors = rep.fit.factors.iter().zip(&r.factors).map(|(a, b)| a * b).collect();
+        rep.fit = FitRun { factors, objective: r.objective, evaluations: rep.fit.evaluations + r.evaluations };
+    }
+    rep.outcomes = outcomes(&with_factors(sc, &rep.free, &rep.fit.factors, "irqlab calibrate"))?;
+    Ok(rep)
 }
 
 /// The calibration scenario's result with the fitted values: the prediction of every path.
