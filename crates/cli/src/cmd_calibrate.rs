@@ -4,8 +4,8 @@
 //!
 //! `irqlab calibrate MEASURED.json... --against PREDICTED.json...` fits nothing: it pairs the
 //! measured paths with predicted results (e.g. `irqlab sim kvm-x86-host --profile host.toml`) by
-//! parameters and prints measured vs predicted p50/p99 with the error, one column group per
-//! predicted result (the first is the one errors are computed against).
+//! parameters and prints measured vs predicted p50/p99 with the error against the first predicted
+//! result; further ones (what-ifs on the same profile) show the change they predict against it.
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -79,7 +79,7 @@ fn column_name(p: &Path) -> String {
 fn comparison_rows(rows: &[Comparison], names: &[String]) -> (Vec<String>, Vec<Vec<String>>) {
     let mut head: Vec<String> = ["PATH", "ROLE", "MEAS p50", "PRED p50", "ERR p50", "MEAS p99", "PRED p99", "p99 ×", "TARGET"].map(String::from).to_vec();
     for n in names.iter().skip(1) {
-        head.extend([format!("{n} p50"), "vs meas".into(), format!("{n} p99"), "vs meas".into()]);
+        head.extend([format!("{n} p50"), "vs pred".into(), format!("{n} p99"), "vs pred".into()]);
     }
     let body = rows
         .iter()
@@ -100,10 +100,12 @@ fn comparison_rows(rows: &[Comparison], names: &[String]) -> (Vec<String>, Vec<V
                     None => "n/a".into(),
                 },
             ];
+            // Further predictions (what-ifs on the same profile): the change the model predicts
+            // against its own baseline (the first prediction), so its error on the baseline cancels.
             for p in c.predicted.iter().skip(1) {
-                let rel = |v: f64, m: f64| pct(Some((v - m) / m));
+                let rel = |v: f64, base: Option<f64>| pct(base.map(|b| (v - b) / b));
                 match p {
-                    Some((p50, p99)) => r.extend([us(*p50), rel(*p50, c.measured.0), us(*p99), rel(*p99, c.measured.1)]),
+                    Some((p50, p99)) => r.extend([us(*p50), rel(*p50, first.map(|f| f.0)), us(*p99), rel(*p99, first.map(|f| f.1))]),
                     None => r.extend(["n/a".into(), String::new(), "n/a".into(), String::new()]),
                 }
             }
