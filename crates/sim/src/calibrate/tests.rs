@@ -124,6 +124,15 @@ fn refuses_mixed_hosts_simulated_results_duplicates_and_unknown_training_paths()
     ms.push(Measured { file: "again.json".into(), result: ms[0].result.clone() });
     assert!(matches!(measured_paths(&ms, &[]), Err(CalibrateError::Duplicate { .. })));
 
+    // A failed run and an unmodelled knob are left out with their reason, the rest kept.
+    let mut ms = moved_measurements();
+    ms[0].result.configs[0].error = Some("watchdog".into());
+    ms[1].result.configs[0].params.insert("disable_hlt_exits".into(), "true".into());
+    let (paths, skipped) = measured_paths(&ms, &[]).unwrap();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped[0].contains("watchdog") && skipped[1].contains("disable_hlt_exits"), "{skipped:?}");
+    assert!(paths.iter().all(|p| p.file != ms[0].file && p.file != ms[1].file));
+
     let e = measured_paths(&moved_measurements(), &["timer-sleep".into()]).unwrap_err().to_string();
     assert!(e.contains("timer-sleep") && e.contains("timer-hlt"), "{e}");
 }
@@ -136,6 +145,9 @@ fn written_profile_parses_with_fitted_costs_measured_and_the_rest_unchanged() {
     let files: Vec<String> = ms.iter().map(|m| m.file.clone()).collect();
     let prov = profile_out::Provenance { command: "irqlab calibrate …", host: &p.host, files: &files, train: &train(), unidentified: &["x — why".into()] };
     let text = profile_out::calibrated_profile(&p.scenario, &rep, &prov).unwrap();
+    // Deterministic: the same inputs give the same profile, byte for byte.
+    let again = crate::fit::fit(&plan(&base(1000), &ms, &train(), 500).unwrap().scenario, &["hrtimer_expiry".into()], 15, false).unwrap();
+    assert_eq!(profile_out::calibrated_profile(&p.scenario, &again, &prov).unwrap(), text);
     let out = Platform::parse(&text, "host.toml").unwrap();
     let orig = Platform::shipped("kvm-pvm-nested-host").unwrap();
     assert_eq!(out.costs.len(), orig.costs.len());
