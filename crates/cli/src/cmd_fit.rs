@@ -44,7 +44,7 @@ fn row(r: &ReferenceOutcome) -> Vec<String> {
     ]
 }
 
-fn grid(title: &str, rows: &[&ReferenceOutcome]) -> String {
+pub(crate) fn grid(title: &str, rows: &[&ReferenceOutcome]) -> String {
     if rows.is_empty() {
         return String::new();
     }

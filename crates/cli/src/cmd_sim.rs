@@ -37,6 +37,11 @@ pub struct SimArgs {
     /// Typed and validated like the file; an unknown key is an error.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Run on another platform profile: a shipped profile's name or a profile file (.toml), e.g.
+    /// one written by `irqlab calibrate`. Replaces the scenario's `platform.profile`; its
+    /// `[platform.costs.*]` overrides still apply.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub profile: Option<String>,
     /// Run only the named configuration (a `[[configs]]` name). Repeatable.
     #[arg(long = "config", value_name = "NAME")]
     pub configs: Vec<String>,
@@ -64,6 +69,7 @@ impl SimArgs {
             trace: 0,
             breakdown: false,
             sets: sets.to_vec(),
+            profile: None,
             configs: Vec::new(),
             shard: None,
             max_points: DEFAULT_MAX_POINTS,
@@ -91,12 +97,33 @@ pub fn safe_dir_name(name: &str) -> String {
     if s.is_empty() { "scenario".into() } else { s }
 }
 
+/// `--profile`: point `platform.profile` at another profile. A file is made absolute (the
+/// scenario layer resolves relative profile paths against the scenario's directory) and is
+/// checked to parse here, so that a bad file is one error before anything runs.
+fn use_profile(sc: &mut Scenario, p: &str) -> Result<(), CliError> {
+    let value = if p.ends_with(".toml") {
+        let abs = std::fs::canonicalize(p).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
+        let text = std::fs::read_to_string(&abs).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
+        sim::platform::Platform::parse(&text, p).map_err(|e| CliError(format!("--profile {e}")))?;
+        abs.display().to_string()
+    } else {
+        sim::platform::Platform::shipped(p).map_err(|e| CliError(format!("--profile: {e}")))?;
+        p.to_string()
+    };
+    sim::scenario::set_path(&mut sc.doc, "platform.profile", toml::Value::String(value)).map_err(CliError)?;
+    sc.sets.push(("platform.profile".into(), p.into()));
+    Ok(())
+}
+
 /// Load a scenario and apply the command line's selection and overrides.
 pub fn load(a: &SimArgs) -> Result<Scenario, CliError> {
     let mut sc = Scenario::load(&a.scenario)?;
     sc.max_points = a.max_points;
     let sets = a.sets.iter().map(|s| parse_set(s).map_err(|e| CliError(format!("--set {e}")))).collect::<Result<Vec<_>, _>>()?;
     sc.apply_sets(&sets)?;
+    if let Some(p) = &a.profile {
+        use_profile(&mut sc, p)?;
+    }
     sc.select_configs(&a.configs)?;
     if let Some(s) = &a.shard {
         let (i, n) = parse_shard(s)?;

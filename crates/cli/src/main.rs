@@ -7,6 +7,8 @@
 //! - `compare`: two results side by side with ratios;
 //! - `report`: one self-contained HTML file with plots;
 //! - `its-check`: check an ITS command stream against the GICv3/v4 model (exit 1 = violations).
+//! - `fit` / `calibrate`: fit costs to references / a host's profile to measured results;
+//! - `report`: one self-contained HTML file with plots.
 //!
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
 //! written), 2 on unusable input (bad flags, bad scenario file, unreadable result).
@@ -14,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_fit;
 mod cmd_merge;
@@ -46,6 +49,9 @@ enum Cmd {
     Compare(cmd_compare::CompareArgs),
     /// Calibrate named costs against a scenario's `fit` references, with a leave-one-out check.
     Fit(cmd_fit::FitArgs),
+    /// Fit this host's platform profile to measured results of `irqlab run`, or compare
+    /// measured results with predicted ones (--against).
+    Calibrate(cmd_calibrate::CalibrateArgs),
     /// Merge the shards of a sweep (`sim --shard I/N`) into the result the unsharded run writes.
     Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
@@ -96,6 +102,7 @@ fn main() -> ExitCode {
         Cmd::Merge(a) => cmd_merge::run(a),
         Cmd::Fit(a) => cmd_fit::run(a),
         Cmd::ItsCheck(a) => cmd_its_check::run(a),
+        Cmd::Calibrate(a) => cmd_calibrate::run(a),
     };
     match r {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
