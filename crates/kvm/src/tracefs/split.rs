@@ -83,20 +83,23 @@ pub fn split(trace: &Trace, path: &[Milestone], roles: &Roles, stamps: &[Stamps]
         let mut t = s.start;
         let mut segs: Vec<(&'static str, u64)> = Vec::with_capacity(used.len() + 1);
         let mut failed = None;
+        let mut required = false;
         for &i in &used {
             let m = &path[i];
+            let optional = m.optional && !std::mem::take(&mut required);
             let found = {
                 let cands = window.iter().filter(|(_, ms)| ms.contains(&i)).map(|(e, _)| e.ts);
                 let from = if m.early_ok && segs.is_empty() { 0 } else { t };
                 match cands.clone().find(|&ts| ts >= from) {
                     Some(ts) => Found::At(ts),
                     None if cands.clone().next().is_some() => Found::OutOfOrder,
-                    None if m.optional => Found::Skipped,
+                    None if optional => Found::Skipped,
                     None => Found::Missing,
                 }
             };
             match found {
                 Found::At(ts) => {
+                    required = m.requires_next;
                     let at = ts.max(t);
                     segs.push((m.segment, at - t));
                     t = at;
