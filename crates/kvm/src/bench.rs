@@ -110,9 +110,10 @@ fn stop_all(stop: &AtomicBool, threads: Vec<JoinHandle<()>>) -> Option<String> {
 }
 
 /// Check the guest TSC against the host: the guest stores its TSC at entry; it must fall between
-/// host readings taken before the vCPUs start and when the entry value is first seen.
-fn tsc_offset(vm: &Vm, before: u64, after: u64) -> (i64, String) {
-    let entry = vm.slot(slot::ENTRY_TSC);
+/// host readings taken before the vCPUs start and when the entry value is first seen. `entry` is
+/// the value seen then: every vCPU stores its own entry TSC in the same slot, and a later vCPU's
+/// would fall outside the bracket.
+fn tsc_offset(entry: u64, before: u64, after: u64) -> (i64, String) {
     if entry == 0 {
         return (0, "guest entry TSC not seen; offset assumed 0".into());
     }
@@ -207,8 +208,10 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     }
     // Bracket the guest's entry TSC tightly: spin until it appears.
     let spin_start = Instant::now();
-    while vm.slot(slot::ENTRY_TSC) == 0 && spin_start.elapsed() < cfg.stall_timeout {
+    let mut entry_tsc = vm.slot(slot::ENTRY_TSC);
+    while entry_tsc == 0 && spin_start.elapsed() < cfg.stall_timeout {
         std::hint::spin_loop();
+        entry_tsc = vm.slot(slot::ENTRY_TSC);
     }
     let host_after_entry = rdtsc();
 
@@ -224,7 +227,7 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
         m.error = Some(e);
     }
     m.counters = delta(&stats_before, &read_stats());
-    let (offset, tsc_note) = tsc_offset(&vm, host_before, host_after_entry);
+    let (offset, tsc_note) = tsc_offset(entry_tsc, host_before, host_after_entry);
     m.notes.push(tsc_note);
     m.tsc_offset = offset;
     collect(&vm, cfg, &host_trigger, offset, &mut m);

@@ -2,11 +2,12 @@
 //! `instances/irqlab-<pid>` has its own buffer, trace clock and event switches, so the run never
 //! touches the top-level tracing state other tools use. The [`Instance`] guard removes the
 //! directory on drop (end of run, error, watchdog, panic); SIGINT/SIGTERM remove it from a
-//! signal handler (`rmdir` is async-signal-safe) before the default action runs. Instances left
+//! signal handler (`rmdir` is async-signal-safe) before the default action runs (the handler
+//! knows the most recent live instance of the process; irqlab runs one at a time). Instances left
 //! by irqlab processes that no longer exist are removed when a new one is created.
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use super::TraceError;
 
@@ -48,6 +49,9 @@ fn access(path: &Path) -> impl FnOnce(std::io::Error) -> TraceError + '_ {
     move |source| TraceError::Access { path: path.display().to_string(), source }
 }
 
+/// Instances this process created so far (the second and later get a `-<n>` suffix).
+static CREATED: AtomicU32 = AtomicU32::new(0);
+
 /// The path of the live instance, for the signal handler (a leaked CString, or null).
 static LIVE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -73,11 +77,14 @@ pub struct Instance {
 }
 
 impl Instance {
-    /// Create `instances/irqlab-<pid>` (replacing a stale one of that name).
+    /// Create `instances/irqlab-<pid>` (`irqlab-<pid>-<n>` for this process's n-th; a stale
+    /// directory of that name is replaced).
     pub fn create(fs: &Tracefs) -> Result<Instance, TraceError> {
         let instances = fs.root.join("instances");
         let removed_stale = remove_stale(&instances);
-        let dir = instances.join(format!("irqlab-{}", std::process::id()));
+        let n = CREATED.fetch_add(1, Ordering::Relaxed);
+        let name = if n == 0 { format!("irqlab-{}", std::process::id()) } else { format!("irqlab-{}-{n}", std::process::id()) };
+        let dir = instances.join(name);
         if dir.exists() {
             std::fs::remove_dir(&dir).map_err(access(&dir))?;
         }
@@ -165,7 +172,8 @@ fn remove_stale(instances: &Path) -> Vec<String> {
     rd.flatten()
         .filter_map(|d| {
             let name = d.file_name().to_string_lossy().to_string();
-            let pid: u32 = name.strip_prefix("irqlab-")?.parse().ok()?;
+            let rest = name.strip_prefix("irqlab-")?;
+            let pid: u32 = rest.split('-').next()?.parse().ok()?;
             let dead = pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists();
             (dead && std::fs::remove_dir(d.path()).is_ok()).then_some(name)
         })

@@ -105,6 +105,9 @@ pub fn analyse(rec: &Recording, class: &str, keep: usize) -> Breakdown {
             s.matched
         ));
     }
+    if !s.out_of_order_examples.is_empty() {
+        b.notes.push(format!("breakdown: out of order: {}", s.out_of_order_examples.join("; ")));
+    }
     if trace.unparsed > 0 {
         b.notes.push(format!("breakdown: {} trace lines did not parse, e.g. {:?}", trace.unparsed, trace.unparsed_examples));
     }

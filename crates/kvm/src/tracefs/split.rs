@@ -36,6 +36,8 @@ pub struct Split {
     pub missing: BTreeMap<&'static str, u64>,
     /// Samples with events out of order (including an arrival before the last host event).
     pub out_of_order: u64,
+    /// The first few out-of-order samples: which milestone came too early.
+    pub out_of_order_examples: Vec<String>,
     /// Optional milestones skipped (e.g. no `sched_wakeup`: the vCPU was caught polling).
     pub skipped: BTreeMap<&'static str, u64>,
     /// Sum of matched samples' latencies in ps (their mean is what the segments add up to).
@@ -113,6 +115,10 @@ pub fn split(trace: &Trace, path: &[Milestone], roles: &Roles, stamps: &[Stamps]
                     failed.get_or_insert(false);
                 }
                 Found::OutOfOrder => {
+                    if failed.is_none() && out.out_of_order_examples.len() < 3 {
+                        let after = segs.last().map_or("the start stamp", |x| x.0);
+                        out.out_of_order_examples.push(format!("sample {k}: {} only before `{after}`", m.name()));
+                    }
                     failed = Some(true);
                 }
             }
