@@ -11,7 +11,11 @@ use crate::CliError;
 /// Check that tracefs can be used (mounting it if absent and we are root), before any run.
 pub fn check(cfg: Option<&BenchConfig>) -> Result<(), CliError> {
     let cfg = cfg.cloned().unwrap_or_default();
-    kvm::tracefs::preflight(&cfg).map(|_| ()).map_err(|e| CliError(e.to_string()))
+    let (_, notes) = kvm::tracefs::preflight(&cfg).map_err(|e| CliError(e.to_string()))?;
+    for n in notes {
+        eprintln!("irqlab: {n}");
+    }
+    Ok(())
 }
 
 fn file_name(point: &str) -> String {

@@ -7,7 +7,7 @@
 //! by irqlab processes that no longer exist are removed when a new one is created.
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 
 use super::TraceError;
 
@@ -18,9 +18,12 @@ pub const TRACEFS: &str = "/sys/kernel/tracing";
 #[derive(Debug, Clone)]
 pub struct Tracefs {
     pub root: PathBuf,
-    /// We mounted it (it was absent); the run says so.
+    /// This process mounted it (it was absent); the run says so.
     pub mounted_now: bool,
 }
+
+/// This process mounted tracefs (every run's result says so, not only the first).
+static MOUNTED_BY_US: AtomicBool = AtomicBool::new(false);
 
 /// Find tracefs, mounting it at /sys/kernel/tracing if it is absent (as trace-cmd does).
 pub fn locate_or_mount() -> Result<Tracefs, TraceError> {
@@ -29,7 +32,7 @@ pub fn locate_or_mount() -> Result<Tracefs, TraceError> {
         let f: Vec<&str> = l.split_whitespace().collect();
         (f.get(2) == Some(&"tracefs")).then(|| f[1].to_string())
     }) {
-        return Ok(Tracefs { root: PathBuf::from(mp), mounted_now: false });
+        return Ok(Tracefs { root: PathBuf::from(mp), mounted_now: MOUNTED_BY_US.load(Ordering::Relaxed) });
     }
     let fss = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
     if !fss.lines().any(|l| l.split_whitespace().last() == Some("tracefs")) {
@@ -42,6 +45,7 @@ pub fn locate_or_mount() -> Result<Tracefs, TraceError> {
     if rc != 0 {
         return Err(TraceError::NotMounted(std::io::Error::last_os_error().to_string()));
     }
+    MOUNTED_BY_US.store(true, Ordering::Relaxed);
     Ok(Tracefs { root: PathBuf::from(TRACEFS), mounted_now: true })
 }
 
@@ -96,6 +100,13 @@ impl Instance {
             .iter()
             // SAFETY: installing a handler that only calls async-signal-safe functions.
             .map(|&s| (s, unsafe { libc::signal(s, on_signal as *const () as libc::sighandler_t) }))
+            .inspect(|&(s, old)| {
+                if old == libc::SIG_IGN {
+                    // An ignored signal stays ignored (nohup, background jobs).
+                    // SAFETY: restoring the previous disposition.
+                    unsafe { libc::signal(s, libc::SIG_IGN) };
+                }
+            })
             .collect();
         Ok(Instance { dir, removed_stale, old_handlers })
     }
