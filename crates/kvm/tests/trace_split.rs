@@ -48,6 +48,8 @@ fn recorded_runs_split_completely_and_add_up() {
         let (sum, mean) = (sum_of_means(&b), measured_mean_ns(&r));
         assert!((sum - mean).abs() / mean < 0.001, "{name}: segment means add up to {sum} ns, measured mean {mean} ns");
         assert_eq!(b.paths.len(), 2);
+        let p50 = b.figures.iter().find(|f| f.0 == "breakdown_p50: guest ISR").map(|f| f.1).unwrap();
+        assert!(p50 > 0.0 && p50 < b.segments.last().unwrap().mean_ns * 10.0, "{name}: {p50}");
         assert!(b.paths[0].starts_with(&format!("{class} #0 @ tsc ")), "{}", b.paths[0]);
     }
 }

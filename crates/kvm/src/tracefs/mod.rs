@@ -88,6 +88,11 @@ pub fn analyse(rec: &Recording, class: &str, keep: usize) -> Breakdown {
     if s.matched > 0 {
         b.figures.push(("breakdown_matched_mean".into(), s.matched_total_ps as f64 / 1000.0 / s.matched as f64, "ns"));
     }
+    // Means are what add up; medians say where a typical sample's time goes (they need not add up).
+    for (seg, mut v) in s.per_segment {
+        v.sort_unstable();
+        b.figures.push((format!("breakdown_p50: {seg}"), v[v.len() / 2] as f64 / 1000.0, "ns"));
+    }
     b.notes.push(format!("breakdown path ({class}): {}", s.path.join(" -> ")));
     if !s.never_seen.is_empty() {
         b.notes.push(format!("breakdown: enabled but never fired on this host, left out of the path: {}", s.never_seen.join(", ")));

@@ -4,7 +4,7 @@
 //!
 //! For sample k the search window is (arrival of k−1, arrival of k]. Milestone i is the first
 //! matching event at or after milestone i−1 (a milestone marked `early_ok` may precede the start
-//! stamp; its segment is then zero). A sample is *unmatched* and counted, never dropped silently,
+//! stamp; its segment is then zero; other events before the start stamp are ignored). A sample is *unmatched* and counted, never dropped silently,
 //! when a required milestone has no event in its window (`missing`: lost or never emitted) or its
 //! only events come before the previous milestone (`out of order`), or when the arrival stamp
 //! precedes the last host event.
@@ -44,6 +44,8 @@ pub struct Split {
     pub matched_total_ps: u128,
     /// The first `keep` matched samples' paths, rendered.
     pub paths: Vec<String>,
+    /// Every matched sample's time in each segment, ps (path order), for percentiles.
+    pub per_segment: Vec<(&'static str, Vec<u64>)>,
 }
 
 enum Found {
@@ -90,7 +92,10 @@ pub fn split(trace: &Trace, path: &[Milestone], roles: &Roles, stamps: &[Stamps]
             let m = &path[i];
             let optional = m.optional && !std::mem::take(&mut required);
             let found = {
-                let cands = window.iter().filter(|(_, ms)| ms.contains(&i)).map(|(e, _)| e.ts);
+                // Events before the start stamp belong to an earlier phase (vCPU start-up, the
+                // previous sample's tail), except for a milestone that may legitimately be early.
+                let floor = if m.early_ok { 0 } else { s.start };
+                let cands = window.iter().filter(|(e, ms)| e.ts >= floor && ms.contains(&i)).map(|(e, _)| e.ts);
                 let from = if m.early_ok && segs.is_empty() { 0 } else { t };
                 match cands.clone().find(|&ts| ts >= from) {
                     Some(ts) => Found::At(ts),
@@ -138,6 +143,10 @@ pub fn split(trace: &Trace, path: &[Milestone], roles: &Roles, stamps: &[Stamps]
                 out.matched += 1;
                 for (name, c) in &segs {
                     out.breakdown.add_ps(name, ps(*c, tsc_khz));
+                    match out.per_segment.iter_mut().find(|x| x.0 == *name) {
+                        Some(x) => x.1.push(ps(*c, tsc_khz)),
+                        None => out.per_segment.push((name, vec![ps(*c, tsc_khz)])),
+                    }
                 }
                 out.matched_total_ps += segs.iter().map(|(_, c)| ps(*c, tsc_khz) as u128).sum::<u128>();
                 if out.paths.len() < keep {
@@ -206,6 +215,11 @@ mod tests {
         let sum: f64 = b.iter().map(|x| x.mean_ns).sum();
         assert_eq!(sum, (550.0 + 100.0) / 2.0, "segment means add up to the mean latency");
         assert!(s.paths[0].starts_with("timer #0 @ tsc 1000: total 550.0 ns"), "{}", s.paths[0]);
+        // A wakeup between the samples (before the second deadline) is not part of the second.
+        let stray = TRACE.replace(" vcpu0-10 [000] d..2. 1600:", " other-3 [000] d.h3. 2000: sched_wakeup: comm=vcpu0 pid=10 prio=120 target_cpu=000\n vcpu0-10 [000] d..2. 1600:");
+        let s2 = split(&parse_trace(&stray), &path_for(&BenchConfig::default()), &roles(), &stamps, 1_000_000, 0, "timer");
+        assert_eq!((s2.matched, s2.out_of_order), (2, 0));
+        assert_eq!(s2.breakdown.finish(), b);
     }
 
     #[test]
