@@ -21,6 +21,19 @@ fn sum_of_means(b: &Breakdown) -> f64 {
     b.segments.iter().map(|s| s.mean_ns).sum()
 }
 
+/// The segment means add up to the mean of every sample's measured latency within `tol` (relative).
+fn assert_adds_up(name: &str, b: &Breakdown, r: &Recording, tol: f64) {
+    let (sum, mean) = (sum_of_means(b), measured_mean_ns(r));
+    assert!((sum - mean).abs() / mean < tol, "{name}: segment means add up to {sum} ns, measured mean {mean} ns");
+}
+
+/// `unmatched` of 300 samples unmatched, the others through every segment.
+fn assert_unmatched(b: &Breakdown, unmatched: u64) {
+    assert_eq!(counter(b, "breakdown.samples_unmatched"), unmatched);
+    assert_eq!(counter(b, "breakdown.samples_matched"), 300 - unmatched);
+    assert!(b.segments.iter().all(|s| s.count == 300 - unmatched), "{:?}", b.segments);
+}
+
 fn segments(b: &Breakdown) -> Vec<&str> {
     b.segments.iter().map(|s| s.segment.as_str()).collect()
 }
@@ -45,8 +58,7 @@ fn recorded_runs_split_completely_and_add_up() {
         assert!(b.segments.iter().all(|s| s.count == 300), "{name}: every matched sample goes through every segment");
         // kvm_pvm does not emit kvm_entry: it is enabled, never fires, and the notes say so.
         assert!(b.notes.iter().any(|n| n.contains("never fired") && n.contains("kvm_entry")), "{name}: {:?}", b.notes);
-        let (sum, mean) = (sum_of_means(&b), measured_mean_ns(&r));
-        assert!((sum - mean).abs() / mean < 0.001, "{name}: segment means add up to {sum} ns, measured mean {mean} ns");
+        assert_adds_up(name, &b, &r, 0.001);
         assert_eq!(b.paths.len(), 2);
         let p50 = b.figures.iter().find(|f| f.0 == "breakdown_p50: guest ISR").map(|f| f.1).unwrap();
         assert!(p50 > 0.0 && p50 < b.segments.last().unwrap().mean_ns * 10.0, "{name}: {p50}");
@@ -67,15 +79,12 @@ fn timer_host_timer_fires_near_the_deadline() {
 fn lost_events_are_counted_not_dropped() {
     let r = load("pvm-timer-lost.txt", include_str!("data/pvm-timer-lost.txt"));
     let b = analyse(&r, "timer", 0);
-    assert_eq!(counter(&b, "breakdown.samples_unmatched"), 10);
-    assert_eq!(counter(&b, "breakdown.samples_matched"), 290);
+    assert_unmatched(&b, 10);
     assert_eq!(counter(&b, "breakdown.missing.kvm_apic_accept_irq"), 10);
     assert_eq!(counter(&b, "breakdown.events_lost"), 10, "the [LOST 10 EVENTS] marker");
     assert_eq!(counter(&b, "breakdown.events_out_of_order"), 0);
     assert!(b.notes.iter().any(|n| n.contains("10 of 300 samples unmatched")), "{:?}", b.notes);
-    assert!(b.segments.iter().all(|s| s.count == 290));
-    let (sum, mean) = (sum_of_means(&b), measured_mean_ns(&r));
-    assert!((sum - mean).abs() / mean < 0.05, "segment means {sum} ns vs measured mean {mean} ns");
+    assert_adds_up("pvm-timer-lost.txt", &b, &r, 0.05);
 }
 
 #[test]
@@ -83,11 +92,9 @@ fn reordered_events_are_counted_not_dropped() {
     let r = load("pvm-ipi-reordered.txt", include_str!("data/pvm-ipi-reordered.txt"));
     let b = analyse(&r, "ipi_one_way", 0);
     assert_eq!(counter(&b, "breakdown.events_out_of_order"), 5);
-    assert_eq!(counter(&b, "breakdown.samples_unmatched"), 5);
-    assert_eq!(counter(&b, "breakdown.samples_matched"), 295);
+    assert_unmatched(&b, 5);
     assert!(b.notes.iter().any(|n| n.contains("kvm_apic_accept_irq only before `ICR write`")), "{:?}", b.notes);
-    let (sum, mean) = (sum_of_means(&b), measured_mean_ns(&r));
-    assert!((sum - mean).abs() / mean < 0.05, "segment means {sum} ns vs measured mean {mean} ns");
+    assert_adds_up("pvm-ipi-reordered.txt", &b, &r, 0.05);
 }
 
 #[test]
