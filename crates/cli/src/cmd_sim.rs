@@ -52,6 +52,26 @@ pub struct SimArgs {
     pub check: bool,
 }
 
+impl SimArgs {
+    /// The arguments `irqlab fit` loads its scenario with.
+    pub fn for_fit(scenario: &str, sets: &[String]) -> SimArgs {
+        SimArgs {
+            scenario: scenario.into(),
+            seed: None,
+            out: None,
+            format: Format::Table,
+            stats: false,
+            trace: 0,
+            breakdown: false,
+            sets: sets.to_vec(),
+            configs: Vec::new(),
+            shard: None,
+            max_points: DEFAULT_MAX_POINTS,
+            check: false,
+        }
+    }
+}
+
 /// `I/N` of `--shard`.
 pub fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
     let bad = || CliError(format!("--shard `{s}`: expected I/N with 1 <= I <= N (e.g. 2/8)"));
@@ -101,7 +121,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     )?;
     progress.finish();
     let wall = started.elapsed().as_secs_f64();
-    let (out_traces, out_events) = (out.traces, out.events);
+    let (out_traces, out_events, out_indices) = (out.traces, out.events, out.indices);
     let mut result = out.result;
     let mut details = std::collections::BTreeMap::new();
     for (k, v) in &sc.sets {
@@ -113,6 +133,8 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     if let Some((i, n)) = sc.shard {
         details.insert("shard".into(), format!("{i}/{n}"));
         details.insert("points_total".into(), sc.point_count()?.to_string());
+        let idx: Vec<String> = out_indices.iter().map(|i| i.to_string()).collect();
+        details.insert("point_indices".into(), idx.join(","));
     }
     result.provenance = Some(crate::provenance::current(details));
     let r = &result;

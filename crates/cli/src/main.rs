@@ -14,6 +14,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd_compare;
+mod cmd_fit;
+mod cmd_merge;
 mod cmd_report;
 mod cmd_run;
 mod cmd_scenarios;
@@ -41,6 +43,10 @@ enum Cmd {
     Scenarios,
     /// Compare two result files side by side, with ratios B/A.
     Compare(cmd_compare::CompareArgs),
+    /// Calibrate named costs against a scenario's `fit` references, with a leave-one-out check.
+    Fit(cmd_fit::FitArgs),
+    /// Merge the shards of a sweep (`sim --shard I/N`) into the result the unsharded run writes.
+    Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
     Report(cmd_report::ReportArgs),
 }
@@ -84,6 +90,8 @@ fn main() -> ExitCode {
         Cmd::Scenarios => cmd_scenarios::run(),
         Cmd::Compare(a) => cmd_compare::run(a),
         Cmd::Report(a) => cmd_report::run(a),
+        Cmd::Merge(a) => cmd_merge::run(a),
+        Cmd::Fit(a) => cmd_fit::run(a),
     };
     match r {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -9,6 +9,7 @@
 
 pub mod arch;
 pub mod engine;
+pub mod fit;
 pub mod hyp;
 pub mod model;
 pub mod models;

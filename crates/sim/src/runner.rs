@@ -21,6 +21,8 @@ pub struct ScenarioOutput {
     pub traces: Vec<(String, Vec<Trace>)>,
     /// Total simulated events over all points.
     pub events: u64,
+    /// Index of each configuration among all the scenario's points (before `--config`/`--shard`).
+    pub indices: Vec<usize>,
 }
 
 /// Options for [`run_scenario`].
@@ -182,5 +184,6 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
         result.configs.push(cfg);
     }
     result.references = check_references(&sc.file, &sc.references, &result)?;
-    Ok(ScenarioOutput { result, traces, events })
+    let indices = points.iter().map(|(i, _)| *i).collect();
+    Ok(ScenarioOutput { result, traces, events, indices })
 }

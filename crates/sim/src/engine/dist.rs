@@ -126,6 +126,34 @@ impl CostDist {
         }
     }
 
+    /// The fields of a profile's `[costs.NAME]` entry that describe this distribution (without
+    /// `source` and `basis`).
+    pub fn to_spec_table(&self) -> toml::Table {
+        let mut t = toml::Table::new();
+        let mut put = |k: &str, v: f64| {
+            t.insert(k.into(), toml::Value::Float((v * 1000.0).round() / 1000.0));
+        };
+        match self {
+            CostDist::Constant { ns } => put("ns", *ns),
+            CostDist::Uniform { min_ns, max_ns } => {
+                put("min_ns", *min_ns);
+                put("max_ns", *max_ns);
+            }
+            CostDist::Normal { mean_ns, sd_ns } => {
+                put("mean_ns", *mean_ns);
+                put("sd_ns", *sd_ns);
+            }
+            CostDist::LogNormal { median_ns, p99_ns } => {
+                put("median_ns", *median_ns);
+                put("p99_ns", *p99_ns);
+            }
+            CostDist::Empirical { values_ns } => {
+                t.insert("values_ns".into(), toml::Value::Array(values_ns.iter().map(|v| toml::Value::Float(*v)).collect()));
+            }
+        }
+        t
+    }
+
     /// The same distribution with every duration multiplied by `f` (e.g. a DEBUG build).
     pub fn scaled(&self, f: f64) -> CostDist {
         match self {
