@@ -28,6 +28,7 @@ mod cmd_sim;
 mod output;
 mod progress;
 mod provenance;
+mod run_breakdown;
 
 #[derive(Parser)]
 #[command(name = "irqlab", version, about = "Measure, explain and predict how fast interrupts reach virtual CPUs")]
