@@ -474,7 +474,7 @@ mod tests {
         let r = sweep_run();
         let html = render_html(&[("wfi.json".into(), r.clone())]).unwrap();
         assert!(html.contains("Summary: vwfi across, other × pcpus down"));
-        assert!(html.contains("<th>adaptive</th>") && html.contains("<small>0.5</small>"));
+        assert!(html.contains("<th>adaptive</th>") && html.contains("<small>0.500</small>"));
         assert!(html.contains("Heatmap: timer p99 (µs) over vwfi × other"));
         assert!(html.contains("timer p99 (µs) against other.throughput (pCPU)"));
         assert_eq!(html.matches("<circle").count(), 12);

@@ -165,10 +165,10 @@ mod tests {
         assert_eq!(p.rows[0].0, ["busy", "1"]);
         let texts: Vec<&str> = p.rows[0].1.iter().map(|c| c.as_ref().unwrap().text.as_str()).collect();
         assert_eq!(texts, ["1,001", "2,001", "3,001"]);
-        assert_eq!(p.rows[3].1[2].as_ref().unwrap().second.as_deref(), Some("1.7"));
+        assert_eq!(p.rows[3].1[2].as_ref().unwrap().second.as_deref(), Some("1.700"));
         assert!(p.folded.is_empty());
         let html = p.to_html(&|_| None);
-        assert!(html.contains("<th colspan=\"3\">vwfi</th>") && html.contains("<th>adaptive</th>") && html.contains("<small>0.5</small>"), "{html}");
+        assert!(html.contains("<th colspan=\"3\">vwfi</th>") && html.contains("<th>adaptive</th>") && html.contains("<small>0.500</small>"), "{html}");
     }
 
     #[test]

@@ -249,7 +249,7 @@ impl Plot {
         let w = (b - a - 0.6).max(0.8);
         let _ = write!(
             self.out,
-            r#"<rect class="bar" x="{a:.1}" y="{top:.1}" width="{w:.1}" height="{:.1}" fill="{fill}"><title>{}</title></rect>"#,
+            r#"<rect class="hist-bar" x="{a:.1}" y="{top:.1}" width="{w:.1}" height="{:.1}" fill="{fill}"><title>{}</title></rect>"#,
             (bottom - top).max(0.0),
             esc(tip)
         );
@@ -511,7 +511,7 @@ pub(crate) mod tests {
         let s = histogram_svg("tail", &tail, 40, LatencyUnit::Us, 720.0);
         assert_axes(&s);
         assert!(texts(&s, "x-title")[0].contains("log scale") && texts(&s, "y-title")[0].contains("log scale"));
-        assert!(s.matches("class=\"bar\"").count() >= 2, "tail bar visible");
+        assert!(s.matches("class=\"hist-bar\"").count() >= 2, "tail bar visible");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! (`vwfi`).
 use results::ConfigResult;
 
-use crate::format::{latency, number, LatencyUnit};
+use crate::format::{group, latency, number, LatencyUnit};
 
 /// One sweep axis: the parameter key and its values in order of first appearance.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +102,10 @@ impl Stat {
     pub fn show(&self, v: f64, unit: LatencyUnit) -> String {
         match self {
             Stat::Latency(_) => latency(v, unit),
-            _ => number(v),
+            Stat::Count => number(v),
+            // One number of decimals for a whole column of figures.
+            Stat::Figure(_) if v.abs() >= 1000.0 => group(v, 0),
+            Stat::Figure(_) => group(v, 3),
         }
     }
 
