@@ -104,6 +104,20 @@ pub fn figure(value: f64, unit: &str) -> (String, String) {
     (number(value), u.to_string())
 }
 
+/// The factor and unit in which values up to `max_abs` of unit `unit` read best (time and
+/// frequency units are rescaled; others keep factor 1): (8.98e9, "ns") → (1e-9, "s").
+pub fn scale(max_abs: f64, unit: &str) -> (f64, String) {
+    let u = if unit == "us" { "µs" } else { unit };
+    for units in [&TIME_UNITS[..], &FREQ_UNITS[..]] {
+        if let Some((_, base)) = units.iter().find(|(n, _)| *n == u) {
+            let x = max_abs * base;
+            let (name, s) = units.iter().rev().find(|(_, s)| x >= *s).copied().unwrap_or(units[0]);
+            return (base / s, name.to_string());
+        }
+    }
+    (1.0, u.to_string())
+}
+
 /// `figure` joined: "8.981 s".
 pub fn figure_text(value: f64, unit: &str) -> String {
     let (v, u) = figure(value, unit);
@@ -137,6 +151,8 @@ mod tests {
         assert_eq!(figure(9.783794, "ms"), ("9.784".into(), "ms".into()));
         assert_eq!(figure(500.358, "s"), ("500.4".into(), "s".into()));
         assert_eq!(figure(86400.0, "s"), ("86,400".into(), "s".into()));
+        assert_eq!(scale(8.98e9, "ns"), (1e-9, "s".to_string()));
+        assert_eq!(scale(3.0, "pCPU"), (1.0, "pCPU".to_string()));
         assert_eq!(figure(0.992, "pCPU"), ("0.992".into(), "pCPU".into()));
         assert_eq!(figure(5.548e5, ""), ("554,800".into(), "".into()));
         assert_eq!(figure(0.000012, "x").0, "0.000012");

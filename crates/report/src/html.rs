@@ -272,13 +272,13 @@ fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) ->
         return Ok(None);
     }
     let Some(class) = opts.class.clone().or_else(|| default_class(&r.configs)) else { return Ok(None) };
-    let stat = Stat::parse(opts.stat.as_deref().unwrap_or("p99"));
+    let stat = Stat::parse(opts.stat.as_deref().unwrap_or("p99")).resolve(&r.configs);
     let fig_name = match opts.scatter.as_deref() {
         Some("none") => None,
         Some(f) => Some(f.to_string()),
         None => default_figure(&r.configs),
     };
-    let fig = fig_name.as_deref().map(Stat::parse);
+    let fig = fig_name.as_deref().map(|f| Stat::parse(f).resolve(&r.configs));
     let spec = CellSpec { stat: &stat, second: fig.as_ref(), class: &class, unit: opts.unit };
     let (col, rows): (&SweepAxis, Vec<SweepAxis>) = if opts.pivot.is_empty() {
         (&ax[0], ax[1..].to_vec())
@@ -347,7 +347,7 @@ fn stat_name(s: &Stat) -> String {
     match s {
         Stat::Latency(n) => n.clone(),
         Stat::Count => "count".into(),
-        Stat::Figure(f) => f.clone(),
+        Stat::Figure { name, .. } => name.clone(),
     }
 }
 

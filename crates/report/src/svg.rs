@@ -290,15 +290,22 @@ pub fn cdf_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     pts
 }
 
-/// 0 → "p0", 0.301 → "p50", 1 → "p90", 2 → "p99", 3 → "p99.9"...
+/// 0 → "p0", 0.301 → "p50", 1 → "p90", 2 → "p99", 3 → "p99.9", 7 → "p99.99999".
 pub fn nines_label(y: f64) -> String {
-    let p = 100.0 * (1.0 - 10f64.powf(-y));
     if y < 0.1 {
-        "p0".into()
-    } else {
-        let s = format!("{p:.4}");
-        format!("p{}", s.trim_end_matches('0').trim_end_matches('.'))
+        return "p0".into();
     }
+    if (y - y.round()).abs() < 1e-9 && y >= 1.0 {
+        // Exact for whole nines, however many (formatting 100·(1 − 10⁻⁷) would round to "p100").
+        let n = y.round() as usize;
+        return match n {
+            1 => "p90".into(),
+            n => format!("p99{}{}", if n > 2 { "." } else { "" }, "9".repeat(n - 2)),
+        };
+    }
+    let p = 100.0 * (1.0 - 10f64.powf(-y));
+    let s = format!("{p:.4}");
+    format!("p{}", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
 fn nines_axis(ymax: f64) -> Axis {
@@ -475,6 +482,7 @@ pub(crate) mod tests {
         assert_eq!(nines_label(2f64.log10()), "p50");
         assert_eq!(nines_label(1.0), "p90");
         assert_eq!(nines_label(3.0), "p99.9");
+        assert_eq!(nines_label(7.0), "p99.99999");
     }
 
     #[test]

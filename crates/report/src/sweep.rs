@@ -60,8 +60,9 @@ pub enum Stat {
     Latency(String),
     /// The sample count of a class.
     Count,
-    /// A figure (`other.throughput`), with or without a `figure:` prefix.
-    Figure(String),
+    /// A figure (`other.throughput`), with or without a `figure:` prefix; values are multiplied
+    /// by `factor` to show them in `unit` (see [`Stat::resolve`]).
+    Figure { name: String, factor: f64, unit: String },
 }
 
 impl Stat {
@@ -71,7 +72,7 @@ impl Stat {
             "count" => Stat::Count,
             "avg" => Stat::Latency("mean".into()),
             s if LATENCY_STATS.contains(&s) => Stat::Latency(s.into()),
-            s => Stat::Figure(s.into()),
+            s => Stat::Figure { name: s.into(), factor: 1.0, unit: String::new() },
         }
     }
 
@@ -94,7 +95,7 @@ impl Stat {
                 "p99.9" => s.p999 as f64,
                 _ => s.p9999 as f64,
             }),
-            Stat::Figure(f) => c.figures.get(f).map(|f| f.value),
+            Stat::Figure { name, factor, .. } => c.figures.get(name).map(|f| f.value * factor),
         }
     }
 
@@ -104,8 +105,8 @@ impl Stat {
             Stat::Latency(_) => latency(v, unit),
             Stat::Count => number(v),
             // One number of decimals for a whole column of figures.
-            Stat::Figure(_) if v.abs() >= 1000.0 => group(v, 0),
-            Stat::Figure(_) => group(v, 3),
+            Stat::Figure { .. } if v.abs() >= 1000.0 => group(v, 0),
+            Stat::Figure { .. } => group(v, 3),
         }
     }
 
@@ -114,10 +115,24 @@ impl Stat {
         match self {
             Stat::Latency(n) => format!("{class} {n} ({})", unit.symbol()),
             Stat::Count => format!("{class} count"),
-            Stat::Figure(f) => match configs.iter().find_map(|c| c.figures.get(f)).map(|f| f.unit.as_str()).filter(|u| !u.is_empty()) {
-                Some(u) => format!("{f} ({u})"),
-                None => f.clone(),
+            Stat::Figure { name, unit, .. } if !unit.is_empty() => format!("{name} ({unit})"),
+            Stat::Figure { name, .. } => match configs.iter().find_map(|c| c.figures.get(name)).map(|f| f.unit.as_str()).filter(|u| !u.is_empty()) {
+                Some(u) => format!("{name} ({u})"),
+                None => name.clone(),
             },
+        }
+    }
+
+    /// Pick the display unit of a figure from its values in `configs` (8.98e9 ns → s).
+    pub fn resolve(self, configs: &[ConfigResult]) -> Stat {
+        match self {
+            Stat::Figure { name, .. } => {
+                let figs: Vec<&results::Figure> = configs.iter().filter_map(|c| c.figures.get(&name)).collect();
+                let max = figs.iter().map(|f| f.value.abs()).fold(0.0, f64::max);
+                let (factor, unit) = crate::format::scale(max, figs.first().map(|f| f.unit.as_str()).unwrap_or(""));
+                Stat::Figure { name, factor, unit }
+            }
+            s => s,
         }
     }
 
@@ -199,5 +214,10 @@ pub(crate) mod tests {
         assert_eq!(default_class(&s).as_deref(), Some("timer"));
         assert_eq!(default_figure(&s).as_deref(), Some("other.throughput"));
         assert_eq!(Stat::parse("other.throughput").title("timer", LatencyUnit::Us, &s), "other.throughput (pCPU)");
+        let mut big = s.clone();
+        big[0].set_figure("total", 8.98e9, "ns");
+        let t = Stat::parse("total").resolve(&big);
+        assert_eq!(t.title("timer", LatencyUnit::Us, &big), "total (s)");
+        assert_eq!(t.value(&big[0], "timer"), Some(8.98));
     }
 }
