@@ -1,6 +1,6 @@
 //! CSV export for pandas and spreadsheets: one row per (configuration, interrupt class).
 //!
-//! Columns, in order (documented in `docs/results-csv.md` and by `scripts/load_results.py`):
+//! Columns, in order (see also `docs/results-csv.md` and `scripts/load_results.py`):
 //! - `scenario`, `kind` (predicted | calibrated | measured), `seed` (the run's base seed),
 //!   `config`, `config_seed` (the seed this configuration ran with);
 //! - one column per parameter key of any configuration (`hypervisor.vwfi`, `workload.other`, ...);
