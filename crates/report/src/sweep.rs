@@ -84,17 +84,7 @@ impl Stat {
         let s = || c.classes.get(class).map(|l| &l.summary);
         match self {
             Stat::Count => s().map(|s| s.count as f64),
-            Stat::Latency(name) => s().filter(|s| s.count > 0).map(|s| match name.as_str() {
-                "mean" => s.mean,
-                "min" => s.min as f64,
-                "max" => s.max as f64,
-                "warm_max" => s.warm_max as f64,
-                "p50" => s.p50 as f64,
-                "p90" => s.p90 as f64,
-                "p99" => s.p99 as f64,
-                "p99.9" => s.p999 as f64,
-                _ => s.p9999 as f64,
-            }),
+            Stat::Latency(name) => s().filter(|s| s.count > 0).and_then(|s| results::summary_stat(s, name)),
             Stat::Figure { name, factor, .. } => c.figures.get(name).map(|f| f.value * factor),
         }
     }

@@ -7,6 +7,7 @@
 //! Everything is indexed by hash maps: 40,000 configurations compare in milliseconds.
 use std::collections::{BTreeSet, HashMap};
 
+use crate::latency::Summary;
 use crate::run::{ConfigResult, RunResult};
 
 /// One compared statistic of one paired (configuration, class).
@@ -66,6 +67,24 @@ pub struct Comparison {
 
 /// Latency statistics compared, with the names used everywhere (table, CSV, JSON).
 pub const COMPARED_STATS: [&str; 10] = ["count", "mean", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max"];
+
+/// A summary statistic by its name in [`COMPARED_STATS`] (latencies in ns); `None` for other
+/// names. The one place that maps the names people use to the summary's fields.
+pub fn summary_stat(s: &Summary, name: &str) -> Option<f64> {
+    Some(match name {
+        "count" => s.count as f64,
+        "mean" => s.mean,
+        "min" => s.min as f64,
+        "p50" => s.p50 as f64,
+        "p90" => s.p90 as f64,
+        "p99" => s.p99 as f64,
+        "p99.9" => s.p999 as f64,
+        "p99.99" => s.p9999 as f64,
+        "max" => s.max as f64,
+        "warm_max" => s.warm_max as f64,
+        _ => return None,
+    })
+}
 
 /// Compare with no key renaming.
 pub fn compare(a: &RunResult, b: &RunResult) -> Comparison {
@@ -161,11 +180,9 @@ fn rows_of_pair(ca: &ConfigResult, cb: &ConfigResult, rows: &mut Vec<CompareRow>
     for (class, la) in &ca.classes {
         let Some(lb) = cb.classes.get(class) else { continue };
         let (sa, sb) = (&la.summary, &lb.summary);
-        let values = |s: &crate::Summary| {
-            [s.count as f64, s.mean, s.min as f64, s.p50 as f64, s.p90 as f64, s.p99 as f64, s.p999 as f64, s.p9999 as f64, s.max as f64, s.warm_max as f64]
-        };
-        for ((stat, va), vb) in COMPARED_STATS.iter().zip(values(sa)).zip(values(sb)) {
-            let unit = if *stat == "count" { "" } else { "ns" };
+        for stat in COMPARED_STATS {
+            let (Some(va), Some(vb)) = (summary_stat(sa, stat), summary_stat(sb, stat)) else { continue };
+            let unit = if stat == "count" { "" } else { "ns" };
             rows.push(CompareRow { config: config.clone(), class: class.clone(), stat: stat.to_string(), unit: unit.into(), a: va, b: vb });
         }
     }
