@@ -218,7 +218,10 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
 /// (small-multiple group, series label) of a configuration: grouped by every sweep axis but the
 /// first, the first axis's value naming the series.
 fn series_names(label: &str, r: &RunResult, c: &ConfigResult, ax: &[SweepAxis], many_runs: bool) -> (String, String) {
-    let run = if many_runs { format!("{label} [{}]: ", r.meta.kind.as_str()) } else { String::new() };
+    // A path label is shortened to its last two components (`zynq/result.json`) for legends.
+    let short: Vec<&str> = label.rsplit('/').take(2).collect();
+    let short = short.into_iter().rev().collect::<Vec<_>>().join("/");
+    let run = if many_runs { format!("{short} [{}]: ", r.meta.kind.as_str()) } else { String::new() };
     match ax.split_first() {
         Some((first, rest)) => {
             let group = rest.iter().map(|a| format!("{}={}", a.short(), c.params.get(&a.key).map(String::as_str).unwrap_or("?"))).collect::<Vec<_>>().join(", ");
