@@ -56,7 +56,7 @@ fn table_has_the_source_columns_and_stats() {
     let o = irqlab(&["sim", &sc, "--stats", "--trace", "1", "--out", "o"], d.path());
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    for col in ["AVG", "MIN", "MAX", "WARM_MAX", "P50", "P99", "P99.9", "P99.99"] {
+    for col in ["AVG", "MIN", "MAX", "WARM_MAX", "p50", "p90", "p99", "p99.9", "p99.99"] {
         assert!(out.contains(col), "missing column {col}: {out}");
     }
     assert!(out.contains("idle=trap") && out.contains("idle=native"));
@@ -73,7 +73,7 @@ fn json_and_csv_formats_go_to_stdout() {
     let r = results::from_json_str(&out, "stdout").unwrap();
     assert_eq!(r.configs.len(), 2);
     let o = irqlab(&["sim", &sc, "--format", "csv", "--out", "o"], d.path());
-    assert!(text(&o).0.starts_with("kind,config,"));
+    assert!(text(&o).0.starts_with("scenario,kind,seed,config,"));
 }
 
 #[test]

@@ -22,8 +22,8 @@ mod reference;
 mod run;
 
 pub use breakdown::{BreakdownBuilder, SegmentStat};
-pub use compare::{compare, CompareRow};
-pub use csv::to_csv;
+pub use compare::{compare, compare_mapped, summary_stat, CompareRow, Comparison, Pair, PairedBy, COMPARED_STATS};
+pub use csv::{escape_control, to_csv, to_csv_in, LatencyUnit};
 pub use error::ResultsError;
 pub use io::{from_json_str, read_json, to_json_string, write_atomic, write_json};
 pub use latency::{LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
