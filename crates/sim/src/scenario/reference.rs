@@ -117,19 +117,7 @@ fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<
         }
         StatKind::Latency(stat) => {
             let l = c.classes.get(class).ok_or_else(|| unknown("latency class", class, c.classes.keys().collect()))?;
-            let s = &l.summary;
-            Ok(Some(match *stat {
-                "mean" => s.mean,
-                "min" => s.min as f64,
-                "p50" => s.p50 as f64,
-                "p90" => s.p90 as f64,
-                "p99" => s.p99 as f64,
-                "p99.9" => s.p999 as f64,
-                "p99.99" => s.p9999 as f64,
-                "max" => s.max as f64,
-                "warm_max" => s.warm_max as f64,
-                other => unreachable!("validated stat {other}"),
-            }))
+            Ok(Some(results::summary_stat(&l.summary, stat).expect("validated stat")))
         }
     }
 }
