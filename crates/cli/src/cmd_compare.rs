@@ -1,10 +1,21 @@
-//! `irqlab compare A.json B.json`.
+//! `irqlab compare A.json B.json`: pair configurations (by name, then by the parameters both
+//! runs have, `--map` renaming A's keys), print the statistics side by side with ratios B/A, and
+//! list what did not pair. Exit status 1 when nothing pairs.
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
+use report::compare_table::{compare_output, CompareFormat};
 
-use crate::term::out;
+use crate::term::{note, out, out_data};
+use crate::cmd_report::UnitArg;
 use crate::{CliError, Outcome};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Table,
+    Csv,
+    Json,
+}
 
 #[derive(Args)]
 pub struct CompareArgs {
@@ -12,11 +23,38 @@ pub struct CompareArgs {
     pub a: PathBuf,
     /// Result to compare against the baseline (B).
     pub b: PathBuf,
+    /// Rename a parameter key of A to B's name before pairing, e.g.
+    /// `--map workload.period_us=period_us` (repeatable).
+    #[arg(long, value_name = "A_KEY=B_KEY", value_parser = parse_map)]
+    pub map: Vec<(String, String)>,
+    /// Latency unit.
+    #[arg(long, value_enum, default_value_t = UnitArg::Us)]
+    pub unit: UnitArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
+}
+
+fn parse_map(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
+        _ => Err(format!("expected A_KEY=B_KEY, got `{s}`")),
+    }
 }
 
 pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
     let ra = results::read_json(&a.a)?;
     let rb = results::read_json(&a.b)?;
-    out(&report::compare_table::compare_table(&ra, &rb, &a.a.display().to_string(), &a.b.display().to_string()))?;
+    let format = match a.format {
+        FormatArg::Table => CompareFormat::Table,
+        FormatArg::Csv => CompareFormat::Csv,
+        FormatArg::Json => CompareFormat::Json,
+    };
+    let o = compare_output(&ra, &rb, &a.a.display().to_string(), &a.b.display().to_string(), &a.map, a.unit.into(), format);
+    if format == CompareFormat::Table { out(&o.text)? } else { out_data(&o.text)? }
+    if o.nothing_paired() {
+        note(&format!("irqlab: compare: no configuration of {} pairs with one of {}\n", a.a.display(), a.b.display()));
+        return Ok(Outcome::Partial);
+    }
     Ok(Outcome::Ok)
 }

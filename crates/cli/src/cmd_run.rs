@@ -79,6 +79,13 @@ pub struct RunArgs {
     /// Watchdog: stop a run that makes no progress for this many seconds.
     #[arg(long, default_value_t = 5.0)]
     pub stall_timeout_s: f64,
+    /// Split each sample into host-side segments from KVM/timer/sched trace events (needs tracefs;
+    /// as root irqlab mounts it). Also runs once untraced to state the tracing overhead.
+    #[arg(long)]
+    pub breakdown: bool,
+    /// With --breakdown: print this many sample paths.
+    #[arg(long, default_value_t = 0, requires = "breakdown")]
+    pub trace: usize,
     /// Output directory (default: out/run-<bench>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -214,6 +221,10 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
     if let Err(why) = kvm::kvm_available() {
         return Err(CliError(format!("irqlab run needs KVM: {why}")));
     }
+    if a.breakdown {
+        crate::run_breakdown::check(pts.iter().find_map(|p| p.1.as_ref().ok()))?;
+    }
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario));
     let host = kvm::host_description();
     let mut result = RunResult::new(RunMeta {
         tool_version: sim::runner::TOOL_VERSION.into(),
@@ -230,9 +241,13 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         let cr = match cfg {
             Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
             Ok(cfg) => {
-                let mut cr = match kvm::run_bench(&cfg, &|n| progress.inc(n)) {
-                    Ok(m) => m.to_config_result(&name),
-                    Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e.to_string()),
+                let mut cr = if a.breakdown {
+                    crate::run_breakdown::measure(&cfg, &name, &|n| progress.inc(n), a.trace, &dir)
+                } else {
+                    match kvm::run_bench(&cfg, &|n| progress.inc(n)) {
+                        Ok(m) => m.to_config_result(&name),
+                        Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e.to_string()),
+                    }
                 };
                 if cfg.pv_ipi {
                     let verdict = kvm::probe_pv_ipi(Duration::from_secs(2)).unwrap_or_else(|e| format!("probe failed: {e}"));

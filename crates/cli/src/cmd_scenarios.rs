@@ -9,7 +9,7 @@ pub fn run() -> Result<Outcome, CliError> {
     for (name, text) in SHIPPED_SCENARIOS {
         match Scenario::parse(text, &format!("scenarios/{name}.toml"), name, None) {
             Ok(sc) => {
-                let points = sc.point_count();
+                let points = sc.point_count().unwrap_or(0);
                 out(&format!("{name:<w$}  {} ({} point{}, model {})\n", sc.header.description, points, if points == 1 { "" } else { "s" }, sc.header.model))?
             }
             Err(e) => out(&format!("{name:<w$}  (invalid: {e})\n"))?,

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use clap::Args;
 use sim::runner::{run_scenario, ScenarioOpts};
-use sim::scenario::{check_references, Scenario};
+use sim::scenario::{parse_set, Scenario, DEFAULT_MAX_POINTS};
 
 use crate::output::{check_output_dir, print, write_files, Format};
 use crate::term::{self, note};
@@ -33,11 +33,110 @@ pub struct SimArgs {
     /// Print where the time went (per-segment breakdown) and counters.
     #[arg(long)]
     pub breakdown: bool,
+    /// Override one scenario value, KEY=VALUE with a dotted key as in [sweep]
+    /// (e.g. `--set workload.samples=100000`, `--set hypervisor.vwfi=native`). Repeatable.
+    /// Typed and validated like the file; an unknown key is an error.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Run on another platform profile: a shipped profile's name or a profile file (.toml), e.g.
+    /// one written by `irqlab calibrate`. Replaces the scenario's `platform.profile`; its
+    /// `[platform.costs.*]` overrides still apply.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub profile: Option<String>,
+    /// Run only the named configuration (a `[[configs]]` name). Repeatable.
+    #[arg(long = "config", value_name = "NAME")]
+    pub configs: Vec<String>,
+    /// Run only shard I of N of the points (1-based, e.g. `--shard 2/8`); seeds do not depend on
+    /// the sharding, and `irqlab merge` puts the parts back together.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Refuse scenarios that expand to more points than this.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_POINTS)]
+    pub max_points: usize,
+    /// Exit with status 1 when any published reference is out of tolerance (for CI of scenarios).
+    #[arg(long)]
+    pub check: bool,
+}
+
+impl SimArgs {
+    /// The arguments `irqlab fit` loads its scenario with.
+    pub fn for_fit(scenario: &str, sets: &[String]) -> SimArgs {
+        SimArgs {
+            scenario: scenario.into(),
+            seed: None,
+            out: None,
+            format: Format::Table,
+            stats: false,
+            trace: 0,
+            breakdown: false,
+            sets: sets.to_vec(),
+            profile: None,
+            configs: Vec::new(),
+            shard: None,
+            max_points: DEFAULT_MAX_POINTS,
+            check: false,
+        }
+    }
+}
+
+/// `I/N` of `--shard`.
+pub fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
+    let bad = || CliError(format!("--shard `{s}`: expected I/N with 1 <= I <= N (e.g. 2/8)"));
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n) = (i.trim().parse::<usize>().map_err(|_| bad())?, n.trim().parse::<usize>().map_err(|_| bad())?);
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// A file-system-safe directory name for a scenario name: the default output is always a
+/// plain subdirectory of `out/`, whatever the scenario calls itself.
+pub fn safe_dir_name(name: &str) -> String {
+    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).take(100).collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() { "scenario".into() } else { s }
+}
+
+/// `--profile`: point `platform.profile` at another profile. A file is made absolute (the
+/// scenario layer resolves relative profile paths against the scenario's directory) and is
+/// checked to parse here, so that a bad file is one error before anything runs.
+fn use_profile(sc: &mut Scenario, p: &str) -> Result<(), CliError> {
+    let value = if p.ends_with(".toml") {
+        let abs = std::fs::canonicalize(p).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
+        let text = std::fs::read_to_string(&abs).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
+        sim::platform::Platform::parse(&text, p).map_err(|e| CliError(format!("--profile {e}")))?;
+        abs.display().to_string()
+    } else {
+        sim::platform::Platform::shipped(p).map_err(|e| CliError(format!("--profile: {e}")))?;
+        p.to_string()
+    };
+    sim::scenario::set_path(&mut sc.doc, "platform.profile", toml::Value::String(value)).map_err(CliError)?;
+    sc.sets.push(("platform.profile".into(), p.into()));
+    Ok(())
+}
+
+/// Load a scenario and apply the command line's selection and overrides.
+pub fn load(a: &SimArgs) -> Result<Scenario, CliError> {
+    let mut sc = Scenario::load(&a.scenario)?;
+    sc.max_points = a.max_points;
+    let sets = a.sets.iter().map(|s| parse_set(s).map_err(|e| CliError(format!("--set {e}")))).collect::<Result<Vec<_>, _>>()?;
+    sc.apply_sets(&sets)?;
+    if let Some(p) = &a.profile {
+        use_profile(&mut sc, p)?;
+    }
+    sc.select_configs(&a.configs)?;
+    if let Some(s) = &a.shard {
+        let (i, n) = parse_shard(s)?;
+        sc.set_shard(i, n)?;
+    }
+    sc.point_count()?;
+    Ok(sc)
 }
 
 pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
-    let sc = Scenario::load(&a.scenario)?;
-    check_output_dir(&a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&sc.name)))?;
+    let sc = load(&a)?;
+    check_output_dir(&a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name))))?;
     let progress = Progress::new(&sc.name);
     let started = Instant::now();
     let out = run_scenario(
@@ -51,16 +150,39 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     )?;
     progress.finish();
     let wall = started.elapsed().as_secs_f64();
-    let r = &out.result;
-    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&sc.name));
+    let (out_traces, out_events, out_indices) = (out.traces, out.events, out.indices);
+    let mut result = out.result;
+    let mut details = std::collections::BTreeMap::new();
+    for (k, v) in &sc.sets {
+        details.insert(format!("set.{k}"), v.clone());
+    }
+    if !sc.selected.is_empty() {
+        details.insert("configs".into(), sc.selected.join(" | "));
+    }
+    if let Some((i, n)) = sc.shard {
+        details.insert("shard".into(), format!("{i}/{n}"));
+        details.insert("points_total".into(), sc.point_count()?.to_string());
+        let idx: Vec<String> = out_indices.iter().map(|i| i.to_string()).collect();
+        details.insert("point_indices".into(), idx.join(","));
+    }
+    result.provenance = Some(crate::provenance::current(details));
+    let r = &result;
+    let failed: Vec<_> = r.failures().collect();
+    if !failed.is_empty() && failed.len() == r.configs.len() {
+        // Nothing ran: write nothing (a previous good result stays), say each reason once.
+        let mut reasons: Vec<&str> = failed.iter().map(|f| f.1).collect();
+        reasons.dedup();
+        return Err(CliError(format!("every configuration failed, nothing was written:\n  {}", reasons.join("\n  "))));
+    }
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name)));
     let json = write_files(&dir, r)?;
 
     print(r, a.format)?;
     // Extra human-readable sections go to stdout with the table, to stderr otherwise, so that
     // `--format json` output stays machine-readable.
     let mut extra = String::new();
-    if !sc.references.is_empty() {
-        extra.push_str(&references_table(&sc, r));
+    if !r.references.is_empty() {
+        extra.push_str(&references_table(&sc.header.reproduces, r));
     }
     if a.breakdown {
         for c in &r.configs {
@@ -73,7 +195,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
             extra.push_str(&counters);
         }
     }
-    for (name, traces) in &out.traces {
+    for (name, traces) in &out_traces {
         for t in traces {
             extra.push_str(&format!("\n[{name}] {}", t.render()));
         }
@@ -81,9 +203,9 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     if a.stats {
         extra.push_str(&format!(
             "\nsimulated events: {}   wall: {:.3} s   events/s: {:.3e}   points: {}\n",
-            out.events,
+            out_events,
             wall,
-            out.events as f64 / wall.max(1e-9),
+            out_events as f64 / wall.max(1e-9),
             r.configs.len()
         ));
     }
@@ -93,14 +215,13 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         note(&extra);
     }
     note(&format!("wrote {} and result.csv\n", json.display()));
-    let failed: Vec<_> = r.failures().collect();
+    let out_of_tolerance: Vec<_> = r.references.iter().filter(|c| !c.within() && !c.not_run()).collect();
     if failed.is_empty() {
+        if a.check && !out_of_tolerance.is_empty() {
+            note(&format!("irqlab: --check: {} of {} references out of tolerance\n", out_of_tolerance.len(), r.references.len()));
+            return Ok(Outcome::Partial);
+        }
         Ok(Outcome::Ok)
-    } else if failed.len() == r.configs.len() {
-        // Nothing ran: the scenario itself is bad. Say each distinct reason once.
-        let mut reasons: Vec<&str> = failed.iter().map(|f| f.1).collect();
-        reasons.dedup();
-        Err(CliError(format!("every configuration failed:\n  {}", reasons.join("\n  "))))
     } else {
         for (name, e) in &failed {
             note(&format!("irqlab: configuration `{name}` failed: {e}\n"));
@@ -110,34 +231,46 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     }
 }
 
-fn references_table(sc: &Scenario, r: &results::RunResult) -> String {
-    let checks = check_references(&sc.references, r);
-    let rows: Vec<Vec<String>> = checks
-        .iter()
-        .map(|c| {
-            let rf = &c.reference;
-            vec![
-                rf.config.clone(),
-                if rf.class.is_empty() { "-".into() } else { rf.class.clone() },
-                rf.stat.clone(),
-                report::table::format_value(rf.value),
-                match &c.got {
-                    Ok(v) => report::table::format_value(*v),
-                    Err(e) => format!("n/a ({e})"),
-                },
-                c.deviation().map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default(),
-                format!("±{:.0}%", rf.tolerance * 100.0),
-                if c.within() { "ok".into() } else { "OUT".into() },
-            ]
-        })
-        .collect();
-    let mut s = String::from("\nvs published (");
-    s.push_str(&sc.header.reproduces);
-    s.push_str(")\n");
-    s.push_str(&report::table::render_grid(
-        &["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "DEV", "TOL", ""].map(String::from),
-        &rows,
-        3,
-    ));
+fn references_table(reproduces: &str, r: &results::RunResult) -> String {
+    let mut s = String::new();
+    for (role, title) in [
+        (results::ReferenceRole::Fit, "fitted (used to calibrate: residuals, not predictions)"),
+        (results::ReferenceRole::Check, "held out (never used to calibrate: prediction errors)"),
+    ] {
+        let rows: Vec<Vec<String>> = r
+            .references
+            .iter()
+            .filter(|c| c.role == role)
+            .map(|c| {
+                let stat = match &c.over {
+                    Some(o) => format!("{} over `{o}`", c.stat),
+                    None => c.stat.clone(),
+                };
+                vec![
+                    c.config.clone(),
+                    if c.class.is_empty() { "(figure)".into() } else { c.class.clone() },
+                    stat,
+                    report::table::format_value(c.published),
+                    match (c.model, &c.missing) {
+                        (Some(v), _) => report::table::format_value(v),
+                        (None, Some(e)) => format!("n/a: {}", e.lines().next().unwrap_or("")),
+                        (None, None) => "n/a".into(),
+                    },
+                    c.deviation().map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default(),
+                    format!("±{:.0}%", c.tolerance * 100.0),
+                    if c.not_run() { "not run".into() } else if c.within() { "ok".into() } else { "OUT".into() },
+                ]
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("\nvs published, {title} — {reproduces}\n"));
+        s.push_str(&report::table::render_grid(
+            &["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "DEV", "TOL", "STATUS"].map(String::from),
+            &rows,
+            3,
+        ));
+    }
     s
 }

@@ -5,6 +5,9 @@
 //! - `run`: measure on this host's KVM with the micro-VMM (module `cmd_run`, owned by the kvm crate's authors);
 //! - `scenarios`: list the shipped scenarios;
 //! - `compare`: two results side by side with ratios;
+//! - `report`: one self-contained HTML file with plots;
+//! - `its-check`: check an ITS command stream against the GICv3/v4 model (exit 1 = violations).
+//! - `fit` / `calibrate`: fit costs to references / a host's profile to measured results;
 //! - `report`: one self-contained HTML file with plots.
 //!
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
@@ -13,13 +16,19 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_fit;
+mod cmd_merge;
+mod cmd_its_check;
 mod cmd_report;
 mod cmd_run;
 mod cmd_scenarios;
 mod cmd_sim;
 mod output;
 mod progress;
+mod provenance;
+mod run_breakdown;
 mod term;
 
 #[derive(Parser)]
@@ -40,8 +49,17 @@ enum Cmd {
     Scenarios,
     /// Compare two result files side by side, with ratios B/A.
     Compare(cmd_compare::CompareArgs),
+    /// Calibrate named costs against a scenario's `fit` references, with a leave-one-out check.
+    Fit(cmd_fit::FitArgs),
+    /// Fit this host's platform profile to measured results of `irqlab run`, or compare
+    /// measured results with predicted ones (--against).
+    Calibrate(cmd_calibrate::CalibrateArgs),
+    /// Merge the shards of a sweep (`sim --shard I/N`) into the result the unsharded run writes.
+    Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
     Report(cmd_report::ReportArgs),
+    /// Check an ITS command stream against the GICv3/GICv4 model (exit 1 when it has violations).
+    ItsCheck(cmd_its_check::ItsCheckArgs),
 }
 
 /// How a subcommand ended.
@@ -61,7 +79,21 @@ impl<E: std::fmt::Display> From<E> for CliError {
     }
 }
 
+/// A point whose simulated clock would overflow stops with a panic that the runner turns into
+/// that point's error; do not also print it as a crash. Every other panic is printed.
+fn quiet_clock_overflow() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied());
+        if msg.is_some_and(|m| m.starts_with(sim::engine::time::CLOCK_OVERFLOW)) {
+            return;
+        }
+        default(info)
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_clock_overflow();
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Sim(a) => cmd_sim::run(a),
@@ -69,6 +101,10 @@ fn main() -> ExitCode {
         Cmd::Scenarios => cmd_scenarios::run(),
         Cmd::Compare(a) => cmd_compare::run(a),
         Cmd::Report(a) => cmd_report::run(a),
+        Cmd::Merge(a) => cmd_merge::run(a),
+        Cmd::Fit(a) => cmd_fit::run(a),
+        Cmd::ItsCheck(a) => cmd_its_check::run(a),
+        Cmd::Calibrate(a) => cmd_calibrate::run(a),
     };
     match r {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -26,15 +26,27 @@ fn same_seed_gives_identical_bytes_and_other_seed_differs() {
         let o = irqlab(&["sim", &sc, "--seed", seed, "--out", out], d.path());
         assert!(o.status.success(), "{:?}", text(&o));
     }
-    let a = std::fs::read(d.path().join("a/result.json")).unwrap();
-    let b = std::fs::read(d.path().join("b/result.json")).unwrap();
-    let c = std::fs::read(d.path().join("c/result.json")).unwrap();
-    assert_eq!(a, b, "same scenario + seed must give byte-identical JSON");
-    assert_ne!(a, c, "a different seed must change the samples");
+    let json = |dir: &str| results::to_json_string(&results::read_json(&d.path().join(dir).join("result.json")).unwrap().without_provenance());
+    assert_eq!(json("a"), json("b"), "same scenario + seed must give byte-identical results (provenance aside)");
+    assert_ne!(json("a"), json("c"), "a different seed must change the samples");
     assert_eq!(std::fs::read(d.path().join("a/result.csv")).unwrap(), std::fs::read(d.path().join("b/result.csv")).unwrap());
     let r = results::read_json(&d.path().join("a/result.json")).unwrap();
     assert_eq!(r.configs.len(), 2);
     assert_eq!(r.meta.seed, 5);
+    // The same command with SOURCE_DATE_EPOCH gives byte-identical files, provenance included.
+    let run = |dir: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab"))
+            .args(["sim", &sc, "--seed", "5", "--out", "same"])
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        std::fs::read(d.path().join("same/result.json")).map(|b| (dir.to_string(), b)).unwrap()
+    };
+    let (x, y) = (run("1").1, run("2").1);
+    assert_eq!(x, y);
+    assert!(String::from_utf8_lossy(&x).contains("2023-11-14T22:13:20Z"));
 }
 
 #[test]
@@ -44,7 +56,7 @@ fn table_has_the_source_columns_and_stats() {
     let o = irqlab(&["sim", &sc, "--stats", "--trace", "1", "--out", "o"], d.path());
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    for col in ["AVG", "MIN", "MAX", "WARM_MAX", "P50", "P99", "P99.9", "P99.99"] {
+    for col in ["AVG", "MIN", "MAX", "WARM_MAX", "p50", "p90", "p99", "p99.9", "p99.99"] {
         assert!(out.contains(col), "missing column {col}: {out}");
     }
     assert!(out.contains("idle=trap") && out.contains("idle=native"));
@@ -61,7 +73,7 @@ fn json_and_csv_formats_go_to_stdout() {
     let r = results::from_json_str(&out, "stdout").unwrap();
     assert_eq!(r.configs.len(), 2);
     let o = irqlab(&["sim", &sc, "--format", "csv", "--out", "o"], d.path());
-    assert!(text(&o).0.starts_with("kind,config,"));
+    assert!(text(&o).0.starts_with("scenario,kind,seed,config,"));
 }
 
 #[test]
@@ -88,23 +100,79 @@ fn bad_scenario_is_exit_2_naming_file_and_key() {
 
 #[test]
 fn failing_point_keeps_the_others() {
+    // A point that fails while running (its simulated clock would pass 213 days: 20,000
+    // interrupts of which each costs 1000 s) fails alone; the other points' results are written.
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("sweep.toml");
     std::fs::write(
         &p,
-        DEMO.replace("samples = 20000", "samples = 500").replace("[\"trap\", \"native\"]", "[\"trap\", \"bogus\", \"native\"]"),
+        DEMO.replace("[sweep]\n", "[sweep]\n\"platform.costs.lr_inject\" = [{ ns = 150, source = \"guess\", basis = \"guess\" }, { ns = 1e12, source = \"absurd\", basis = \"guess\" }]\n"),
     )
     .unwrap();
     let o = irqlab(&["sim", p.to_str().unwrap(), "--out", "o"], d.path());
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("configuration `idle=bogus` failed") && err.contains("hypervisor.idle"), "{err}");
-    assert!(out.contains("idle=bogus  FAILED"), "{out}");
+    assert!(err.contains("failed") && err.contains("simulated clock overflow"), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("bug in irqlab"), "{err}");
+    assert!(out.contains("FAILED"), "{out}");
     let r = results::read_json(&d.path().join("o/result.json")).unwrap();
-    assert_eq!(r.configs.len(), 3);
-    assert_eq!(r.configs[0].classes["timer"].summary.count, 500);
-    assert!(r.configs[1].error.is_some());
-    assert_eq!(r.configs[2].classes["timer"].summary.count, 500);
+    assert_eq!(r.configs.len(), 4);
+    assert_eq!(r.configs.iter().filter(|c| c.error.is_some()).count(), 2);
+    assert!(r.configs.iter().filter(|c| c.error.is_none()).all(|c| c.classes["timer"].summary.count == 20000));
+}
+
+#[test]
+fn unusable_input_writes_nothing_and_keeps_the_previous_result() {
+    let d = tempfile::tempdir().unwrap();
+    let sc = small_demo(d.path());
+    assert!(irqlab(&["sim", &sc, "--out", "o"], d.path()).status.success());
+    let before = std::fs::read(d.path().join("o/result.json")).unwrap();
+    let bad = d.path().join("bad.toml");
+    std::fs::write(&bad, DEMO.replace("[\"trap\", \"native\"]", "[\"trap\", \"trapp\"]")).unwrap();
+    let o = irqlab(&["sim", bad.to_str().unwrap(), "--out", "o"], d.path());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.toml") && err.contains("hypervisor.idle") && err.contains("trapp"), "{err}");
+    assert!(!err.contains("\nin `"), "no serde path residue: {err}");
+    assert!(out.is_empty(), "no FAILED table for unusable input: {out}");
+    assert_eq!(std::fs::read(d.path().join("o/result.json")).unwrap(), before);
+    // --set typos and unknown --config names are usage errors too.
+    for args in [vec!["--set", "workload.sampels=5"], vec!["--set", "hypervisr.idle=trap"], vec!["--config", "x"], vec!["--shard", "3/2"]] {
+        let mut a = vec!["sim", sc.as_str(), "--out", "o"];
+        a.extend(args.iter().copied());
+        let o = irqlab(&a, d.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {:?}", text(&o));
+    }
+    assert_eq!(std::fs::read(d.path().join("o/result.json")).unwrap(), before);
+}
+
+#[test]
+fn default_output_stays_under_out() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("evil.toml");
+    let target = d.path().join("elsewhere");
+    std::fs::write(&p, DEMO.replace("samples = 20000", "samples = 200").replace("[scenario]\n", &format!("[scenario]\nname = \"{}\"\n", target.display()))).unwrap();
+    let o = irqlab(&["sim", p.to_str().unwrap()], d.path());
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(!target.exists());
+    let entries: Vec<_> = std::fs::read_dir(d.path().join("out")).unwrap().collect();
+    assert_eq!(entries.len(), 1);
+}
+
+#[test]
+fn check_flag_fails_when_a_reference_is_out_of_tolerance() {
+    let d = tempfile::tempdir().unwrap();
+    let o = irqlab(&["sim", "xen-arm-zynq-timer", "--set", "workload.samples=100", "--check", "--out", "a"], d.path());
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = irqlab(&["sim", "xen-arm-zynq-timer", "--set", "workload.samples=100", "--set", "hypervisor.debug_multiplier=3", "--check", "--out", "b"], d.path());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(out.contains("OUT") && out.contains("held out") && out.contains("STATUS"), "{out}");
+    let r = results::read_json(&d.path().join("b/result.json")).unwrap();
+    assert_eq!(r.references.len(), 8);
+    let p = r.provenance.expect("provenance recorded");
+    assert!(p.command.iter().any(|a| a == "--check") && p.details["set.workload.samples"] == "100", "{p:?}");
+    assert!(!p.git_commit.is_empty() && p.started.ends_with('Z'));
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use crate::error::KvmError;
 use crate::exit::{handle_exit, Action, Exit};
 use crate::layout::{self, slot};
 use crate::measurement::Measurement;
+use crate::tracefs::split::Stamps;
 use crate::stats::{delta, fd::StatsFd};
 use crate::vm::{Vm, EDGE_PIN, LEVEL_PIN, MSI_GSI};
 
@@ -57,12 +58,25 @@ fn pin_thread(cpu: usize) {
     }
 }
 
-fn spawn_vcpu(id: u32, mut vcpu: VcpuFd, stop: Arc<AtomicBool>, tx: mpsc::Sender<(u32, Action)>, pin: Option<usize>) -> JoinHandle<()> {
+/// The calling thread's id (what tracefs calls `pid`).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// A vCPU thread reports its thread id on the sender, then waits at the barrier before KVM_RUN.
+type Gate = Option<(mpsc::Sender<(u32, i32)>, Arc<Barrier>)>;
+
+fn spawn_vcpu(id: u32, mut vcpu: VcpuFd, stop: Arc<AtomicBool>, tx: mpsc::Sender<(u32, Action)>, pin: Option<usize>, gate: Gate) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name(format!("vcpu{id}"))
         .spawn(move || {
             if let Some(c) = pin {
                 pin_thread(c);
+            }
+            if let Some((tids, barrier)) = gate {
+                let _ = tids.send((id, gettid()));
+                barrier.wait();
             }
             while !stop.load(Ordering::Acquire) {
                 let exit = to_exit(vcpu.run());
@@ -96,9 +110,10 @@ fn stop_all(stop: &AtomicBool, threads: Vec<JoinHandle<()>>) -> Option<String> {
 }
 
 /// Check the guest TSC against the host: the guest stores its TSC at entry; it must fall between
-/// host readings taken before the vCPUs start and when the entry value is first seen.
-fn tsc_offset(vm: &Vm, before: u64, after: u64) -> (i64, String) {
-    let entry = vm.slot(slot::ENTRY_TSC);
+/// host readings taken before the vCPUs start and when the entry value is first seen. `entry` is
+/// the value seen then: every vCPU stores its own entry TSC in the same slot, and a later vCPU's
+/// would fall outside the bracket.
+fn tsc_offset(entry: u64, before: u64, after: u64) -> (i64, String) {
     if entry == 0 {
         return (0, "guest entry TSC not seen; offset assumed 0".into());
     }
@@ -110,8 +125,23 @@ fn tsc_offset(vm: &Vm, before: u64, after: u64) -> (i64, String) {
     }
 }
 
+/// The run's threads, as tracefs sees them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Threads {
+    /// Thread id of each vCPU, by vCPU index.
+    pub vcpu_tids: Vec<i32>,
+    /// The thread that runs the benchmark loop (the device benchmark's trigger).
+    pub host_tid: i32,
+}
+
 /// Run one measurement. Progress is reported as samples taken so far.
 pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
+    run_bench_with(cfg, progress, &mut |_| Ok(()))
+}
+
+/// [`run_bench`], calling `on_threads` once the vCPU threads exist and before any of them enters
+/// the guest (tracing is armed there, filtered to those threads).
+pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mut dyn FnMut(&Threads) -> Result<(), KvmError>) -> Result<Measurement, KvmError> {
     cfg.validate(&crate::config::allowed_cpus())?;
     let started = Instant::now();
     let kvm_probe = kvm_ioctls::Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
@@ -155,17 +185,33 @@ pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measuremen
     register_signal_handler(SIGRTMIN(), on_kick).map_err(|e| KvmError::Setup { step: "signal handler", source: std::io::Error::from_raw_os_error(e.errno()) })?;
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
-    let host_before = rdtsc();
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let barrier = Arc::new(Barrier::new(cfg.vcpus as usize + 1));
     let threads: Vec<JoinHandle<()>> = vcpus
         .into_iter()
         .enumerate()
-        .map(|(i, v)| spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), cfg.pin.get(i).copied()))
+        .map(|(i, v)| spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), cfg.pin.get(i).copied(), Some((tid_tx.clone(), barrier.clone()))))
         .collect();
     drop(tx);
+    drop(tid_tx);
+    let mut vcpu_tids = vec![0; cfg.vcpus as usize];
+    for (i, tid) in (0..cfg.vcpus).map_while(|_| tid_rx.recv_timeout(Duration::from_secs(5)).ok()) {
+        vcpu_tids[i as usize] = tid;
+    }
+    m.threads = Threads { vcpu_tids, host_tid: gettid() };
+    let armed = on_threads(&m.threads);
+    let host_before = rdtsc();
+    barrier.wait();
+    if let Err(e) = armed {
+        stop_all(&stop, threads);
+        return Err(e);
+    }
     // Bracket the guest's entry TSC tightly: spin until it appears.
     let spin_start = Instant::now();
-    while vm.slot(slot::ENTRY_TSC) == 0 && spin_start.elapsed() < cfg.stall_timeout {
+    let mut entry_tsc = vm.slot(slot::ENTRY_TSC);
+    while entry_tsc == 0 && spin_start.elapsed() < cfg.stall_timeout {
         std::hint::spin_loop();
+        entry_tsc = vm.slot(slot::ENTRY_TSC);
     }
     let host_after_entry = rdtsc();
 
@@ -181,7 +227,7 @@ pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measuremen
         m.error = Some(e);
     }
     m.counters = delta(&stats_before, &read_stats());
-    let (offset, tsc_note) = tsc_offset(&vm, host_before, host_after_entry);
+    let (offset, tsc_note) = tsc_offset(entry_tsc, host_before, host_after_entry);
     m.notes.push(tsc_note);
     m.tsc_offset = offset;
     collect(&vm, cfg, &host_trigger, offset, &mut m);
@@ -312,19 +358,38 @@ fn collect(vm: &Vm, cfg: &BenchConfig, host: &[u64], offset: i64, m: &mut Measur
         BenchKind::Timer => {
             let v = (0..count).map(|k| ns(rec(k, 1) as i64)).collect();
             m.classes.push(("timer".into(), v));
+            m.stamps = timer_stamps(vm.slot(slot::EXPECT), vm.slot(slot::DELTA), count, count == cfg.samples, &|k| rec(k, 1), offset);
         }
         BenchKind::Device => {
             let n = count.min(host.len() as u64);
             let v = (0..n).map(|k| ns(rec(k, 1) as i64 - offset - host[k as usize] as i64)).collect();
             m.classes.push((format!("device_{}", via_name(cfg.via)), v));
+            m.stamps = (0..n).map(|k| Stamps { start: host[k as usize], arrival: rec(k, 1).wrapping_sub(offset as u64) }).collect();
         }
         BenchKind::Ipi => {
             let one: Vec<f64> = (0..count).map(|k| ns(rec(k, 1) as i64 - rec(k, 0) as i64)).collect();
             let rt: Vec<f64> = (0..count).map(|k| ns(rec(k, 2) as i64 - rec(k, 0) as i64)).collect();
             m.classes.push(("ipi_one_way".into(), one));
             m.classes.push(("ipi_round_trip".into(), rt));
+            m.stamps = (0..count).map(|k| Stamps { start: rec(k, 0).wrapping_sub(offset as u64), arrival: rec(k, 1).wrapping_sub(offset as u64) }).collect();
         }
     }
+}
+
+/// Each timer sample's deadline and arrival in host TSC cycles. The guest records only latencies
+/// (arrival − deadline) and arms the next deadline at arrival + `delta`, so the deadlines follow
+/// backwards from the last one it armed (`expect`): deadline(k) = deadline(k+1) − delta − latency(k).
+/// `finished`: the guest stopped after its last sample without arming another deadline.
+fn timer_stamps(expect: u64, delta: u64, count: u64, finished: bool, latency: &dyn Fn(u64) -> u64, offset: i64) -> Vec<Stamps> {
+    let mut out = Vec::with_capacity(count as usize);
+    let mut next = expect; // deadline of sample `count` (or of the last sample, when finished)
+    for k in (0..count).rev() {
+        let deadline = if finished && k == count - 1 { next } else { next.wrapping_sub(delta).wrapping_sub(latency(k)) };
+        out.push(Stamps { start: deadline.wrapping_sub(offset as u64), arrival: deadline.wrapping_add(latency(k)).wrapping_sub(offset as u64) });
+        next = deadline;
+    }
+    out.reverse();
+    out
 }
 
 pub fn via_name(v: DeviceVia) -> &'static str {
@@ -351,7 +416,7 @@ pub fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError> {
     register_signal_handler(SIGRTMIN(), on_kick).map_err(|e| KvmError::Setup { step: "signal handler", source: std::io::Error::from_raw_os_error(e.errno()) })?;
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
-    let threads: Vec<_> = vcpus.into_iter().enumerate().map(|(i, v)| spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), None)).collect();
+    let threads: Vec<_> = vcpus.into_iter().enumerate().map(|(i, v)| spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), None, None)).collect();
     drop(tx);
     let verdict = match rx.recv_timeout(timeout) {
         Ok((0, Action::Done)) => format!("supported: KVM_HC_SEND_IPI returned {}", vm.slot(slot::FLAG) as i64),
@@ -364,4 +429,20 @@ pub fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError> {
         Some(h) => format!("{verdict} ({h})"),
         None => verdict,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timer_deadlines_follow_from_the_last_one() {
+        // deadlines 100, 1130, 2150; latencies 30, 20, 25; delta 1000.
+        let lat = [30u64, 20, 25];
+        let want = [(100, 130), (1130, 1150), (2150, 2175)].map(|(start, arrival)| Stamps { start, arrival });
+        assert_eq!(timer_stamps(2150, 1000, 3, true, &|k| lat[k as usize], 0), want);
+        // Stopped early: the guest had armed deadline 3175 for a fourth sample.
+        assert_eq!(timer_stamps(3175, 1000, 3, false, &|k| lat[k as usize], 0), want);
+        assert_eq!(timer_stamps(2160, 1000, 3, true, &|k| lat[k as usize], 10)[0], Stamps { start: 100, arrival: 130 });
+    }
 }

@@ -15,6 +15,9 @@ pub enum KvmError {
     /// Guest memory could not be set up.
     #[error("guest memory: {0}")]
     Memory(String),
+    /// `--breakdown` cannot trace on this host.
+    #[error(transparent)]
+    Trace(#[from] crate::tracefs::TraceError),
     /// This build has no KVM support (not Linux x86_64).
     #[error("irqlab run needs Linux on x86_64")]
     Unsupported,

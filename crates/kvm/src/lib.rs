@@ -23,9 +23,12 @@ pub mod host;
 pub mod layout;
 pub mod measurement;
 pub mod stats;
+pub mod tracefs;
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod bench;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub use bench::Threads;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod vm;
 

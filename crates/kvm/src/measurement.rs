@@ -4,7 +4,10 @@ use std::time::Duration;
 
 use results::{ConfigResult, LatencyRecorder};
 
+use crate::bench::Threads;
 use crate::config::{BenchConfig, BenchKind, WaitMode};
+use crate::tracefs::split::Stamps;
+use crate::tracefs::Breakdown;
 
 #[derive(Debug, Clone)]
 pub struct Measurement {
@@ -21,6 +24,12 @@ pub struct Measurement {
     /// From the start of `run_bench` (VM creation included) to the first sample.
     pub first_sample: Option<Duration>,
     pub wall: Duration,
+    /// The run's threads (for tracing).
+    pub threads: Threads,
+    /// Each sample of the main class: start (deadline / trigger / send) and arrival, host TSC.
+    pub stamps: Vec<Stamps>,
+    /// `--breakdown`: where the time went, from host trace events.
+    pub breakdown: Option<Breakdown>,
 }
 
 impl Measurement {
@@ -35,6 +44,9 @@ impl Measurement {
             tsc_offset: 0,
             first_sample: None,
             wall: Duration::ZERO,
+            threads: Threads::default(),
+            stamps: Vec::new(),
+            breakdown: None,
         }
     }
 
@@ -82,6 +94,9 @@ impl Measurement {
         }
         r.notes = self.notes.clone();
         r.error = self.error.clone();
+        if let Some(b) = &self.breakdown {
+            b.apply(&mut r);
+        }
         r
     }
 }

@@ -1,38 +1,243 @@
-//! Two runs side by side with ratios (B / A).
-use results::{compare, RunResult};
+//! Two runs side by side with ratios (B / A), as a terminal table, CSV or JSON.
+//!
+//! Latencies are shown in the chosen unit (the column says which), figures in their own units;
+//! every statistic including p99.99 and the seeds of both sides are there; what did not pair is
+//! listed after the table. All text from the result files is escaped before it reaches a terminal.
+use std::fmt::Write as _;
 
-use crate::table::{format_value, render_grid};
+use results::{compare_mapped, escape_control, Comparison, PairedBy, RunResult};
+use serde_json::json;
 
-pub fn compare_table(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str) -> String {
-    let rows = compare(a, b);
-    let mut out = format!(
-        "A = {a_name}: {} [{}]\nB = {b_name}: {} [{}]\n",
-        a.meta.scenario,
-        a.meta.kind.as_str(),
-        b.meta.scenario,
-        b.meta.kind.as_str()
-    );
-    if rows.is_empty() {
-        out.push_str("no configuration appears in both runs (configurations are matched by name)\n");
-        return out;
+use crate::format::{group, number, LatencyUnit};
+use crate::table::render_grid;
+
+/// Output format of `irqlab compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+/// A rendered comparison and whether anything paired.
+pub struct CompareOutput {
+    pub text: String,
+    pub comparison: Comparison,
+}
+
+impl CompareOutput {
+    pub fn nothing_paired(&self) -> bool {
+        self.comparison.pairs.is_empty()
     }
-    let grid: Vec<Vec<String>> = rows
+}
+
+fn by_text(b: &PairedBy) -> String {
+    match b {
+        PairedBy::Name => "name".into(),
+        PairedBy::Params(k) => format!("params:{}", k.join("+")),
+        PairedBy::OnlyOne => "only-one".into(),
+    }
+}
+
+/// Row values in display units: (unit label, a, b).
+fn shown(r: &results::CompareRow, unit: LatencyUnit) -> (String, f64, f64) {
+    if r.is_latency() {
+        (unit.symbol().to_string(), unit.from_ns(r.a), unit.from_ns(r.b))
+    } else {
+        (r.unit.clone(), r.a, r.b)
+    }
+}
+
+fn names(list: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = list.iter().take(SHOWN).map(|n| escape_control(n)).collect::<Vec<_>>().join("; ");
+    if list.len() > SHOWN {
+        let _ = write!(s, "; and {} more", list.len() - SHOWN);
+    }
+    s
+}
+
+/// Compare `a` with `b` (`map` renames A's parameter keys to B's) and render it.
+pub fn compare_output(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, map: &[(String, String)], unit: LatencyUnit, format: CompareFormat) -> CompareOutput {
+    let c = compare_mapped(a, b, map);
+    let text = match format {
+        CompareFormat::Table => table(a, b, a_name, b_name, &c, unit),
+        CompareFormat::Csv => csv(a, b, &c, unit),
+        CompareFormat::Json => json_text(a, b, a_name, b_name, &c, unit),
+    };
+    CompareOutput { text, comparison: c }
+}
+
+fn table(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Comparison, unit: LatencyUnit) -> String {
+    let mut out = String::new();
+    for (tag, name, r) in [("A", a_name, a), ("B", b_name, b)] {
+        let _ = writeln!(out, "{tag} = {}: {} [{}], seed {}, {} configurations", escape_control(name), escape_control(&r.meta.scenario), r.meta.kind.as_str(), r.meta.seed, r.configs.len());
+    }
+    if c.pairs.is_empty() {
+        out.push_str("no configuration pairs: names differ and no parameter key common to both runs has equal values (rename keys with --map A_KEY=B_KEY)\n");
+    } else {
+        let mut grid = Vec::new();
+        for p in &c.pairs {
+            let (ca, cb) = (&a.configs[p.a], &b.configs[p.b]);
+            let label = if ca.name == cb.name { ca.name.clone() } else { format!("{} | {}", ca.name, cb.name) };
+            for r in c.rows.iter().filter(|r| r.config == label) {
+                let (u, va, vb) = shown(r, unit);
+                let fmt = |v: f64| if r.is_latency() { group(v, crate::format::table_decimals(unit)) } else { number(v) };
+                grid.push(vec![
+                    label.clone(),
+                    r.class.clone(),
+                    r.stat.clone(),
+                    u,
+                    fmt(va),
+                    fmt(vb),
+                    r.ratio().map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()),
+                    ca.seed.to_string(),
+                    cb.seed.to_string(),
+                ]);
+            }
+        }
+        out.push_str(&render_grid(&["CONFIG", "CLASS", "STAT", "UNIT", "A", "B", "B/A", "SEED_A", "SEED_B"].map(String::from), &grid, 4));
+        let mut how: Vec<String> = c.pairs.iter().map(|p| by_text(&p.by)).collect();
+        how.sort();
+        how.dedup();
+        let _ = writeln!(out, "{} pairs (paired by {})", c.pairs.len(), how.join(", "));
+    }
+    if !c.unpaired_a.is_empty() {
+        let _ = writeln!(out, "not paired, only in A ({}): {}", c.unpaired_a.len(), names(&c.unpaired_a));
+    }
+    if !c.unpaired_b.is_empty() {
+        let _ = writeln!(out, "not paired, only in B ({}): {}", c.unpaired_b.len(), names(&c.unpaired_b));
+    }
+    if !c.ambiguous.is_empty() {
+        let _ = writeln!(out, "ambiguous (several B configurations have the same common parameters): {}", names(&c.ambiguous));
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    let s = escape_control(s);
+    if s.contains([',', '"']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+fn csv(a: &RunResult, b: &RunResult, c: &Comparison, unit: LatencyUnit) -> String {
+    let mut out = String::from("config_a,config_b,paired_by,seed_a,seed_b,class,stat,unit,a,b,ratio\n");
+    let mut rows = c.rows.iter();
+    for p in &c.pairs {
+        let (ca, cb) = (&a.configs[p.a], &b.configs[p.b]);
+        let label = if ca.name == cb.name { ca.name.clone() } else { format!("{} | {}", ca.name, cb.name) };
+        for r in rows.by_ref().take_while(|r| r.config == label).collect::<Vec<_>>() {
+            let (u, va, vb) = shown(r, unit);
+            let u = if u == "µs" { "us".to_string() } else { u };
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{va},{vb},{}",
+                csv_field(&ca.name),
+                csv_field(&cb.name),
+                csv_field(&by_text(&p.by)),
+                ca.seed,
+                cb.seed,
+                csv_field(&r.class),
+                r.stat,
+                csv_field(&u),
+                r.ratio().map(|x| x.to_string()).unwrap_or_default()
+            );
+        }
+    }
+    out
+}
+
+fn json_text(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Comparison, unit: LatencyUnit) -> String {
+    let side = |name: &str, r: &RunResult| json!({"file": name, "scenario": r.meta.scenario, "kind": r.meta.kind.as_str(), "seed": r.meta.seed});
+    let pairs: Vec<_> = c
+        .pairs
         .iter()
-        .map(|r| {
-            vec![
-                r.config.clone(),
-                r.class.clone(),
-                r.stat.to_string(),
-                format_value(r.a),
-                format_value(r.b),
-                r.ratio().map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()),
-            ]
+        .map(|p| {
+            let (ca, cb) = (&a.configs[p.a], &b.configs[p.b]);
+            json!({"config_a": ca.name, "config_b": cb.name, "paired_by": by_text(&p.by), "seed_a": ca.seed, "seed_b": cb.seed})
         })
         .collect();
-    out.push_str(&render_grid(
-        &["CONFIG".into(), "CLASS".into(), "STAT".into(), "A".into(), "B".into(), "B/A".into()],
-        &grid,
-        3,
-    ));
-    out
+    let rows: Vec<_> = c
+        .rows
+        .iter()
+        .map(|r| {
+            let (u, va, vb) = shown(r, unit);
+            json!({"config": r.config, "class": r.class, "stat": r.stat, "unit": if u == "µs" { "us".into() } else { u }, "a": va, "b": vb, "ratio": r.ratio()})
+        })
+        .collect();
+    let v = json!({"a": side(a_name, a), "b": side(b_name, b), "pairs": pairs, "rows": rows, "unpaired_a": c.unpaired_a, "unpaired_b": c.unpaired_b, "ambiguous": c.ambiguous});
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::{ConfigResult, LatencyRecorder, ResultKind, RunMeta};
+    use std::collections::BTreeMap;
+
+    fn run(kind: ResultKind, configs: &[(&str, &str, u64)]) -> RunResult {
+        let mut r = RunResult::new(RunMeta {
+            tool_version: "t".into(),
+            scenario: "s\u{1b}[31m".into(),
+            description: String::new(),
+            seed: 3,
+            kind,
+            platform: BTreeMap::new(),
+            knobs: BTreeMap::new(),
+        });
+        for (name, period, v) in configs {
+            let mut c = ConfigResult::new(*name);
+            c.seed = *v;
+            c.params.insert("period_us".into(), period.to_string());
+            let mut rec = LatencyRecorder::new(0);
+            rec.record(*v);
+            c.classes.insert("timer".into(), rec.finish());
+            r.configs.push(c);
+        }
+        r
+    }
+
+    #[test]
+    fn table_shows_units_p9999_seeds_and_unpaired() {
+        let a = run(ResultKind::Predicted, &[("model 77", "77", 4000), ("model 100", "100", 5000)]);
+        let b = run(ResultKind::Measured, &[("timer\u{7}", "77", 8000)]);
+        let o = compare_output(&a, &b, "a.json", "b.json", &[], LatencyUnit::Us, CompareFormat::Table);
+        let t = &o.text;
+        assert!(!o.nothing_paired());
+        assert!(t.contains("p99.99") && t.contains("µs") && t.contains("SEED_A") && t.contains(" 4000 ") || t.contains("4000  8000"), "{t}");
+        assert!(t.contains("4.00") && t.contains("8.00") && t.contains("2.000"), "{t}");
+        assert!(t.contains("paired by params:period_us"), "{t}");
+        assert!(t.contains("only in A (1): model 100"), "{t}");
+        assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "escaped: {t:?}");
+        assert!(t.contains("timer\\u{7}"));
+    }
+
+    #[test]
+    fn nothing_pairs_is_reported() {
+        let a = run(ResultKind::Predicted, &[("x", "1", 1), ("y", "2", 1)]);
+        let b = run(ResultKind::Measured, &[("p", "3", 1), ("q", "4", 1)]);
+        let o = compare_output(&a, &b, "a", "b", &[], LatencyUnit::Us, CompareFormat::Table);
+        assert!(o.nothing_paired());
+        assert!(o.text.contains("no configuration pairs") && o.text.contains("only in B (2): p; q"), "{}", o.text);
+    }
+
+    #[test]
+    fn csv_and_json_carry_the_same_rows() {
+        let a = run(ResultKind::Predicted, &[("m", "77", 4000)]);
+        let b = run(ResultKind::Measured, &[("t", "77", 8000)]);
+        let csv = compare_output(&a, &b, "a", "b", &[], LatencyUnit::Ns, CompareFormat::Csv).text;
+        assert_eq!(csv.lines().count(), 1 + 10);
+        assert!(csv.contains("m,t,params:period_us,4000,8000,timer,p99.99,ns,4000,8000,2"), "{csv}");
+        let j: serde_json::Value = serde_json::from_str(&compare_output(&a, &b, "a", "b", &[], LatencyUnit::Us, CompareFormat::Json).text).unwrap();
+        assert_eq!(j["rows"].as_array().unwrap().len(), 10);
+        assert_eq!(j["rows"][7]["stat"], "p99.99");
+        assert_eq!(j["rows"][7]["unit"], "us");
+        assert_eq!(j["rows"][7]["a"], 4.0);
+        assert_eq!(j["pairs"][0]["seed_b"], 8000);
+    }
 }

@@ -1,14 +1,27 @@
 //! One self-contained HTML report (inline SVG, inline CSS, no scripts, no external files).
+//!
+//! Order: what the badges mean, contents, the runs (with a measured run's host caveat in plain
+//! sight), the latency summary, per sweep run the pivot, heatmap and latency-versus-figure
+//! scatter, the "vs published" checks, CDFs per class (small multiples when there are many
+//! series), then one section per configuration.
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use minijinja::{context, Environment};
-use results::{ResultsError, RunResult};
+use results::{ConfigResult, ResultsError, RunResult};
 use serde::Serialize;
 
-use crate::svg::{cdf_svg, histogram_svg};
-use crate::table::{format_value, thousands};
+use crate::format::{figure, group, latency, thousands, LatencyUnit};
+use crate::heatmap::heatmap_html;
+use crate::pivot::{pivot, CellSpec};
+use crate::references::{references_html, Reference};
+use crate::svg::{cdf_svg, esc, histogram_svg, scatter_svg, ScatterPoint};
+use crate::sweep::{axes, default_class, default_figure, find, Stat, SweepAxis};
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
+
+/// Series in one CDF before the report switches to small multiples.
+pub const MAX_SERIES_PER_PLOT: usize = 6;
 
 /// Errors while building a report.
 #[derive(Debug, thiserror::Error)]
@@ -16,22 +29,43 @@ pub enum ReportError {
     /// A stored histogram is corrupt.
     #[error(transparent)]
     Results(#[from] ResultsError),
-    /// Plotting failed.
-    #[error("{0}")]
-    Plot(String),
+    /// A sweep axis named on the command line does not exist.
+    #[error("{run}: no sweep axis `{name}` (its axes: {available})")]
+    UnknownAxis { run: String, name: String, available: String },
     /// The template failed to render (a bug).
     #[error("HTML template: {0}")]
     Template(#[from] minijinja::Error),
 }
 
+/// What the report shows; `Default` gives the documented defaults.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Latency unit of tables and plots (µs by default).
+    pub unit: LatencyUnit,
+    /// Pivot axes: the first is across, the others down; empty = the first axis across, the
+    /// rest down. Axes not named are folded into ranges.
+    pub pivot: Vec<String>,
+    /// Statistic of the pivot and heatmap cells (default p99).
+    pub stat: Option<String>,
+    /// Latency class for the pivot, heatmap and scatter (default: the first class).
+    pub class: Option<String>,
+    /// Heatmap axes (x, y); default the first two sweep axes.
+    pub heatmap: Option<(String, String)>,
+    /// Figure on the scatter's x axis; default a varying figure, preferring a throughput.
+    /// `Some("none")` leaves the scatter out.
+    pub scatter: Option<String>,
+}
+
 #[derive(Serialize)]
 struct RunView {
+    anchor: String,
     label: String,
     scenario: String,
     description: String,
     kind: &'static str,
     tool_version: String,
     seed: u64,
+    caveat: Option<String>,
     platform: Vec<(String, String)>,
     knobs: Vec<(String, String)>,
 }
@@ -39,8 +73,10 @@ struct RunView {
 #[derive(Serialize)]
 struct SummaryRow {
     run: String,
+    anchor: String,
     config: String,
     class: String,
+    caveat: bool,
     values: Vec<String>,
     error: Option<String>,
 }
@@ -62,8 +98,11 @@ struct BreakdownView {
 
 #[derive(Serialize)]
 struct ConfigView {
+    anchor: String,
     run: String,
     name: String,
+    seed: u64,
+    caveat: Option<String>,
     error: Option<String>,
     params: Vec<(String, String)>,
     histograms: Vec<String>,
@@ -74,108 +113,293 @@ struct ConfigView {
 }
 
 #[derive(Serialize)]
-struct ClassView {
-    name: String,
-    cdf_svg: String,
+struct Section {
+    anchor: String,
+    title: String,
+    html: String,
+    /// Sub-sections for the contents: (anchor, title).
+    parts: Vec<(String, String)>,
 }
 
-/// Render runs (with their labels, usually file names) into one HTML document.
+/// The caveat of a measured run on a nested host, or `None`.
+pub fn host_caveat(r: &RunResult) -> Option<String> {
+    let ring0 = r.meta.platform.get("host.guest_ring0")?;
+    ring0.starts_with("emulated").then(|| {
+        format!(
+            "Measured on a nested host ({}): guest ring-0 code is emulated instruction by instruction, so every exit, injection and handler costs far more than on bare metal. These latencies describe this host only.",
+            ring0
+        )
+    })
+}
+
+/// The run's "vs published" references. (Reads `RunResult::references` once the schema has it.)
+fn run_references(_r: &RunResult) -> Vec<Reference> {
+    Vec::new()
+}
+
+/// Render runs (with their labels, usually file names) into one HTML document, with defaults.
 pub fn render_html(runs: &[(String, RunResult)]) -> Result<String, ReportError> {
+    render_html_with(runs, &ReportOptions::default())
+}
+
+/// Render runs into one HTML document.
+pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> Result<String, ReportError> {
+    let unit = opts.unit;
     let mut summary = Vec::new();
     let mut configs = Vec::new();
-    let mut by_class: BTreeMap<String, Vec<(String, hdrhistogram::Histogram<u64>)>> = BTreeMap::new();
-    for (label, r) in runs {
-        for c in &r.configs {
-            let series = if runs.len() > 1 { format!("{label}: {} [{}]", c.name, r.meta.kind.as_str()) } else { c.name.clone() };
+    // class -> (group label, [(series label, histogram)])
+    let mut by_class: BTreeMap<String, Vec<(String, String, hdrhistogram::Histogram<u64>)>> = BTreeMap::new();
+    for (ri, (label, r)) in runs.iter().enumerate() {
+        let caveat = host_caveat(r);
+        let ax = axes(&r.configs);
+        for (ci, c) in r.configs.iter().enumerate() {
+            let anchor = format!("cfg-{ri}-{ci}");
+            let (group_key, series) = series_names(label, r, c, &ax, runs.len() > 1);
             if let Some(e) = &c.error {
-                summary.push(SummaryRow { run: label.clone(), config: c.name.clone(), class: String::new(), values: vec![], error: Some(e.clone()) });
+                summary.push(SummaryRow { run: label.clone(), anchor: anchor.clone(), config: c.name.clone(), class: String::new(), caveat: false, values: vec![], error: Some(e.clone()) });
             }
             let mut histograms = Vec::new();
             for (class, l) in &c.classes {
                 let s = &l.summary;
-                summary.push(SummaryRow {
-                    run: label.clone(),
-                    config: c.name.clone(),
-                    class: class.clone(),
-                    values: [s.count, 0, s.min, s.max, s.warm_max, s.p50, s.p90, s.p99, s.p999, s.p9999]
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| if i == 1 { format!("{:.0}", s.mean) } else { thousands(*v) })
-                        .collect(),
-                    error: None,
-                });
+                let mut values = vec![thousands(s.count)];
+                values.extend([s.mean, s.min as f64, s.max as f64, s.warm_max as f64, s.p50 as f64, s.p90 as f64, s.p99 as f64, s.p999 as f64, s.p9999 as f64].map(|v| latency(v, unit)));
+                summary.push(SummaryRow { run: label.clone(), anchor: anchor.clone(), config: c.name.clone(), class: class.clone(), caveat: caveat.is_some(), values, error: None });
                 let h = l.histogram(class)?;
                 if h.len() > 0 {
-                    histograms.push(histogram_svg(&format!("{series} — {class}"), &h, 60).map_err(ReportError::Plot)?);
-                    by_class.entry(class.clone()).or_default().push((series.clone(), h));
+                    histograms.push(histogram_svg(&format!("{} — {class}", c.name), &h, 60, unit, 640.0));
+                    by_class.entry(class.clone()).or_default().push((group_key.clone(), series.clone(), h));
                 }
             }
-            let breakdowns = c
-                .breakdown
-                .iter()
-                .map(|(class, segs)| {
-                    let total: f64 = segs.iter().map(|s| s.total_ns).sum();
-                    BreakdownView {
-                        class: class.clone(),
-                        segments: segs
-                            .iter()
-                            .map(|s| {
-                                let share = if total > 0.0 { s.total_ns / total } else { 0.0 };
-                                SegView {
-                                    segment: s.segment.clone(),
-                                    count: thousands(s.count),
-                                    mean: format!("{:.1}", s.mean_ns),
-                                    share: format!("{:.1}", share * 100.0),
-                                    bar: (share * 300.0).round() as u32,
-                                }
-                            })
-                            .collect(),
-                    }
-                })
-                .collect();
-            configs.push(ConfigView {
-                run: label.clone(),
-                name: c.name.clone(),
-                error: c.error.clone(),
-                params: c.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                histograms,
-                breakdowns,
-                counters: c.counters.iter().map(|(k, v)| (k.clone(), thousands(*v))).collect(),
-                figures: c.figures.iter().map(|(k, f)| (k.clone(), format_value(f.value), f.unit.clone())).collect(),
-                notes: c.notes.clone(),
-            });
+            configs.push(config_view(anchor, label, c, caveat.clone(), histograms));
         }
     }
-    let classes = by_class
-        .into_iter()
-        .map(|(name, series)| Ok(ClassView { cdf_svg: cdf_svg(&format!("{name} latency CDF"), &series).map_err(ReportError::Plot)?, name }))
-        .collect::<Result<Vec<_>, ReportError>>()?;
+
+    let mut sweeps = Vec::new();
+    for (ri, (label, r)) in runs.iter().enumerate() {
+        if let Some(s) = sweep_section(ri, label, r, opts)? {
+            sweeps.push(s);
+        }
+    }
+    let mut references = Vec::new();
+    for (ri, (label, r)) in runs.iter().enumerate() {
+        let html = references_html(&run_references(r), unit);
+        if !html.is_empty() {
+            references.push(Section { anchor: format!("refs-{ri}"), title: format!("{label}: vs published ({})", r.meta.knobs.get("reproduces").map(String::as_str).unwrap_or("references")), html, parts: vec![] });
+        }
+    }
+    let classes: Vec<Section> = by_class.into_iter().enumerate().map(|(i, (class, series))| cdf_section(i, &class, series, unit)).collect();
+
     let run_views: Vec<RunView> = runs
         .iter()
-        .map(|(label, r)| RunView {
+        .enumerate()
+        .map(|(ri, (label, r))| RunView {
+            anchor: format!("run-{ri}"),
             label: label.clone(),
             scenario: r.meta.scenario.clone(),
             description: r.meta.description.clone(),
             kind: r.meta.kind.as_str(),
             tool_version: r.meta.tool_version.clone(),
             seed: r.meta.seed,
+            caveat: host_caveat(r),
             platform: r.meta.platform.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             knobs: r.meta.knobs.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         })
         .collect();
+    let caveats: Vec<String> = run_views.iter().filter_map(|r| r.caveat.as_ref().map(|c| format!("{}: {c}", r.label))).collect();
     let title = runs.iter().map(|(_, r)| r.meta.scenario.as_str()).collect::<Vec<_>>().join(" vs ");
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE)?;
     let html = env.get_template("report.html")?.render(context! {
-        title, runs => run_views, summary, classes, configs,
+        title, runs => run_views, summary, sweeps, references, classes, configs, caveats, unit => unit.symbol(),
     })?;
     Ok(html)
+}
+
+/// (small-multiple group, series label) of a configuration: grouped by every sweep axis but the
+/// first, the first axis's value naming the series.
+fn series_names(label: &str, r: &RunResult, c: &ConfigResult, ax: &[SweepAxis], many_runs: bool) -> (String, String) {
+    // A path label is shortened to its last two components (`zynq/result.json`) for legends.
+    let short: Vec<&str> = label.rsplit('/').take(2).collect();
+    let short = short.into_iter().rev().collect::<Vec<_>>().join("/");
+    let run = if many_runs { format!("{short} [{}]: ", r.meta.kind.as_str()) } else { String::new() };
+    match ax.split_first() {
+        Some((first, rest)) => {
+            let group = rest.iter().map(|a| format!("{}={}", a.short(), c.params.get(&a.key).map(String::as_str).unwrap_or("?"))).collect::<Vec<_>>().join(", ");
+            let series = format!("{run}{}={}", first.short(), c.params.get(&first.key).map(String::as_str).unwrap_or("?"));
+            (group, series)
+        }
+        None => (String::new(), format!("{run}{}", c.name)),
+    }
+}
+
+fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram::Histogram<u64>)>, unit: LatencyUnit) -> Section {
+    let title = format!("{class} latency CDF");
+    let html = if series.len() <= MAX_SERIES_PER_PLOT {
+        let s: Vec<(String, hdrhistogram::Histogram<u64>)> =
+            series.into_iter().map(|(g, n, h)| (if g.is_empty() { n } else { format!("{n}, {g}") }, h)).collect();
+        cdf_svg(&title, &s, unit, 760.0)
+    } else {
+        let mut groups: Vec<(String, Vec<(String, hdrhistogram::Histogram<u64>)>)> = Vec::new();
+        for (g, n, h) in series {
+            match groups.iter_mut().find(|x| x.0 == g) {
+                Some(x) => x.1.push((n, h)),
+                None => groups.push((g, vec![(n, h)])),
+            }
+        }
+        let mut out = format!(
+            "<p>{} plots, one per combination of the other axes; series: the first sweep axis. Same colours mean the same value in every plot.</p><div class=\"multiples\">",
+            groups.len()
+        );
+        for (g, s) in &groups {
+            let t = if g.is_empty() { title.clone() } else { format!("{class}: {g}") };
+            out.push_str(&cdf_svg(&t, s, unit, 380.0));
+        }
+        out.push_str("</div>");
+        out
+    };
+    Section { anchor: format!("cdf-{i}"), title: format!("Class “{class}”: latency CDF"), html, parts: vec![] }
+}
+
+fn resolve<'a>(run: &str, ax: &'a [SweepAxis], name: &str) -> Result<&'a SweepAxis, ReportError> {
+    find(ax, name).ok_or_else(|| ReportError::UnknownAxis {
+        run: run.into(),
+        name: name.into(),
+        available: ax.iter().map(|a| a.key.as_str()).collect::<Vec<_>>().join(", "),
+    })
+}
+
+/// Pivot, heatmap and scatter of one run, when it is a sweep.
+fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) -> Result<Option<Section>, ReportError> {
+    let ax = axes(&r.configs);
+    if ax.is_empty() || r.configs.len() < 3 {
+        return Ok(None);
+    }
+    let Some(class) = opts.class.clone().or_else(|| default_class(&r.configs)) else { return Ok(None) };
+    let stat = Stat::parse(opts.stat.as_deref().unwrap_or("p99")).resolve(&r.configs);
+    let fig_name = match opts.scatter.as_deref() {
+        Some("none") => None,
+        Some(f) => Some(f.to_string()),
+        None => default_figure(&r.configs),
+    };
+    let fig = fig_name.as_deref().map(|f| Stat::parse(f).resolve(&r.configs));
+    let spec = CellSpec { stat: &stat, second: fig.as_ref(), class: &class, unit: opts.unit };
+    let (col, rows): (&SweepAxis, Vec<SweepAxis>) = if opts.pivot.is_empty() {
+        (&ax[0], ax[1..].to_vec())
+    } else {
+        let col = resolve(label, &ax, &opts.pivot[0])?;
+        let rows = opts.pivot[1..].iter().map(|n| resolve(label, &ax, n).cloned()).collect::<Result<Vec<_>, _>>()?;
+        (col, rows)
+    };
+    let p = pivot(&r.configs, &ax, col, &rows, &spec);
+    let mut h = String::new();
+    let mut parts = vec![(format!("pivot-{ri}"), "summary pivot".to_string())];
+    let _ = write!(
+        h,
+        "<h3 id=\"pivot-{ri}\">Summary: {} across, {} down</h3><p class=\"caption\">{} (<code>irqlab report --pivot AXIS,AXIS… --stat STAT --scatter FIGURE</code> chooses.)</p>{}",
+        esc(col.short()),
+        esc(&if rows.is_empty() { "—".to_string() } else { rows.iter().map(|a| a.short()).collect::<Vec<_>>().join(" × ") }),
+        esc(&p.caption()),
+        p.to_html(&|_| None)
+    );
+    if ax.len() >= 2 {
+        let (x, y) = match &opts.heatmap {
+            Some((x, y)) => (resolve(label, &ax, x)?, resolve(label, &ax, y)?),
+            None => (&ax[0], &ax[1]),
+        };
+        let hspec = CellSpec { second: None, ..spec };
+        parts.push((format!("heatmap-{ri}"), "heatmap".into()));
+        let _ = write!(
+            h,
+            "<h3 id=\"heatmap-{ri}\">Heatmap: {} over {} × {}</h3>{}",
+            esc(&stat.title(&class, opts.unit, &r.configs)),
+            esc(x.short()),
+            esc(y.short()),
+            heatmap_html(&r.configs, &ax, x, y, &hspec)
+        );
+    }
+    if let (Some(fig), Some(name)) = (&fig, &fig_name) {
+        let pts: Vec<ScatterPoint> = r
+            .configs
+            .iter()
+            .filter_map(|c| {
+                let (x, y) = (fig.value(c, &class)?, stat.value(c, &class)?);
+                let series = c.params.get(&ax[0].key).and_then(|v| ax[0].values.iter().position(|x| x == v)).unwrap_or(0);
+                let y = if stat.is_latency() { opts.unit.from_ns(y) } else { y };
+                Some(ScatterPoint { x, y, series, tip: format!("{}: {} = {}, {} = {}", c.name, name, crate::format::number(x), stat_name(&stat), crate::format::number(y)) })
+            })
+            .collect();
+        if pts.len() >= 2 {
+            let legend: Vec<(String, usize)> = ax[0].values.iter().enumerate().map(|(i, v)| (format!("{}={v}", ax[0].short()), i)).collect();
+            let y_title = stat.title(&class, opts.unit, &r.configs);
+            let x_title = fig.title(&class, opts.unit, &r.configs);
+            parts.push((format!("scatter-{ri}"), format!("{} vs {name}", stat_name(&stat))));
+            let _ = write!(
+                h,
+                "<h3 id=\"scatter-{ri}\">{} against {}</h3><p class=\"caption\">One point per configuration; colour: {}. Hover a point for its configuration.</p>{}",
+                esc(&y_title),
+                esc(&x_title),
+                esc(&ax[0].key),
+                scatter_svg(&format!("{y_title} vs {x_title}"), &x_title, &y_title, &pts, &legend, 760.0)
+            );
+        }
+    }
+    Ok(Some(Section { anchor: format!("sweep-{ri}"), title: format!("{label}: sweep of {} configurations", r.configs.len()), html: h, parts }))
+}
+
+fn stat_name(s: &Stat) -> String {
+    match s {
+        Stat::Latency(n) => n.clone(),
+        Stat::Count => "count".into(),
+        Stat::Figure { name, .. } => name.clone(),
+    }
+}
+
+fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<String>, histograms: Vec<String>) -> ConfigView {
+    let breakdowns = c
+        .breakdown
+        .iter()
+        .map(|(class, segs)| {
+            let total: f64 = segs.iter().map(|s| s.total_ns).sum();
+            BreakdownView {
+                class: class.clone(),
+                segments: segs
+                    .iter()
+                    .map(|s| {
+                        let share = if total > 0.0 { s.total_ns / total } else { 0.0 };
+                        SegView { segment: s.segment.clone(), count: thousands(s.count), mean: group(s.mean_ns, 1), share: format!("{:.1}", share * 100.0), bar: (share * 300.0).round() as u32 }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    ConfigView {
+        anchor,
+        run: label.to_string(),
+        name: c.name.clone(),
+        seed: c.seed,
+        caveat,
+        error: c.error.clone(),
+        params: c.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        histograms,
+        breakdowns,
+        counters: c.counters.iter().map(|(k, v)| (k.clone(), thousands(*v))).collect(),
+        figures: c
+            .figures
+            .iter()
+            .map(|(k, f)| {
+                let (v, u) = figure(f.value, &f.unit);
+                (k.clone(), v, u)
+            })
+            .collect(),
+        notes: c.notes.clone(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::{ConfigResult, LatencyRecorder, ResultKind, RunMeta};
+    use crate::svg::tests::texts;
+    use results::{LatencyRecorder, ResultKind, RunMeta};
 
     fn run(kind: ResultKind) -> RunResult {
         let mut r = RunResult::new(RunMeta {
@@ -201,6 +425,25 @@ mod tests {
         r
     }
 
+    fn sweep_run() -> RunResult {
+        let mut r = run(ResultKind::Predicted);
+        r.configs = crate::sweep::tests::sweep();
+        r
+    }
+
+    /// Every SVG in the page has x and y tick labels and both axis titles.
+    fn assert_every_plot_has_axes(html: &str) {
+        let svgs: Vec<&str> = html.split("<svg").skip(1).map(|s| &s[..s.find("</svg>").unwrap()]).collect();
+        assert!(!svgs.is_empty());
+        for s in svgs {
+            for c in ["x-tick", "y-tick"] {
+                assert!(texts(s, c).len() >= 2, "{c} missing in {}", &s[..200.min(s.len())]);
+            }
+            assert_eq!(texts(s, "x-title").len(), 1);
+            assert_eq!(texts(s, "y-title").len(), 1);
+        }
+    }
+
     #[test]
     fn report_is_self_contained_and_escaped() {
         let html = render_html(&[("model.json".into(), run(ResultKind::Predicted)), ("host.json".into(), run(ResultKind::Measured))]).unwrap();
@@ -210,8 +453,46 @@ mod tests {
         assert!(html.contains("FAILED: pCPU 9 does not exist"));
         assert!(html.contains("trap-to-hyp"));
         assert!(!html.contains("<script") && !html.contains("src=\"http"), "no external resources");
-        // one CDF for the class, one histogram per (run, config)
-        assert_eq!(html.matches("timer latency CDF").count(), 1);
-        assert!(html.matches("<svg").count() >= 3);
+        assert!(html.contains("calibrated</span>: model output whose costs were fitted"), "badges explained");
+        assert!(html.contains("href=\"#cfg-1-0\""), "contents link every configuration");
+        assert_eq!(html.matches("timer latency CDF</text>").count(), 1);
+        assert_every_plot_has_axes(&html);
+    }
+
+    #[test]
+    fn nested_host_caveat_is_beside_the_numbers() {
+        let mut m = run(ResultKind::Measured);
+        m.meta.platform.insert("host.guest_ring0".into(), "emulated (nested PVM)".into());
+        let html = render_html(&[("host.json".into(), m)]).unwrap();
+        let caveat = "guest ring-0 code is emulated";
+        let summary = html.find("id=\"summary\"").unwrap();
+        let after = &html[summary..];
+        assert!(after[..after.find("</table>").unwrap()].contains("⚠"), "flagged in the summary rows");
+        assert!(html.matches(caveat).count() >= 3, "run header, summary, configuration section");
+        assert!(!html[..html.find(caveat).unwrap()].ends_with("<details>"));
+    }
+
+    #[test]
+    fn sweep_report_has_pivot_heatmap_scatter_and_small_multiples() {
+        let r = sweep_run();
+        let html = render_html(&[("wfi.json".into(), r.clone())]).unwrap();
+        assert!(html.contains("Summary: vwfi across, other × pcpus down"));
+        assert!(html.contains("<th>adaptive</th>") && html.contains("<small>0.500</small>"));
+        assert!(html.contains("Heatmap: timer p99 (µs) over vwfi × other"));
+        assert!(html.contains("timer p99 (µs) against other.throughput (pCPU)"));
+        assert_eq!(html.matches("<circle").count(), 12);
+        // 12 series > MAX_SERIES_PER_PLOT: one small plot per (other, pcpus) with 3 series each
+        assert!(html.contains("4 plots, one per combination"), "small multiples");
+        assert!(html.contains("timer: other=busy, pcpus=1</text>"));
+        assert!(html.contains("href=\"#heatmap-0\"") && html.contains("href=\"#pivot-0\""));
+        assert_every_plot_has_axes(&html);
+
+        let opts = ReportOptions { pivot: vec!["other".into(), "vwfi".into()], stat: Some("p50".into()), scatter: Some("none".into()), unit: LatencyUnit::Ns, ..Default::default() };
+        let html = render_html_with(&[("wfi.json".into(), r.clone())], &opts).unwrap();
+        assert!(html.contains("Summary: other across, vwfi down") && html.contains("Ranges over hypervisor.pcpus"));
+        assert!(!html.contains("<circle") && html.contains("timer p50 (ns)"));
+        let bad = ReportOptions { pivot: vec!["vwfii".into()], ..Default::default() };
+        let e = render_html_with(&[("wfi.json".into(), r)], &bad).unwrap_err().to_string();
+        assert!(e.contains("no sweep axis `vwfii`") && e.contains("hypervisor.vwfi"), "{e}");
     }
 }

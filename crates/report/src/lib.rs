@@ -1,15 +1,25 @@
 //! # report — turning results into something a person reads
 //!
+//! - [`format`]: numbers for people (one thousands separator, no exponents, µs or ns);
 //! - [`table`]: the terminal table (one row per configuration and class, with the columns the
-//!   source documents use — AVG MIN MAX WARM_MAX — plus p50/p99/p99.9/p99.99), counters and the
-//!   where-the-time-went breakdown;
-//! - [`compare_table`]: two runs side by side with ratios;
-//! - [`svg`]: latency CDFs on a "nines" axis (so the tail is visible) and histograms, as SVG;
+//!   source documents use — AVG MIN MAX WARM_MAX — plus p50/p90/p99/p99.9/p99.99), counters and
+//!   the where-the-time-went breakdown;
+//! - [`compare_table`]: two runs side by side with ratios, as a table, CSV or JSON;
+//! - [`ticks`] and [`svg`]: axes with readable ticks in one unit; latency CDFs on a "nines" axis
+//!   (so the tail is visible), histograms, scatter plots, as responsive SVG;
+//! - [`sweep`], [`pivot`] and [`heatmap`]: sweep axes, the summary pivot table and heatmaps of a
+//!   statistic over two axes;
 //! - [`html`]: one self-contained HTML file with all of the above inline.
 
 pub mod compare_table;
+pub mod format;
+pub mod heatmap;
 pub mod html;
+pub mod pivot;
+pub mod references;
 pub mod svg;
+pub mod sweep;
 pub mod table;
+pub mod ticks;
 
-pub use html::render_html;
+pub use html::{render_html, render_html_with, ReportOptions};

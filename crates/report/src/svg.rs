@@ -1,26 +1,275 @@
-//! SVG plots with plotters (svg backend, no font dependencies).
+//! SVG plots, written directly (no plotting library): full control over ticks, units and layout.
+//!
+//! Every plot has a title, x and y tick labels (`class="x-tick"` / `"y-tick"`) and axis titles
+//! (`class="x-title"` / `"y-title"`) naming the one unit the ticks are in; the legend sits below
+//! the plot area, so it never covers data. The `<svg>` has a `viewBox` and `width:100%`, so it
+//! scales with the page instead of being fixed at some pixel width.
 //!
 //! The CDF uses a "nines" y axis, y = −log10(1 − p), so p50, p90, p99, p99.9 and p99.99 are evenly
 //! spaced: the tail — what the GICv4 and vwfi debates turn on — gets as much room as the body.
+use std::fmt::Write as _;
+
 use hdrhistogram::Histogram;
-use plotters::prelude::*;
 
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
+use crate::format::LatencyUnit;
+use crate::ticks::{fit, linear_ticks, log_ticks, Tick};
 
-/// Colour for series `i`.
-pub fn color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+const PALETTE: [&str; 10] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+const DASHES: [&str; 3] = ["", "6 3", "2 2"];
+/// Pixels per character of 12 px sans-serif text (an upper estimate, for layout).
+const CHAR_PX: f64 = 7.0;
+const FONT: f64 = 12.0;
+
+/// Colour and dash pattern of series `i`: ten colours, then the same colours dashed.
+pub fn style(i: usize) -> (&'static str, &'static str) {
+    (PALETTE[i % PALETTE.len()], DASHES[(i / PALETTE.len()) % DASHES.len()])
+}
+
+/// Escape text for SVG/HTML.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            c if c.is_control() => o.push(' '),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn text_px(s: &str) -> f64 {
+    s.chars().count() as f64 * CHAR_PX
+}
+
+/// Linear or logarithmic mapping.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    Linear,
+    Log,
+}
+
+/// One axis: range in data units, ticks and the title (which names the unit).
+#[derive(Debug, Clone)]
+pub struct Axis {
+    pub scale: Scale,
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<Tick>,
+    pub title: String,
+}
+
+impl Axis {
+    /// Position of `v` along the axis, 0..1.
+    pub fn frac(&self, v: f64) -> f64 {
+        let f = match self.scale {
+            Scale::Linear => (v - self.lo) / (self.hi - self.lo),
+            Scale::Log => (v.max(f64::MIN_POSITIVE).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln()),
+        };
+        if f.is_finite() {
+            f
+        } else {
+            0.5
+        }
+    }
+
+    /// A numeric axis over the data range [lo, hi] with ticks fitted to `px` pixels. `log` is
+    /// honoured only when lo > 0. `horizontal` decides how label size is measured.
+    pub fn numeric(lo: f64, hi: f64, log: bool, title: &str, px: f64, horizontal: bool) -> Axis {
+        let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - (lo.abs() * 0.1).max(1.0), hi + (hi.abs() * 0.1).max(1.0)) };
+        let log = log && lo > 0.0;
+        let (lo, hi, scale) = if log {
+            let pad = (hi / lo).powf(0.03);
+            (lo / pad, hi * pad, Scale::Log)
+        } else {
+            let pad = (hi - lo) * 0.03;
+            (if lo >= 0.0 && lo - pad < 0.0 { 0.0 } else { lo - pad }, hi + pad, Scale::Linear)
+        };
+        let mut axis = Axis { scale, lo, hi, ticks: Vec::new(), title: title.to_string() };
+        let probe = axis.clone();
+        let extent = |s: &str| if horizontal { text_px(s) } else { FONT };
+        axis.ticks = fit(
+            |m| if log { log_ticks(lo, hi, m) } else { linear_ticks(lo, hi, m) },
+            |v| probe.frac(v) * px,
+            extent,
+            if horizontal { 10.0 } else { 6.0 },
+            if horizontal { 10 } else { 8 },
+        );
+        axis
+    }
+
+    /// A count axis from 0 with whole-number ticks (no "160000.0").
+    pub fn counts(max: f64, title: &str, px: f64) -> Axis {
+        let hi = max.max(1.0) * 1.05;
+        let mut axis = Axis { scale: Scale::Linear, lo: 0.0, hi, ticks: Vec::new(), title: title.to_string() };
+        let probe = axis.clone();
+        axis.ticks = fit(
+            |m| linear_ticks(0.0, hi, m).into_iter().filter(|t| t.value.fract() == 0.0).collect(),
+            |v| probe.frac(v) * px,
+            |_| FONT,
+            6.0,
+            8,
+        );
+        axis
+    }
+}
+
+/// A plot under construction: frame, axes and legend are laid out first, series are added, then
+/// [`Plot::finish`] closes the SVG.
+pub struct Plot {
+    out: String,
+    x: Axis,
+    y: Axis,
+    left: f64,
+    top: f64,
+    pw: f64,
+    ph: f64,
+}
+
+/// Legend entries: name and series index (for its style).
+pub type Legend = [(String, usize)];
+
+impl Plot {
+    /// `width`: viewBox width; `plot_h`: height of the plot area. The y axis ticks must be set;
+    /// the x axis ticks are (re)fitted to the plot area's width.
+    pub fn new(title: &str, width: f64, plot_h: f64, x: Axis, y: Axis, legend: &Legend) -> Plot {
+        let ylabel_w = y.ticks.iter().map(|t| text_px(&t.label)).fold(0.0, f64::max);
+        let left = 8.0 + 18.0 + ylabel_w + 8.0;
+        let right = 16.0 + x.ticks.last().map(|t| text_px(&t.label) / 2.0).unwrap_or(0.0);
+        let pw = (width - left - right).max(60.0);
+        let top = 30.0;
+        // Legend rows below the x-axis title.
+        let mut rows: Vec<Vec<(String, usize, f64)>> = vec![Vec::new()];
+        let mut row_w = 0.0;
+        for (name, i) in legend {
+            let name = if name.chars().count() > 70 { format!("{}…", name.chars().take(69).collect::<String>()) } else { name.clone() };
+            let w = 28.0 + text_px(&name) + 14.0;
+            if row_w + w > width - 16.0 && row_w > 0.0 {
+                rows.push(Vec::new());
+                row_w = 0.0;
+            }
+            rows.last_mut().expect("one row").push((name, *i, row_w));
+            row_w += w;
+        }
+        let legend_h = if legend.is_empty() { 0.0 } else { rows.len() as f64 * 18.0 + 6.0 };
+        let height = top + plot_h + 20.0 + 22.0 + legend_h + 6.0;
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {width:.0} {height:.0}" width="100%" style="max-width:{width:.0}px;height:auto" font-family="sans-serif" font-size="{FONT}" role="img"><title>{t}</title><rect width="100%" height="100%" fill="white"/><text class="plot-title" x="{cx:.1}" y="20" text-anchor="middle" font-size="15">{t}</text>"#,
+            t = esc(title),
+            cx = width / 2.0
+        );
+        let mut p = Plot { out, x, y, left, top, pw, ph: plot_h };
+        p.frame();
+        let ly = top + plot_h + 20.0 + 22.0 + 8.0;
+        for (r, row) in rows.iter().enumerate() {
+            let y = ly + r as f64 * 18.0;
+            for (name, i, x0) in row {
+                let (c, d) = style(*i);
+                let x0 = 8.0 + x0;
+                let _ = write!(
+                    p.out,
+                    r#"<g class="legend"><line x1="{x0:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{c}" stroke-width="3" stroke-dasharray="{d}"/><text x="{:.1}" y="{:.1}">{}</text></g>"#,
+                    x0 + 22.0,
+                    x0 + 28.0,
+                    y + 4.0,
+                    esc(name)
+                );
+            }
+        }
+        p
+    }
+
+    fn frame(&mut self) {
+        let (l, t, w, h) = (self.left, self.top, self.pw, self.ph);
+        let _ = write!(self.out, r##"<rect x="{l:.1}" y="{t:.1}" width="{w:.1}" height="{h:.1}" fill="none" stroke="#444"/>"##);
+        for k in &self.x.ticks {
+            let x = l + self.x.frac(k.value) * w;
+            let _ = write!(
+                self.out,
+                r##"<line x1="{x:.1}" y1="{t:.1}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/><text class="x-tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                t + h,
+                t + h + 15.0,
+                esc(&k.label)
+            );
+        }
+        for k in &self.y.ticks {
+            let y = t + h - self.y.frac(k.value) * h;
+            let _ = write!(
+                self.out,
+                r##"<line x1="{l:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text class="y-tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                l + w,
+                l - 5.0,
+                y + 4.0,
+                esc(&k.label)
+            );
+        }
+        let _ = write!(
+            self.out,
+            r#"<text class="x-title" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text class="y-title" transform="translate(14,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+            l + w / 2.0,
+            t + h + 35.0,
+            esc(&self.x.title),
+            t + h / 2.0,
+            esc(&self.y.title)
+        );
+    }
+
+    fn px(&self, x: f64, y: f64) -> (f64, f64) {
+        let fx = self.x.frac(x).clamp(-0.02, 1.02);
+        let fy = self.y.frac(y).clamp(-0.02, 1.02);
+        (self.left + fx * self.pw, self.top + self.ph - fy * self.ph)
+    }
+
+    /// A line through `pts` (data units) in the style of series `i`.
+    pub fn line(&mut self, pts: &[(f64, f64)], i: usize, name: &str) {
+        let (c, d) = style(i);
+        let mut path = String::new();
+        for (x, y) in pts {
+            let (px, py) = self.px(*x, *y);
+            let _ = write!(path, "{px:.1},{py:.1} ");
+        }
+        let _ = write!(
+            self.out,
+            r#"<polyline class="series" points="{}" fill="none" stroke="{c}" stroke-width="2" stroke-dasharray="{d}"><title>{}</title></polyline>"#,
+            path.trim_end(),
+            esc(name)
+        );
+    }
+
+    /// A bar over [x0, x1] from the axis bottom to `y`.
+    pub fn bar(&mut self, x0: f64, x1: f64, y: f64, fill: &str, tip: &str) {
+        let (a, top) = self.px(x0, y);
+        let (b, _) = self.px(x1, y);
+        let bottom = self.top + self.ph;
+        let w = (b - a - 0.6).max(0.8);
+        let _ = write!(
+            self.out,
+            r#"<rect class="hist-bar" x="{a:.1}" y="{top:.1}" width="{w:.1}" height="{:.1}" fill="{fill}"><title>{}</title></rect>"#,
+            (bottom - top).max(0.0),
+            esc(tip)
+        );
+    }
+
+    /// A point with a tooltip.
+    pub fn point(&mut self, x: f64, y: f64, i: usize, tip: &str) {
+        let (c, _) = style(i);
+        let (px, py) = self.px(x, y);
+        let _ = write!(
+            self.out,
+            r#"<circle class="point" cx="{px:.1}" cy="{py:.1}" r="4.5" fill="{c}" fill-opacity="0.8" stroke="black" stroke-width="0.5"><title>{}</title></circle>"#,
+            esc(tip)
+        );
+    }
+
+    pub fn finish(mut self) -> String {
+        self.out.push_str("</svg>");
+        self.out
+    }
 }
 
 /// (latency ns, nines) points of a histogram's CDF; the last point is capped at log10(count).
@@ -41,122 +290,145 @@ pub fn cdf_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     pts
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("plot failed: {e:?}")
-}
-
-/// Overlaid CDFs of several series (name, histogram) on a nines axis. Returns SVG text.
-pub fn cdf_svg(title: &str, series: &[(String, Histogram<u64>)]) -> Result<String, String> {
-    let curves: Vec<(String, Vec<(f64, f64)>)> = series.iter().map(|(n, h)| (n.clone(), cdf_points(h))).collect();
-    let xmax = curves.iter().flat_map(|c| c.1.iter().map(|p| p.0)).fold(1.0f64, f64::max) * 1.05;
-    let xmin = curves.iter().flat_map(|c| c.1.iter().map(|p| p.0)).fold(f64::MAX, f64::min).min(xmax / 1.1) * 0.95;
-    let ymax = curves.iter().flat_map(|c| c.1.iter().map(|p| p.1)).fold(1.0f64, f64::max).ceil();
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (720, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d((xmin.max(1.0)..xmax).log_scale(), 0.0..ymax)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("latency (ns, log scale)")
-            .y_desc("percentile")
-            .y_labels(ymax as usize + 1)
-            .y_label_formatter(&|y| nines_label(*y))
-            .x_label_formatter(&|x| short_ns(*x))
-            .draw()
-            .map_err(err)?;
-        for (i, (name, pts)) in curves.iter().enumerate() {
-            let c = color(i);
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
-                .map_err(err)?
-                .label(name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
+/// 0 → "p0", 0.301 → "p50", 1 → "p90", 2 → "p99", 3 → "p99.9", 7 → "p99.99999".
+pub fn nines_label(y: f64) -> String {
+    if y < 0.1 {
+        return "p0".into();
     }
-    Ok(out)
+    if (y - y.round()).abs() < 1e-9 && y >= 1.0 {
+        // Exact for whole nines, however many (formatting 100·(1 − 10⁻⁷) would round to "p100").
+        let n = y.round() as usize;
+        return match n {
+            1 => "p90".into(),
+            n => format!("p99{}{}", if n > 2 { "." } else { "" }, "9".repeat(n - 2)),
+        };
+    }
+    let p = 100.0 * (1.0 - 10f64.powf(-y));
+    let s = format!("{p:.4}");
+    format!("p{}", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// Histogram of one series: linear bins from min to p99.9, the rest in a last "tail" bin.
-pub fn histogram_svg(title: &str, h: &Histogram<u64>, bins: usize) -> Result<String, String> {
-    let lo = h.min() as f64;
-    let hi = (h.value_at_quantile(0.999) as f64).max(lo + 1.0);
-    let width = (hi - lo) / bins as f64;
-    let mut counts = vec![0u64; bins + 1];
+fn nines_axis(ymax: f64) -> Axis {
+    let mut ticks = vec![Tick { value: 0.0, label: "p0".into() }, Tick { value: 2f64.log10(), label: "p50".into() }];
+    ticks.extend((1..=ymax as usize).map(|n| Tick { value: n as f64, label: nines_label(n as f64) }));
+    Axis { scale: Scale::Linear, lo: 0.0, hi: ymax, ticks, title: "percentile".into() }
+}
+
+/// Log scale when the data spans more than a factor of `ratio` and stays positive.
+fn wants_log(lo: f64, hi: f64, ratio: f64) -> bool {
+    lo > 0.0 && hi / lo > ratio
+}
+
+/// Overlaid CDFs of several series (name, histogram) on a nines axis, latency in `unit` on a log
+/// axis (a linear one when some latency is 0). `width` is the viewBox width.
+pub fn cdf_svg(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64) -> String {
+    let curves: Vec<(String, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(n, h)| (n.clone(), cdf_points(h).into_iter().map(|(x, y)| (unit.from_ns(x), y)).collect()))
+        .collect();
+    let xs = || curves.iter().flat_map(|c| c.1.iter().map(|p| p.0));
+    let (lo, hi) = (xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max));
+    let (lo, hi) = if lo <= hi { (lo, hi) } else { (1.0, 10.0) };
+    let ymax = curves.iter().flat_map(|c| c.1.iter().map(|p| p.1)).fold(1.0f64, f64::max).ceil();
+    let log = lo > 0.0;
+    let x_title = format!("latency ({}{})", unit.symbol(), if log { ", log scale" } else { "" });
+    let plot_h = if width < 500.0 { 220.0 } else { 300.0 };
+    let x = Axis::numeric(lo, hi, log, &x_title, width - 120.0, true);
+    let legend: Vec<(String, usize)> = curves.iter().enumerate().map(|(i, c)| (c.0.clone(), i)).collect();
+    let mut p = Plot::new(title, width, plot_h, x, nines_axis(ymax), &legend);
+    for (i, (name, pts)) in curves.iter().enumerate() {
+        p.line(pts, i, name);
+    }
+    p.finish()
+}
+
+/// Histogram of one series. Short-tailed data (max ≤ 4 × p50): linear bins from min to max.
+/// Long-tailed data: logarithmic bins and a log count axis, so the tail is visible next to the
+/// body instead of hiding in one last bar.
+pub fn histogram_svg(title: &str, h: &Histogram<u64>, bins: usize, unit: LatencyUnit, width: f64) -> String {
+    let bins = bins.max(1);
+    let min = unit.from_ns(h.min() as f64);
+    let max = unit.from_ns(h.highest_equivalent(h.max()) as f64);
+    let p50 = unit.from_ns(h.value_at_quantile(0.5) as f64);
+    let long_tail = max > 4.0 * p50.max(f64::MIN_POSITIVE) && max > min;
+    let log_x = long_tail && min > 0.0;
+    let (lo, hi) = if max > min { (min, max) } else { (min - 0.5, max + 0.5) };
+    let edge = |i: usize| {
+        let f = i as f64 / bins as f64;
+        if log_x {
+            lo * (hi / lo).powf(f)
+        } else {
+            lo + (hi - lo) * f
+        }
+    };
+    let mut counts = vec![0u64; bins];
     for v in h.iter_recorded() {
-        let x = h.median_equivalent(v.value_iterated_to()) as f64;
-        let i = if x >= hi { bins } else { (((x - lo) / width) as usize).min(bins - 1) };
+        let x = unit.from_ns(h.median_equivalent(v.value_iterated_to()) as f64);
+        let f = if log_x { (x / lo).ln() / (hi / lo).ln() } else { (x - lo) / (hi - lo) };
+        let i = ((f * bins as f64).floor().max(0.0) as usize).min(bins - 1);
         counts[i] += v.count_since_last_iteration();
     }
-    let ymax = counts.iter().copied().max().unwrap_or(1).max(1) as f64 * 1.1;
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (720, 300)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 16))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(60)
-            .build_cartesian_2d(lo..hi + width, 0.0..ymax)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("latency (ns); last bar: above p99.9")
-            .y_desc("count")
-            .x_label_formatter(&|x| short_ns(*x))
-            .draw()
-            .map_err(err)?;
-        chart
-            .draw_series(counts.iter().enumerate().map(|(i, c)| {
-                let x0 = lo + i as f64 * width;
-                let style = if i == bins { RED.mix(0.6).filled() } else { color(0).mix(0.8).filled() };
-                Rectangle::new([(x0, 0.0), (x0 + width * 0.95, *c as f64)], style)
-            }))
-            .map_err(err)?;
-        root.present().map_err(err)?;
+    let cmax = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+    let x_title = format!("latency ({}{})", unit.symbol(), if log_x { ", log scale" } else { "" });
+    let x = Axis::numeric(lo, hi, log_x, &x_title, width - 120.0, true);
+    let plot_h = 180.0;
+    let y = if long_tail {
+        let mut a = Axis::numeric(1.0, cmax, true, "samples per bin (log scale)", plot_h, false);
+        a.lo = 0.7;
+        a.ticks.retain(|t| t.value >= 1.0 && t.value.fract() == 0.0);
+        a
+    } else {
+        Axis::counts(cmax, "samples per bin", plot_h)
+    };
+    let floor = y.lo;
+    let mut p = Plot::new(title, width, plot_h, x, y, &[]);
+    let (c, _) = style(0);
+    for (i, n) in counts.iter().enumerate() {
+        if *n > 0 {
+            let tip = format!("{}–{} {}: {} samples", crate::ticks::label(round3(edge(i))), crate::ticks::label(round3(edge(i + 1))), unit.symbol(), crate::format::thousands(*n));
+            p.bar(edge(i), edge(i + 1), (*n as f64).max(floor * 1.2), c, &tip);
+        }
     }
-    Ok(out)
+    p.finish()
 }
 
-/// 0 → "p0", 1 → "p90", 2 → "p99", 3 → "p99.9"...
-pub fn nines_label(y: f64) -> String {
-    let p = 100.0 * (1.0 - 10f64.powf(-y));
-    if y < 0.5 {
-        "p0".into()
-    } else {
-        let s = format!("{p:.4}");
-        format!("p{}", s.trim_end_matches('0').trim_end_matches('.'))
-    }
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
 }
 
-/// 1500 → "1.5µs".
-pub fn short_ns(x: f64) -> String {
-    if x >= 1e6 {
-        format!("{:.3}ms", x / 1e6).replace(".000", "")
-    } else if x >= 1e3 {
-        format!("{:.1}µs", x / 1e3).replace(".0µ", "µ")
-    } else {
-        format!("{x:.0}ns")
+/// One point of a scatter plot.
+pub struct ScatterPoint {
+    pub x: f64,
+    pub y: f64,
+    /// Series (colour) index and tooltip.
+    pub series: usize,
+    pub tip: String,
+}
+
+/// A scatter plot; `legend` names the series. The y axis is logarithmic when it spans more than
+/// a factor of 10.
+pub fn scatter_svg(title: &str, x_title: &str, y_title: &str, pts: &[ScatterPoint], legend: &Legend, width: f64) -> String {
+    let fold = |f: fn(&ScatterPoint) -> f64| {
+        (pts.iter().map(f).fold(f64::MAX, f64::min), pts.iter().map(f).fold(f64::MIN, f64::max))
+    };
+    let (xlo, xhi) = fold(|p| p.x);
+    let (ylo, yhi) = fold(|p| p.y);
+    let (xlo, xhi) = if xlo <= xhi { (xlo, xhi) } else { (0.0, 1.0) };
+    let (ylo, yhi) = if ylo <= yhi { (ylo, yhi) } else { (1.0, 10.0) };
+    let log_y = wants_log(ylo, yhi, 10.0);
+    let y_title = if log_y { format!("{y_title}, log scale") } else { y_title.to_string() };
+    let plot_h = 300.0;
+    let x = Axis::numeric(xlo, xhi, false, x_title, width - 120.0, true);
+    let y = Axis::numeric(ylo, yhi, log_y, &y_title, plot_h, false);
+    let mut p = Plot::new(title, width, plot_h, x, y, legend);
+    for q in pts {
+        p.point(q.x, q.y, q.series, &q.tip);
     }
+    p.finish()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn hist(values: impl Iterator<Item = u64>) -> Histogram<u64> {
@@ -167,13 +439,39 @@ mod tests {
         h
     }
 
+    /// The text of every `<text class="CLASS" ...>` element.
+    pub(crate) fn texts(svg: &str, class: &str) -> Vec<String> {
+        let pat = format!("<text class=\"{class}\"");
+        svg.match_indices(&pat)
+            .map(|(i, _)| {
+                let rest = &svg[i..];
+                let start = rest.find('>').unwrap() + 1;
+                rest[start..start + rest[start..].find("</text>").unwrap()].to_string()
+            })
+            .collect()
+    }
+
+    fn assert_axes(svg: &str) {
+        for c in ["x-tick", "y-tick"] {
+            let t = texts(svg, c);
+            assert!(t.len() >= 2, "{c}: {t:?}");
+            let mut d = t.clone();
+            d.sort();
+            d.dedup();
+            assert_eq!(d.len(), t.len(), "duplicate {c}: {t:?}");
+            assert!(t.iter().all(|l| !l.contains("µs") && !l.contains("ns") && !l.contains('e')), "{c}: {t:?}");
+        }
+        assert_eq!(texts(svg, "x-title").len(), 1);
+        assert_eq!(texts(svg, "y-title").len(), 1);
+        assert!(svg.contains("viewBox=") && svg.contains("width=\"100%\""));
+    }
+
     #[test]
     fn cdf_is_monotone_and_reaches_the_cap() {
         let h = hist(1..=10_000);
         let pts = cdf_points(&h);
         assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
         assert!((pts.last().unwrap().1 - 4.0).abs() < 1e-9);
-        // the p99 point sits at about 2 nines
         let p99 = pts.iter().find(|p| p.1 >= 2.0).unwrap();
         assert!((p99.0 - 9900.0).abs() < 20.0, "{p99:?}");
     }
@@ -181,19 +479,55 @@ mod tests {
     #[test]
     fn labels() {
         assert_eq!(nines_label(0.0), "p0");
+        assert_eq!(nines_label(2f64.log10()), "p50");
         assert_eq!(nines_label(1.0), "p90");
         assert_eq!(nines_label(3.0), "p99.9");
-        assert_eq!(short_ns(4850.0), "4.8µs");
-        assert_eq!(short_ns(300.0), "300ns");
+        assert_eq!(nines_label(7.0), "p99.99999");
     }
 
     #[test]
-    fn svgs_render_with_series_names() {
-        let a = hist(1000..2000);
-        let b = hist(4000..6000);
-        let s = cdf_svg("timer", &[("native".into(), a.clone()), ("trap".into(), b)]).unwrap();
-        assert!(s.starts_with("<svg") && s.contains("native") && s.contains("trap") && s.contains("<polyline"));
-        let hsvg = histogram_svg("native", &a, 40).unwrap();
-        assert!(hsvg.matches("<rect").count() > 40, "bars drawn");
+    fn narrow_cdf_has_latency_ticks_in_one_unit() {
+        // 4.61–7.17 µs: less than a decade (the default scenario's vwfi=trap).
+        let s = cdf_svg("timer", &[("trap".into(), hist(4610..7170))], LatencyUnit::Us, 720.0);
+        assert_axes(&s);
+        assert_eq!(texts(&s, "x-tick"), ["5", "6", "7"]);
+        assert_eq!(texts(&s, "x-title"), ["latency (µs, log scale)"]);
+        let ns = cdf_svg("timer", &[("trap".into(), hist(4610..7170))], LatencyUnit::Ns, 720.0);
+        assert!(texts(&ns, "x-tick").contains(&"5,000".to_string()), "{:?}", texts(&ns, "x-tick"));
+        assert_eq!(texts(&ns, "x-title"), ["latency (ns, log scale)"]);
+    }
+
+    #[test]
+    fn wide_cdf_ticks_do_not_overlap_and_legend_is_below() {
+        let s = cdf_svg("ipi", &[("a".into(), hist(300..400)), ("b".into(), hist((1..200).map(|v| v * v * 250)))], LatencyUnit::Us, 360.0);
+        assert_axes(&s);
+        let ticks = texts(&s, "x-tick");
+        assert!(ticks.len() <= 7, "{ticks:?}");
+        let legend_y = s.find("class=\"legend\"").unwrap();
+        assert!(legend_y > s.find("class=\"x-title\"").unwrap(), "legend after the axes");
+    }
+
+    #[test]
+    fn histograms_have_integer_counts_and_log_bins_for_long_tails() {
+        let body = hist(std::iter::repeat_n(5000, 160_000).chain(4000..6000));
+        let s = histogram_svg("short", &body, 40, LatencyUnit::Us, 720.0);
+        assert_axes(&s);
+        assert!(texts(&s, "y-tick").iter().all(|t| !t.contains('.')), "{:?}", texts(&s, "y-tick"));
+        assert!(texts(&s, "y-tick").contains(&"150,000".to_string()), "{:?}", texts(&s, "y-tick"));
+        assert!(!texts(&s, "x-title")[0].contains("log"));
+        let tail = hist((0..10_000).map(|i| if i % 1000 == 0 { 2_000_000 } else { 2000 + i % 100 }));
+        let s = histogram_svg("tail", &tail, 40, LatencyUnit::Us, 720.0);
+        assert_axes(&s);
+        assert!(texts(&s, "x-title")[0].contains("log scale") && texts(&s, "y-title")[0].contains("log scale"));
+        assert!(s.matches("class=\"hist-bar\"").count() >= 2, "tail bar visible");
+    }
+
+    #[test]
+    fn scatter_renders_points_with_tooltips() {
+        let pts: Vec<ScatterPoint> = (0..9).map(|i| ScatterPoint { x: i as f64 * 0.1, y: 5.0 + i as f64, series: i % 3, tip: format!("pt{i}") }).collect();
+        let s = scatter_svg("p99 vs throughput", "other.throughput (pCPU)", "p99 (µs)", &pts, &[("trap".into(), 0), ("native".into(), 1), ("adaptive".into(), 2)], 720.0);
+        assert_axes(&s);
+        assert_eq!(s.matches("<circle").count(), 9);
+        assert!(s.contains("<title>pt4</title>") && s.contains(">adaptive</text>"));
     }
 }

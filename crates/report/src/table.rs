@@ -1,97 +1,124 @@
 //! Terminal tables.
 use results::{ConfigResult, RunResult};
 
+/// Longest cell shown in a terminal table; longer cells end in "…".
+pub const MAX_CELL_CHARS: usize = 120;
+
+/// A cell as the terminal shows it: control characters escaped (a result file cannot move the
+/// cursor or change colours), at most [`MAX_CELL_CHARS`] characters.
+pub fn clean_cell(s: &str) -> String {
+    let s = results::escape_control(s);
+    if s.chars().count() <= MAX_CELL_CHARS {
+        s
+    } else {
+        let mut t: String = s.chars().take(MAX_CELL_CHARS - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn pad(out: &mut String, c: &str, width: usize, right: bool) {
+    let fill = width.saturating_sub(c.chars().count());
+    if right {
+        out.extend(std::iter::repeat_n(' ', fill));
+        out.push_str(c);
+    } else {
+        out.push_str(c);
+        out.extend(std::iter::repeat_n(' ', fill));
+    }
+}
+
 /// Left-align the first `left` columns, right-align the rest; columns sized to content.
+///
+/// Padding is done by hand: `format!("{c:<width$}")` panics when `width` exceeds 65,535 (the
+/// formatter's width is a u16), which a long error message in a result file reached. Cells are
+/// cleaned with [`clean_cell`].
 pub fn render_grid(header: &[String], rows: &[Vec<String>], left: usize) -> String {
     let n = header.len();
+    let header: Vec<String> = header.iter().map(|h| clean_cell(h)).collect();
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().take(n).map(|c| clean_cell(c)).collect()).collect();
     let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate().take(n) {
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(c.chars().count());
         }
     }
     let fmt_row = |r: &[String]| {
-        let cells: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, c)| if i < left { format!("{c:<width$}", width = w[i]) } else { format!("{c:>width$}", width = w[i]) })
-            .collect();
-        cells.join("  ").trim_end().to_string()
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            pad(&mut line, c, w[i], i >= left);
+        }
+        line.trim_end().to_string()
     };
-    let mut s = fmt_row(header);
+    let mut s = fmt_row(&header);
     s.push('\n');
     s.push_str(&w.iter().map(|x| "-".repeat(*x)).collect::<Vec<_>>().join("  "));
     s.push('\n');
-    for r in rows {
+    for r in &rows {
         s.push_str(&fmt_row(r));
         s.push('\n');
     }
     s
 }
 
-/// Group digits: 1234567 → 1,234,567.
-pub fn thousands(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+pub use crate::format::thousands;
+use crate::format::{latency, LatencyUnit};
+
+/// Column names of the latency table; percentile names are the same in CSV and JSON output.
+pub const LATENCY_HEADER: [&str; 12] = ["CONFIG", "CLASS", "COUNT", "AVG", "MIN", "MAX", "WARM_MAX", "p50", "p90", "p99", "p99.9", "p99.99"];
+
+/// The latency table in µs (the default unit of cyclictest and rtla).
+pub fn latency_table(r: &RunResult) -> String {
+    latency_table_in(r, LatencyUnit::Us)
 }
 
-/// The latency table: CONFIG CLASS COUNT AVG MIN MAX WARM_MAX P50 P99 P99.9 P99.99 (ns).
-pub fn latency_table(r: &RunResult) -> String {
-    let header: Vec<String> = ["CONFIG", "CLASS", "COUNT", "AVG", "MIN", "MAX", "WARM_MAX", "P50", "P99", "P99.9", "P99.99"]
-        .map(String::from)
-        .to_vec();
+/// The latency table: CONFIG CLASS COUNT AVG MIN MAX WARM_MAX p50 p90 p99 p99.9 p99.99, latencies in
+/// `unit` (named in the title line). Failed configurations follow the table, one line each.
+pub fn latency_table_in(r: &RunResult, unit: LatencyUnit) -> String {
+    let header: Vec<String> = LATENCY_HEADER.map(String::from).to_vec();
     let mut rows = Vec::new();
+    let mut failed = Vec::new();
     for c in &r.configs {
         if let Some(e) = &c.error {
-            rows.push(vec![c.name.clone(), "FAILED".into(), e.lines().next().unwrap_or("").to_string()]);
+            failed.push(format!("{}  FAILED: {}\n", clean_cell(&c.name), clean_cell(e)));
             continue;
         }
         for (class, l) in &c.classes {
             let s = &l.summary;
-            rows.push(vec![
-                c.name.clone(),
-                class.clone(),
-                thousands(s.count),
-                format!("{:.0}", s.mean),
-                thousands(s.min),
-                thousands(s.max),
-                thousands(s.warm_max),
-                thousands(s.p50),
-                thousands(s.p99),
-                thousands(s.p999),
-                thousands(s.p9999),
-            ]);
+            let mut row = vec![c.name.clone(), class.clone(), thousands(s.count)];
+            row.extend([s.mean, s.min as f64, s.max as f64, s.warm_max as f64, s.p50 as f64, s.p90 as f64, s.p99 as f64, s.p999 as f64, s.p9999 as f64].map(|v| latency(v, unit)));
+            rows.push(row);
         }
     }
     let mut out = format!(
-        "{} — {} [{}], seed {}   (latencies in ns)\n",
-        r.meta.scenario,
-        r.meta.description,
+        "{} — {} [{}], seed {}   (latencies in {})\n",
+        clean_cell(&r.meta.scenario),
+        clean_cell(&r.meta.description),
         r.meta.kind.as_str(),
-        r.meta.seed
+        r.meta.seed,
+        unit.symbol()
     );
-    // Failed rows have fewer cells; render them after the grid so columns stay aligned.
-    let (ok, failed): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.len() == header.len());
-    out.push_str(&render_grid(&header, &ok, 2));
+    out.push_str(&render_grid(&header, &rows, 2));
     for f in failed {
-        out.push_str(&format!("{}  FAILED: {}\n", f[0], f[2]));
+        out.push_str(&f);
     }
     out
 }
 
-/// Scalar figures of every configuration.
+/// Scalar figures of every configuration, each in the unit that reads best.
 pub fn figures_table(r: &RunResult) -> String {
     let rows: Vec<Vec<String>> = r
         .configs
         .iter()
-        .flat_map(|c| c.figures.iter().map(move |(k, f)| vec![c.name.clone(), k.clone(), format_value(f.value), f.unit.clone()]))
+        .flat_map(|c| {
+            c.figures.iter().map(move |(k, f)| {
+                let (v, u) = crate::format::figure(f.value, &f.unit);
+                vec![c.name.clone(), k.clone(), v, u]
+            })
+        })
         .collect();
     if rows.is_empty() {
         return String::new();
@@ -110,13 +137,13 @@ pub fn breakdown_table(c: &ConfigResult) -> String {
                 vec![
                     s.segment.clone(),
                     thousands(s.count),
-                    format!("{:.1}", s.mean_ns),
+                    crate::format::group(s.mean_ns, 1),
                     format!("{:.1}%", if total > 0.0 { 100.0 * s.total_ns / total } else { 0.0 }),
                 ]
             })
             .collect();
         out.push_str(&format!("{} / {}\n", c.name, class));
-        out.push_str(&render_grid(&["SEGMENT".into(), "COUNT".into(), "MEAN_NS".into(), "SHARE".into()], &rows, 1));
+        out.push_str(&render_grid(&["SEGMENT".into(), "COUNT".into(), "MEAN (ns)".into(), "SHARE".into()], &rows, 1));
     }
     out
 }
@@ -140,17 +167,9 @@ pub fn counters_table(r: &RunResult) -> String {
     render_grid(&header, &rows, 1)
 }
 
-/// Compact number formatting for figures.
+/// A number for people: grouped, no exponent notation (see [`crate::format::number`]).
 pub fn format_value(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v.abs() >= 1e6 || v.abs() < 1e-3 {
-        format!("{v:.4e}")
-    } else if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.3}")
-    }
+    crate::format::number(v)
 }
 
 #[cfg(test)]
@@ -190,9 +209,34 @@ mod tests {
         let t = latency_table(&run());
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].contains("[calibrated]"));
-        assert!(lines[1].starts_with("CONFIG") && lines[1].contains("AVG") && lines[1].contains("WARM_MAX") && lines[1].contains("P99.99"));
-        assert!(lines[3].contains("vwfi=trap") && lines[3].contains("7,030") && lines[3].contains("4,980"), "{}", lines[3]);
+        assert!(lines[0].contains("latencies in µs"));
+        assert!(lines[1].starts_with("CONFIG") && lines[1].contains("AVG") && lines[1].contains("WARM_MAX") && lines[1].contains("p90") && lines[1].ends_with("p99.99"));
+        assert!(lines[3].contains("vwfi=trap") && lines[3].contains("7.03") && lines[3].contains("4.98"), "{}", lines[3]);
+        let ns = latency_table_in(&run(), LatencyUnit::Ns);
+        assert!(ns.contains("latencies in ns") && ns.contains("7,030") && ns.contains("5,418"), "{ns}");
         assert!(t.contains("vwfi=bad  FAILED: key `hypervisor.vwfi`"));
+    }
+
+    #[test]
+    fn huge_cells_do_not_panic_and_are_truncated() {
+        let long = "x".repeat(70_000);
+        let t = render_grid(&["A".into(), "B".into()], &[vec![long.clone(), "1".into()], vec!["y".into(), "22".into()]], 1);
+        let first = t.lines().nth(2).unwrap();
+        assert_eq!(first.chars().count(), MAX_CELL_CHARS + 2 + 2, "{}", &first[..50]);
+        assert!(first.contains('…'));
+        let mut r = run();
+        r.configs[1].error = Some(long);
+        assert!(latency_table(&r).lines().last().unwrap().ends_with('…'));
+    }
+
+    #[test]
+    fn control_characters_are_escaped_in_terminal_output() {
+        let mut r = run();
+        r.configs[0].name = "evil\u{1b}[2J\rname".into();
+        r.meta.scenario = "s\u{7}".into();
+        let t = latency_table(&r);
+        assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
+        assert!(t.contains("evil\\u{1b}[2J\\rname") && t.starts_with("s\\u{7}"), "{t}");
     }
 
     #[test]
@@ -205,7 +249,7 @@ mod tests {
     fn formatting_helpers() {
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(thousands(12), "12");
-        assert_eq!(format_value(9282161150.0), "9.2822e9");
+        assert_eq!(format_value(9282161150.0), "9,282,161,150");
         assert_eq!(format_value(1.23456), "1.235");
         assert!(counters_table(&run()).contains("exits"));
     }

@@ -1,55 +1,169 @@
-//! CSV export: one row per (configuration, interrupt class), parameters as columns.
+//! CSV export for pandas and spreadsheets: one row per (configuration, interrupt class).
+//!
+//! Columns, in order (see also `docs/results-csv.md` and `scripts/load_results.py`):
+//! - `scenario`, `kind` (predicted | calibrated | measured), `seed` (the run's base seed),
+//!   `config`, `config_seed` (the seed this configuration ran with);
+//! - one column per parameter key of any configuration (`hypervisor.vwfi`, `workload.other`, ...);
+//! - `class`, `count`, then latencies in the chosen unit with the unit in the name:
+//!   `min_us mean_us p50_us p90_us p99_us p99.9_us p99.99_us max_us warm_max_us` (or `_ns`);
+//! - `clamped_low`, `clamped_high` (samples outside the histogram range);
+//! - one `figure.<name>_<unit>` column per figure and one `counter.<name>` column per counter of
+//!   any configuration (per configuration, repeated on each of its class rows);
+//! - `error` (empty unless the configuration failed).
+//!
+//! Percentile names are the same everywhere: p50, p90, p99, p99.9, p99.99.
+//! Control characters in text fields are written as visible escapes (`\n`, `\u{1b}`), so printing
+//! the CSV to a terminal cannot move the cursor or change colours.
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 
 use crate::run::RunResult;
 
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// The unit latencies are shown in. µs by default, as cyclictest and rtla print them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LatencyUnit {
+    #[default]
+    Us,
+    Ns,
+}
+
+impl LatencyUnit {
+    /// Column/axis suffix: `us` or `ns` (ASCII, for column names).
+    pub fn ascii(self) -> &'static str {
+        match self {
+            LatencyUnit::Us => "us",
+            LatencyUnit::Ns => "ns",
+        }
+    }
+
+    /// Human unit symbol: `µs` or `ns`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            LatencyUnit::Us => "µs",
+            LatencyUnit::Ns => "ns",
+        }
+    }
+
+    /// Convert nanoseconds into this unit.
+    pub fn from_ns(self, ns: f64) -> f64 {
+        match self {
+            LatencyUnit::Us => ns / 1000.0,
+            LatencyUnit::Ns => ns,
+        }
+    }
+
+    /// Decimals that keep nanosecond resolution: 3 for µs, 0 for ns.
+    pub fn decimals(self) -> usize {
+        match self {
+            LatencyUnit::Us => 3,
+            LatencyUnit::Ns => 0,
+        }
+    }
+
+    /// `us`, `µs` or `ns`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "us" | "µs" => Some(LatencyUnit::Us),
+            "ns" => Some(LatencyUnit::Ns),
+            _ => None,
+        }
     }
 }
 
-/// Render the run as CSV. Failed configurations appear with empty numbers and their error.
+/// Replace control characters with visible escapes (`\n`, `\t`, `\u{1b}`).
+pub fn escape_control(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| match c {
+            '\n' => "\\n".to_string(),
+            '\r' => "\\r".to_string(),
+            '\t' => "\\t".to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+fn field(s: &str) -> String {
+    let s = escape_control(s);
+    if s.contains([',', '"']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// Render the run as CSV with latencies in µs.
 pub fn to_csv(r: &RunResult) -> String {
+    to_csv_in(r, LatencyUnit::Us)
+}
+
+/// Render the run as CSV with latencies in `unit`. Failed configurations appear with empty numbers
+/// and their error.
+pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
     let params: BTreeSet<&str> = r.configs.iter().flat_map(|c| c.params.keys().map(|k| k.as_str())).collect();
-    let mut out = String::new();
-    let mut header: Vec<String> = vec!["kind".into(), "config".into()];
-    header.extend(params.iter().map(|p| field(p)));
-    header.extend(
-        ["class", "count", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "p99.99_ns", "max_ns", "warm_max_ns", "error"]
-            .map(String::from),
-    );
-    out.push_str(&header.join(","));
-    out.push('\n');
+    // Figure name -> unit (the first unit seen; a name has one unit within a run).
+    let mut figures: BTreeMap<&str, &str> = BTreeMap::new();
     for c in &r.configs {
-        let mut prefix = vec![r.meta.kind.as_str().to_string(), field(&c.name)];
+        for (k, f) in &c.figures {
+            figures.entry(k.as_str()).or_insert(f.unit.as_str());
+        }
+    }
+    let counters: BTreeSet<&str> = r.configs.iter().flat_map(|c| c.counters.keys().map(|k| k.as_str())).collect();
+    let u = unit.ascii();
+    let mut header: Vec<String> = ["scenario", "kind", "seed", "config", "config_seed"].map(String::from).to_vec();
+    header.extend(params.iter().map(|p| field(p)));
+    header.push("class".into());
+    header.push("count".into());
+    header.extend(["min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max"].map(|s| format!("{s}_{u}")));
+    header.extend(["clamped_low", "clamped_high"].map(String::from));
+    header.extend(figures.iter().map(|(k, unit)| field(&if unit.is_empty() { format!("figure.{k}") } else { format!("figure.{k}_{unit}") })));
+    header.extend(counters.iter().map(|k| field(&format!("counter.{k}"))));
+    header.push("error".into());
+    let mut out = header.join(",");
+    out.push('\n');
+    let lat = |ns: f64| format!("{:.*}", unit.decimals(), unit.from_ns(ns));
+    for c in &r.configs {
+        let mut prefix = vec![
+            field(&r.meta.scenario),
+            r.meta.kind.as_str().to_string(),
+            r.meta.seed.to_string(),
+            field(&c.name),
+            c.seed.to_string(),
+        ];
         prefix.extend(params.iter().map(|p| field(c.params.get(*p).map(String::as_str).unwrap_or(""))));
-        let err = field(c.error.as_deref().unwrap_or(""));
+        let mut suffix: Vec<String> = figures.keys().map(|k| c.figures.get(*k).map(|f| plain(f.value)).unwrap_or_default()).collect();
+        suffix.extend(counters.iter().map(|k| c.counters.get(*k).map(|v| v.to_string()).unwrap_or_default()));
+        suffix.push(field(c.error.as_deref().unwrap_or("")));
+        let mut rows: Vec<Vec<String>> = Vec::new();
         if c.classes.is_empty() {
-            let mut row = prefix.clone();
-            row.push(String::new());
-            row.extend(std::iter::repeat_n(String::new(), 10));
-            row.push(err.clone());
-            out.push_str(&row.join(","));
-            out.push('\n');
+            rows.push(std::iter::repeat_n(String::new(), 13).collect());
         }
         for (class, l) in &c.classes {
             let s = &l.summary;
-            let mut row = prefix.clone();
-            row.push(field(class));
-            row.extend(
-                [s.count, s.min].iter().map(|v| v.to_string()).chain([format!("{:.1}", s.mean)]).chain(
-                    [s.p50, s.p90, s.p99, s.p999, s.p9999, s.max, s.warm_max].iter().map(|v| v.to_string()),
-                ),
-            );
-            row.push(err.clone());
-            out.push_str(&row.join(","));
+            let mut row = vec![field(class), s.count.to_string()];
+            row.extend([s.min as f64, s.mean, s.p50 as f64, s.p90 as f64, s.p99 as f64, s.p999 as f64, s.p9999 as f64, s.max as f64, s.warm_max as f64].map(lat));
+            row.extend([s.clamped_low, s.clamped_high].map(|v| v.to_string()));
+            rows.push(row);
+        }
+        for row in rows {
+            let line: Vec<&str> = prefix.iter().chain(&row).chain(&suffix).map(String::as_str).collect();
+            out.push_str(&line.join(","));
             out.push('\n');
         }
     }
     out
+}
+
+/// A float without exponent notation and without trailing zeros (full precision for pandas).
+fn plain(v: f64) -> String {
+    if !v.is_finite() {
+        return String::new();
+    }
+    // Rust's Display for f64 never uses exponent notation and round-trips exactly.
+    format!("{v}")
 }
 
 #[cfg(test)]
@@ -58,29 +172,53 @@ mod tests {
     use crate::{ConfigResult, LatencyRecorder, ResultKind, RunMeta, RunResult};
     use std::collections::BTreeMap;
 
-    #[test]
-    fn rows_per_class_params_as_columns_and_quoting() {
+    fn run() -> RunResult {
         let mut r = RunResult::new(RunMeta {
             tool_version: "t".into(),
             scenario: "s".into(),
             description: String::new(),
-            seed: 1,
+            seed: 7,
             kind: ResultKind::Measured,
             platform: BTreeMap::new(),
             knobs: BTreeMap::new(),
         });
         let mut c = ConfigResult::new("x2apic cluster, pv");
+        c.seed = 99;
         c.params.insert("mode".into(), "cluster".into());
         let mut rec = LatencyRecorder::new(0);
-        rec.record(10);
+        rec.record(1500);
         c.classes.insert("ipi".into(), rec.finish());
+        c.classes.insert("timer".into(), rec.finish());
+        c.set_figure("tsc", 1996248.0, "kHz");
+        c.set_figure("total", 8.9807e9, "ns");
+        c.add_counter("exits", 12);
         r.configs.push(c);
-        r.configs.push(ConfigResult::failed("bad", BTreeMap::new(), "pCPU 9 does not exist".into()));
-        let csv = to_csv(&r);
+        r.configs.push(ConfigResult::failed("bad", BTreeMap::new(), "line one\nline two \u{1b}[31m".into()));
+        r
+    }
+
+    #[test]
+    fn one_row_per_config_and_class_with_all_columns() {
+        let csv = to_csv(&run());
         let lines: Vec<_> = csv.lines().collect();
-        assert_eq!(lines.len(), 3);
-        assert!(lines[0].starts_with("kind,config,mode,class,count"));
-        assert!(lines[1].starts_with("measured,\"x2apic cluster, pv\",cluster,ipi,1,10,10.0,"), "{}", lines[1]);
-        assert!(lines[2].ends_with("pCPU 9 does not exist"));
+        assert_eq!(lines.len(), 4, "{csv}");
+        assert_eq!(
+            lines[0],
+            "scenario,kind,seed,config,config_seed,mode,class,count,min_us,mean_us,p50_us,p90_us,p99_us,p99.9_us,p99.99_us,max_us,warm_max_us,clamped_low,clamped_high,figure.total_ns,figure.tsc_kHz,counter.exits,error"
+        );
+        assert!(lines[1].starts_with("s,measured,7,\"x2apic cluster, pv\",99,cluster,ipi,1,1.500,1.500,"), "{}", lines[1]);
+        assert!(lines[1].ends_with(",0,0,8980700000,1996248,12,"), "no exponent notation: {}", lines[1]);
+        assert!(lines[2].contains(",timer,1,"));
+        let n = lines[0].split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() == n + l.matches("\"x2apic cluster, pv\"").count()), "{csv}");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_ns_unit_renames_columns() {
+        let csv = to_csv_in(&run(), LatencyUnit::Ns);
+        assert!(csv.contains("p99.9_ns") && !csv.contains("_us,"));
+        assert!(csv.contains(",1500,1500.000,") || csv.contains(",1500,1500,"), "{csv}");
+        assert!(!csv.contains('\u{1b}') && csv.contains("line one\\nline two \\u{1b}[31m"), "{csv}");
+        assert_eq!(csv.lines().count(), 4, "newline in error stays on one line");
     }
 }

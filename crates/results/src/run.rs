@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::breakdown::SegmentStat;
 use crate::latency::LatencyClass;
+pub use crate::provenance::Provenance;
+pub use crate::reference::{ReferenceOutcome, ReferenceRole};
 
 /// Version of the JSON schema written by this crate. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -114,12 +116,25 @@ impl ConfigResult {
 pub struct RunResult {
     pub schema_version: u32,
     pub meta: RunMeta,
+    /// Who made this result, when and how. The only part of a result that is not a function of
+    /// the scenario and seed: determinism is defined on the result without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
     pub configs: Vec<ConfigResult>,
+    /// The scenario's published figures checked against this result, fit and held-out apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<ReferenceOutcome>,
 }
 
 impl RunResult {
     pub fn new(meta: RunMeta) -> Self {
-        RunResult { schema_version: SCHEMA_VERSION, meta, configs: Vec::new() }
+        RunResult { schema_version: SCHEMA_VERSION, meta, provenance: None, configs: Vec::new(), references: Vec::new() }
+    }
+
+    /// The same result without its provenance: what must be byte-identical between two runs of
+    /// the same scenario and seed, however and whenever they were started.
+    pub fn without_provenance(&self) -> RunResult {
+        RunResult { provenance: None, ..self.clone() }
     }
 
     /// Configurations that failed, with their errors.

@@ -8,7 +8,9 @@
 //! that combine all of these into a [`results::ConfigResult`].
 
 pub mod arch;
+pub mod calibrate;
 pub mod engine;
+pub mod fit;
 pub mod hyp;
 pub mod model;
 pub mod models;

@@ -11,6 +11,12 @@ use crate::engine::Trace;
 use crate::platform::{Platform, PlatformError};
 use crate::scenario::ScenarioError;
 
+/// Longest simulated run accepted (ns): 100 days, half of what u64 picoseconds hold.
+pub const MAX_SIMULATED_NS: f64 = 100.0 * 86_400.0 * 1e9;
+
+/// Largest sample / operation count a scenario may ask for.
+pub const MAX_SAMPLES: u64 = 1_000_000_000;
+
 /// What a model needs to prepare one point.
 pub struct PointCtx<'a> {
     /// Scenario file name, for error messages.
@@ -20,12 +26,53 @@ pub struct PointCtx<'a> {
     pub doc: &'a toml::Table,
     pub platform: &'a Platform,
     pub seed: u64,
+    /// Sections the model has read through [`section`](Self::section): a section in the
+    /// document that the model never reads is reported as an error (its keys would be ignored).
+    pub read: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
-impl PointCtx<'_> {
+impl<'a> PointCtx<'a> {
+    /// A context for one point.
+    pub fn new(file: &'a str, point_name: &'a str, doc: &'a toml::Table, platform: &'a Platform, seed: u64) -> Self {
+        PointCtx { file, point_name, doc, platform, seed, read: Default::default() }
+    }
+
+    /// Check a count read from the scenario (`samples`, `operations`...): `min..=max`.
+    pub fn check_count(&self, key: &str, v: u64, min: u64, max: u64) -> Result<(), ScenarioError> {
+        if v < min || v > max {
+            return Err(self.invalid(key, &format!("{min}..={max}"), v));
+        }
+        Ok(())
+    }
+
+    /// Check that a run whose simulated time is about `total_ns` fits the picosecond clock with
+    /// room to spare (at most [`MAX_SIMULATED_NS`]); `what` says how the total was computed.
+    pub fn check_horizon(&self, key: &str, total_ns: f64, what: &str) -> Result<(), ScenarioError> {
+        if !(total_ns.is_finite() && total_ns <= MAX_SIMULATED_NS) {
+            return Err(self.invalid(
+                key,
+                &format!("a run of at most 100 simulated days ({what} must stay below {MAX_SIMULATED_NS:e} ns)"),
+                format!("{total_ns:.3e} ns"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Check a duration or size read from the scenario: finite and within `min..=max`
+    /// (`min_exclusive`: strictly above `min`).
+    pub fn check_range(&self, key: &str, v: f64, min: f64, min_exclusive: bool, max: f64) -> Result<(), ScenarioError> {
+        let low_ok = if min_exclusive { v > min } else { v >= min };
+        if !(v.is_finite() && low_ok && v <= max) {
+            let lo = if min_exclusive { format!("above {min}") } else { format!("at least {min}") };
+            return Err(self.invalid(key, &format!("a finite number {lo} and at most {max}"), v));
+        }
+        Ok(())
+    }
+
     /// Deserialize a top-level section (`hypervisor`, `vm`, `workload`) into the model's type.
     /// A missing section deserializes from an empty table, so `#[serde(default)]` fields work.
     pub fn section<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, ScenarioError> {
+        self.read.borrow_mut().insert(name.to_string());
         let v = self.doc.get(name).cloned().unwrap_or_else(|| toml::Value::Table(Default::default()));
         crate::scenario::file_from_value(v, self.file, name)
     }

@@ -1,14 +1,15 @@
 //! Running a scenario: prepare every point, run them in parallel (rayon), collect one
 //! [`RunResult`] in point order. A point that fails to prepare or run is kept as a failed
 //! configuration with its error; the other points' results are unaffected.
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
 use crate::engine::Trace;
-use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts};
-use crate::scenario::{Scenario, ScenarioError};
+use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts, SimError};
+use crate::scenario::{check_references, Scenario, ScenarioError};
 
 /// The version string written into every result.
 pub const TOOL_VERSION: &str = concat!("irqlab ", env!("CARGO_PKG_VERSION"));
@@ -20,6 +21,8 @@ pub struct ScenarioOutput {
     pub traces: Vec<(String, Vec<Trace>)>,
     /// Total simulated events over all points.
     pub events: u64,
+    /// Index of each configuration among all the scenario's points (before `--config`/`--shard`).
+    pub indices: Vec<usize>,
 }
 
 /// Options for [`run_scenario`].
@@ -33,8 +36,89 @@ pub struct ScenarioOpts<'a> {
     pub progress: &'a (dyn Fn(u64) + Sync),
 }
 
-/// Run every point. Returns `Err` only when the scenario as a whole is unusable (unknown model);
-/// per-point problems are recorded in the configurations' `error` fields.
+/// A point that panicked: a bug in irqlab, reported as that point's failure.
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
+    let msg = msg.unwrap_or_else(|| "panic".into());
+    if msg.starts_with(crate::engine::time::CLOCK_OVERFLOW) {
+        return msg;
+    }
+    format!("internal error (a bug in irqlab, please report it): {msg}")
+}
+
+/// Prepare every point; any problem makes the whole input unusable (nothing runs).
+fn prepare_all(
+    sc: &Scenario,
+    model: &dyn crate::model::Model,
+    points: &[(usize, crate::scenario::Point)],
+) -> Result<(Vec<Box<dyn PreparedPoint>>, BTreeMap<String, String>, bool), ScenarioError> {
+    let mut problems: Vec<String> = Vec::new();
+    let mut prepared = Vec::with_capacity(points.len());
+    let mut platform_desc = None;
+    let mut calibrated = false;
+    let mut used_costs = BTreeSet::new();
+    let mut used_params = BTreeSet::new();
+    let mut overridden: BTreeSet<(&'static str, String)> = BTreeSet::new();
+    for (_, p) in points {
+        let one = (|| -> Result<Box<dyn PreparedPoint>, String> {
+            let doc = p.doc.as_ref().map_err(|e| format!("{}: {e}", sc.file))?;
+            let platform = sc.platform(doc).map_err(|e| e.to_string())?;
+            let ctx = PointCtx::new(&sc.file, &p.name, doc, &platform, p.seed);
+            let prep = model.prepare(&ctx).map_err(|e| e.to_string())?;
+            for section in ["hypervisor", "vm", "workload"] {
+                if doc.contains_key(section) && !ctx.read.borrow().contains(section) {
+                    return Err(format!(
+                        "{}: [{section}]: model `{}` reads no such section, so its keys would be ignored; remove it",
+                        sc.file,
+                        model.name()
+                    ));
+                }
+            }
+            calibrated |= platform.has_calibrated();
+            platform_desc.get_or_insert_with(|| platform.describe());
+            used_costs.extend(platform.used_names("cost"));
+            used_params.extend(platform.used_names("param"));
+            if let Some(toml::Value::Table(pt)) = doc.get("platform") {
+                for (kind, table) in [("cost", "costs"), ("param", "params")] {
+                    if let Some(toml::Value::Table(t)) = pt.get(table) {
+                        overridden.extend(t.keys().map(|k| (kind, k.clone())));
+                    }
+                }
+            }
+            Ok(prep)
+        })();
+        match one {
+            Ok(prep) => prepared.push(prep),
+            Err(e) => {
+                if !problems.contains(&e) {
+                    problems.push(e);
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        for (kind, name) in &overridden {
+            let (used, table) = if *kind == "cost" { (&used_costs, "costs") } else { (&used_params, "params") };
+            if !used.contains(name) {
+                problems.push(format!(
+                    "{}: key `platform.{table}.{name}`: model `{}` uses no {kind} `{name}`{}; the {table} it uses are: {}",
+                    sc.file,
+                    model.name(),
+                    crate::scenario::did_you_mean(name, used.iter().map(String::as_str)),
+                    used.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ScenarioError::Unusable { problems });
+    }
+    Ok((prepared, platform_desc.unwrap_or_default(), calibrated))
+}
+
+/// Run every point. Every point is prepared (validated) first: if any input is unusable
+/// nothing runs and the error names each distinct problem. A point that fails while running is
+/// kept as a failed configuration with its error; the other points' results are unaffected.
 pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput, ScenarioError> {
     let model = find_model(&sc.header.model).ok_or_else(|| ScenarioError::UnknownModel {
         file: sc.file.clone(),
@@ -42,23 +126,9 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
         known: model_names(),
     })?;
     let seed = opts.seed.unwrap_or(sc.header.seed);
-    let points = sc.points(seed);
-
-    // Prepare all points first: bad input is reported before any simulation starts.
-    let mut platform_desc = None;
-    let mut calibrated = false;
-    let prepared: Vec<Result<Box<dyn PreparedPoint>, String>> = points
-        .iter()
-        .map(|p| {
-            let doc = p.doc.as_ref().map_err(|e| format!("{}: {e}", sc.file))?;
-            let platform = sc.platform(doc).map_err(|e| e.to_string())?;
-            calibrated |= platform.has_calibrated();
-            platform_desc.get_or_insert_with(|| platform.describe());
-            let ctx = PointCtx { file: &sc.file, point_name: &p.name, doc, platform: &platform, seed: p.seed };
-            model.prepare(&ctx).map_err(|e| e.to_string())
-        })
-        .collect();
-    let total: u64 = prepared.iter().map(|p| p.as_ref().map_or(0, |p| p.work())).sum();
+    let points = sc.points(seed)?;
+    let (prepared, platform_desc, calibrated) = prepare_all(sc, model, &points)?;
+    let total: u64 = prepared.iter().map(|p| p.work()).sum();
     (opts.on_start)(total);
 
     let done = AtomicU64::new(0);
@@ -69,9 +139,11 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
     let outputs: Vec<_> = prepared
         .into_par_iter()
         .zip(points.par_iter())
-        .map(|(prep, point)| {
+        .map(|(prep, (_, point))| {
             let run_opts = RunOpts { keep_traces: opts.keep_traces, progress: &progress };
-            let mut out = match prep.and_then(|p| p.run(&run_opts).map_err(|e| format!("{}: point `{}`: {e}", sc.file, point.name))) {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prep.run(&run_opts)))
+                .unwrap_or_else(|p| Err(SimError(panic_message(p))));
+            let mut out = match ran.map_err(|e| format!("{}: point `{}`: {e}", sc.file, point.name)) {
                 Ok(o) => o,
                 Err(e) => {
                     return (ConfigResult::failed(point.name.clone(), point.params.clone(), e), Vec::new(), 0);
@@ -85,7 +157,7 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
         .collect();
 
     let kind = if calibrated { ResultKind::Calibrated } else { ResultKind::Predicted };
-    let mut knobs = std::collections::BTreeMap::new();
+    let mut knobs = BTreeMap::new();
     knobs.insert("model".into(), sc.header.model.clone());
     if !sc.header.reproduces.is_empty() {
         knobs.insert("reproduces".into(), sc.header.reproduces.clone());
@@ -101,7 +173,7 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
         description: sc.header.description.clone(),
         seed,
         kind,
-        platform: platform_desc.unwrap_or_default(),
+        platform: platform_desc,
         knobs,
     });
     let mut traces = Vec::new();
@@ -111,5 +183,7 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
         events += ev;
         result.configs.push(cfg);
     }
-    Ok(ScenarioOutput { result, traces, events })
+    result.references = check_references(&sc.file, &sc.references, &result)?;
+    let indices = points.iter().map(|(i, _)| *i).collect();
+    Ok(ScenarioOutput { result, traces, events, indices })
 }

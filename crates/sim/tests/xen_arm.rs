@@ -2,7 +2,7 @@
 //! deterministic, and the qualitative claims of docs/xen-wfi-policy.md hold on a small grid.
 use results::{to_json_string, ConfigResult, RunResult};
 use sim::runner::{run_scenario, ScenarioOpts};
-use sim::scenario::{check_references, set_path, Scenario};
+use sim::scenario::{set_path, Scenario};
 
 const S3: &str = include_str!("../../../scenarios/xen-arm-zynq-timer.toml");
 const WFI: &str = include_str!("../../../scenarios/xen-wfi-policy.toml");
@@ -34,10 +34,9 @@ fn with(text: &str, sets: &[(&str, &str)]) -> Scenario {
 fn s3_table_is_reproduced_within_tolerance() {
     let sc = Scenario::parse(S3, "scenarios/xen-arm-zynq-timer.toml", "xen-arm-zynq-timer", None).unwrap();
     let r = run(&sc, None);
-    let checks = check_references(&sc.references, &r);
-    assert_eq!(checks.len(), 8);
-    for c in &checks {
-        assert!(c.within(), "{} {} {}: got {:?}, published {}", c.reference.config, c.reference.class, c.reference.stat, c.got, c.reference.value);
+    assert_eq!(r.references.len(), 8);
+    for c in &r.references {
+        assert!(c.within(), "{} {} {}: got {:?}, published {}", c.config, c.class, c.stat, c.model, c.published);
     }
 }
 
@@ -46,8 +45,8 @@ fn s3_holds_for_other_seeds() {
     let sc = Scenario::parse(S3, "s3.toml", "s3", None).unwrap();
     for seed in [2, 3, 4] {
         let r = run(&sc, Some(seed));
-        let bad: Vec<_> = check_references(&sc.references, &r).into_iter().filter(|c| !c.within()).collect();
-        assert!(bad.is_empty(), "seed {seed}: {:?}", bad.iter().map(|c| (&c.reference.config, &c.reference.stat, &c.got)).collect::<Vec<_>>());
+        let bad: Vec<_> = r.references.iter().filter(|c| !c.within()).collect();
+        assert!(bad.is_empty(), "seed {seed}: {:?}", bad.iter().map(|c| (&c.config, &c.stat, &c.model)).collect::<Vec<_>>());
     }
 }
 
@@ -145,17 +144,23 @@ fn debug_build_multiplier_adds_latency() {
 
 #[test]
 fn bad_input_names_the_key() {
-    let sc = with(S3, &[("hypervisor.pcpus", "9")]);
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
-    let e = out.result.configs[0].error.as_ref().unwrap();
+    let err = |sc: Scenario| {
+        run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
+    };
+    let e = err(with(S3, &[("hypervisor.pcpus", "9")]));
     assert!(e.contains("hypervisor.pcpus") && e.contains("4 CPUs"), "{e}");
-    let sc = with(S3, &[("hypervisor.vcpus_per_pcpu", "2")]);
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
-    let e = out.result.configs[0].error.as_ref().unwrap();
+    let e = err(with(S3, &[("hypervisor.vcpus_per_pcpu", "2")]));
     assert!(e.contains("workload.other"), "{e}");
-    let sc = with(S3, &[("hypervisor.scheduler", "\"sometimes\"")]);
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
-    assert!(out.result.configs.iter().all(|c| c.error.as_ref().is_some_and(|e| e.contains("hypervisor.scheduler") && e.contains("sometimes"))));
+    let e = err(with(S3, &[("hypervisor.scheduler", "\"sometimes\"")]));
+    assert!(e.contains("hypervisor.scheduler") && e.contains("sometimes"), "{e}");
+    let e = err(with(S3, &[("hypervisor.first_pcpu", "4294967295")]));
+    assert!(e.contains("hypervisor.pcpus") && e.contains("4294967295 + 1"), "{e}");
+    let e = err(with(S3, &[("hypervisor.debug_multiplier", "1e308")]));
+    assert!(e.contains("hypervisor.debug_multiplier") && e.contains("100"), "{e}");
+    let e = err(with(S3, &[("workload.period_us", "1e9"), ("workload.samples", "20000")]));
+    assert!(e.contains("workload.period_us") && e.contains("100 simulated days"), "{e}");
+    let e = err(with(S3, &[("workload.samples", "1000000000000")]));
+    assert!(e.contains("workload.samples") && e.contains("1..=1000000000"), "{e}");
 }
 
 #[test]

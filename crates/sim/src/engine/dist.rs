@@ -27,6 +27,8 @@ pub enum CostDist {
 pub enum DistError {
     #[error("cost must be a finite, non-negative number of ns, got {0}")]
     Negative(f64),
+    #[error("cost must be at most {MAX_COST_NS:e} ns (1000 s), got {0:e}")]
+    TooLarge(f64),
     #[error("uniform needs min_ns <= max_ns, got {0} > {1}")]
     UniformOrder(f64, f64),
     #[error("lognormal needs 0 < median_ns <= p99_ns, got median {0}, p99 {1}")]
@@ -35,7 +37,14 @@ pub enum DistError {
     EmptyEmpirical,
 }
 
+/// Largest single cost accepted (ns): 1000 s. Anything larger is a units mistake, and would
+/// take the picosecond clock out of range within a few draws.
+pub const MAX_COST_NS: f64 = 1e12;
+
 fn check(v: f64) -> Result<(), DistError> {
+    if v.is_finite() && v > MAX_COST_NS {
+        return Err(DistError::TooLarge(v));
+    }
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {
@@ -115,6 +124,34 @@ impl CostDist {
             }
             CostDist::Empirical { values_ns } => values_ns.iter().sum::<f64>() / values_ns.len() as f64,
         }
+    }
+
+    /// The fields of a profile's `[costs.NAME]` entry that describe this distribution (without
+    /// `source` and `basis`).
+    pub fn to_spec_table(&self) -> toml::Table {
+        let mut t = toml::Table::new();
+        let mut put = |k: &str, v: f64| {
+            t.insert(k.into(), toml::Value::Float((v * 1000.0).round() / 1000.0));
+        };
+        match self {
+            CostDist::Constant { ns } => put("ns", *ns),
+            CostDist::Uniform { min_ns, max_ns } => {
+                put("min_ns", *min_ns);
+                put("max_ns", *max_ns);
+            }
+            CostDist::Normal { mean_ns, sd_ns } => {
+                put("mean_ns", *mean_ns);
+                put("sd_ns", *sd_ns);
+            }
+            CostDist::LogNormal { median_ns, p99_ns } => {
+                put("median_ns", *median_ns);
+                put("p99_ns", *p99_ns);
+            }
+            CostDist::Empirical { values_ns } => {
+                t.insert("values_ns".into(), toml::Value::Array(values_ns.iter().map(|v| toml::Value::Float(*v)).collect()));
+            }
+        }
+        t
     }
 
     /// The same distribution with every duration multiplied by `f` (e.g. a DEBUG build).

@@ -20,10 +20,13 @@ impl SimTime {
     pub const fn from_us(us: u64) -> Self {
         SimTime(us * 1_000_000)
     }
-    /// Round a (non-negative) float number of nanoseconds to picoseconds.
+    /// Round a (non-negative) float number of nanoseconds to picoseconds. Beyond the clock's
+    /// range it stops the point (see [`CLOCK_OVERFLOW`]) rather than saturating.
     pub fn from_ns_f64(ns: f64) -> Self {
         if ns.is_nan() || ns <= 0.0 {
             SimTime(0)
+        } else if ns * 1000.0 >= u64::MAX as f64 {
+            overflow()
         } else {
             SimTime((ns * 1000.0).round() as u64)
         }
@@ -47,30 +50,49 @@ impl SimTime {
     }
     /// Scale a duration by a non-negative factor (e.g. a DEBUG-build multiplier).
     pub fn scale(self, f: f64) -> SimTime {
-        SimTime((self.0 as f64 * f).round() as u64)
+        SimTime::from_ns_f64(self.0 as f64 * f / 1000.0)
     }
 }
 
+/// The message of the panic raised when simulated time leaves the representable range. The
+/// runner turns it into the point's error; scenarios are validated so that it does not happen.
+pub const CLOCK_OVERFLOW: &str = "simulated clock overflow: the run would pass u64 picoseconds (213 days of simulated time)";
+
+#[cold]
+fn overflow() -> ! {
+    panic!("{CLOCK_OVERFLOW}")
+}
+
+// Time arithmetic never wraps silently (release builds would): it stops the point instead.
 impl Add for SimTime {
     type Output = SimTime;
+    #[inline]
     fn add(self, o: SimTime) -> SimTime {
-        SimTime(self.0 + o.0)
+        match self.0.checked_add(o.0) {
+            Some(v) => SimTime(v),
+            None => overflow(),
+        }
     }
 }
 impl AddAssign for SimTime {
+    #[inline]
     fn add_assign(&mut self, o: SimTime) {
-        self.0 += o.0;
+        *self = *self + o;
     }
 }
 impl Sub for SimTime {
     type Output = SimTime;
+    #[inline]
     fn sub(self, o: SimTime) -> SimTime {
-        SimTime(self.0 - o.0)
+        match self.0.checked_sub(o.0) {
+            Some(v) => SimTime(v),
+            None => panic!("simulated time went backwards: {} - {}", self.0, o.0),
+        }
     }
 }
 impl std::iter::Sum for SimTime {
     fn sum<I: Iterator<Item = SimTime>>(it: I) -> SimTime {
-        SimTime(it.map(|t| t.0).sum())
+        it.fold(SimTime::ZERO, |a, b| a + b)
     }
 }
 
@@ -101,5 +123,14 @@ mod tests {
         assert_eq!(SimTime::from_ps(1499).ns(), 1);
         assert_eq!(SimTime::from_ns(10).scale(1.5), SimTime::from_ns(15));
         assert_eq!(format!("{}", SimTime::from_ns(4850)), "4.850 µs");
+    }
+
+    #[test]
+    fn overflow_stops_instead_of_wrapping() {
+        let near = SimTime(u64::MAX - 5);
+        assert!(std::panic::catch_unwind(|| near + SimTime(10)).is_err());
+        assert!(std::panic::catch_unwind(|| SimTime::from_ns_f64(1e300)).is_err());
+        assert!(std::panic::catch_unwind(|| SimTime(1).scale(1e300)).is_err());
+        assert_eq!(near + SimTime(5), SimTime::MAX);
     }
 }

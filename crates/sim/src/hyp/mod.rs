@@ -2,8 +2,13 @@
 //!
 //! - [`scheduler`]: Xen-like null / credit2-like / RTDS-like runqueues (one per pCPU, vCPUs pinned).
 //! - [`vwfi`]: WFI/WFE trapping policy `trap | native | adaptive` and the adaptive switching rule.
+//! - [`assigned_irq`]: an assigned device's interrupt through VFIO + irqfd: resamplefd (mask,
+//!   maintenance exit, unmask) versus HW-bit forwarding versus edge.
+//! - [`halt_poll`]: KVM host-side halt polling (per-vCPU window, grow/shrink, defaults by kernel).
 //! - [`debug_build`]: a DEBUG hypervisor build as a multiplier on hypervisor-path costs.
 
+pub mod assigned_irq;
 pub mod debug_build;
+pub mod halt_poll;
 pub mod scheduler;
 pub mod vwfi;

@@ -106,9 +106,8 @@ impl Model for TimerInject {
         if !(wl.period_us > 0.0 && wl.period_us.is_finite()) {
             return Err(ctx.invalid("workload.period_us", "a positive period in µs", wl.period_us));
         }
-        if wl.samples == 0 {
-            return Err(ctx.invalid("workload.samples", "at least 1 sample", 0));
-        }
+        ctx.check_count("workload.samples", wl.samples, 1, crate::model::MAX_SAMPLES)?;
+        ctx.check_horizon("workload.period_us", wl.period_us * 1000.0 * wl.samples as f64, "period_us × samples")?;
         if !(0.0..=1.0).contains(&wl.busy_fraction) {
             return Err(ctx.invalid("workload.busy_fraction", "a fraction between 0 and 1", wl.busy_fraction));
         }

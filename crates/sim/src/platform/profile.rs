@@ -78,6 +78,9 @@ pub struct Platform {
     pub facts: BTreeMap<String, String>,
     pub costs: BTreeMap<String, Cost>,
     pub params: BTreeMap<String, Param>,
+    /// Costs and parameters a model has looked up (`cost.NAME` / `param.NAME`): a scenario
+    /// override of one that no model uses is a typo, and is reported as one.
+    used: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 fn resolve_costs(
@@ -143,6 +146,7 @@ impl Platform {
             facts: h.facts,
             costs: BTreeMap::new(),
             params: BTreeMap::new(),
+            used: Default::default(),
         };
         resolve_costs(file, "", &pf.costs, p.cpu_ghz, &mut p.costs)?;
         resolve_params(file, "", &pf.params, &mut p.params)?;
@@ -171,6 +175,7 @@ impl Platform {
 
     /// The cost `key`, or an error naming the profile, the key and the model that needs it.
     pub fn cost(&self, key: &str, model: &str) -> Result<&CostDist, PlatformError> {
+        self.used.borrow_mut().insert(format!("cost.{key}"));
         self.costs.get(key).map(|c| &c.dist).ok_or_else(|| PlatformError::MissingCost {
             profile: self.name.clone(),
             key: key.into(),
@@ -180,11 +185,23 @@ impl Platform {
 
     /// The parameter `key`, or an error naming the profile, the key and the model.
     pub fn param(&self, key: &str, model: &str) -> Result<f64, PlatformError> {
+        self.used.borrow_mut().insert(format!("param.{key}"));
         self.params.get(key).map(|p| p.value).ok_or_else(|| PlatformError::MissingParam {
             profile: self.name.clone(),
             key: key.into(),
             model: model.into(),
         })
+    }
+
+    /// Whether a model has looked up `costs.NAME` (`kind` = "cost") or `params.NAME` ("param").
+    pub fn was_used(&self, kind: &str, name: &str) -> bool {
+        self.used.borrow().contains(&format!("{kind}.{name}"))
+    }
+
+    /// Names of the costs (`kind` = "cost") or parameters ("param") a model has looked up.
+    pub fn used_names(&self, kind: &str) -> Vec<String> {
+        let prefix = format!("{kind}.");
+        self.used.borrow().iter().filter_map(|k| k.strip_prefix(&prefix).map(String::from)).collect()
     }
 
     /// Flat description for result metadata: profile facts plus every cost with its basis.
@@ -208,8 +225,12 @@ impl Platform {
     }
 
     /// Whether any cost or parameter in use was calibrated (the result is then labelled so).
+    /// Once a model has looked costs up, only those it used count.
     pub fn has_calibrated(&self) -> bool {
-        self.costs.values().any(|c| c.basis == Basis::Calibrated) || self.params.values().any(|p| p.basis == Basis::Calibrated)
+        let any_used = !self.used.borrow().is_empty();
+        let counts = |kind: &str, k: &str| !any_used || self.was_used(kind, k);
+        self.costs.iter().any(|(k, c)| c.basis == Basis::Calibrated && counts("cost", k))
+            || self.params.iter().any(|(k, p)| p.basis == Basis::Calibrated && counts("param", k))
     }
 }
 

@@ -18,6 +18,9 @@ pub enum ScenarioError {
     /// `scenario.model` names no known model.
     #[error("{file}: key `scenario.model`: unknown model `{model}`, expected one of: {known}")]
     UnknownModel { file: String, model: String, known: String },
+    /// Some points' inputs are unusable (each distinct problem once); nothing was run.
+    #[error("{}", show_problems(problems))]
+    Unusable { problems: Vec<String> },
     /// No shipped scenario of that name and no such file.
     #[error("no scenario `{name}`: not a file and not a shipped scenario (see `irqlab scenarios`)")]
     NotFound { name: String },
@@ -26,5 +29,12 @@ pub enum ScenarioError {
 impl ScenarioError {
     pub fn invalid(file: &str, key: &str, expected: impl Into<String>, got: impl std::fmt::Display) -> Self {
         ScenarioError::Invalid { file: file.into(), key: key.into(), expected: expected.into(), got: got.to_string() }
+    }
+}
+
+fn show_problems(problems: &[String]) -> String {
+    match problems {
+        [one] => one.clone(),
+        many => format!("{} problems, nothing was run:\n  {}", many.len(), many.join("\n  ")),
     }
 }

@@ -5,12 +5,19 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::error::ScenarioError;
+use super::overrides::{check_key, keys_overlap, MAX_VALUE_CHARS};
 use super::reference::Reference;
 use super::shipped::shipped_scenario;
-use super::sweep::{expand, Point};
+use super::sweep::{flatten, set_path, Expansion, Point};
 use crate::platform::{CostSpec, ParamSpec, Platform};
 
 const TOP_LEVEL: &[&str] = &["scenario", "platform", "hypervisor", "vm", "workload", "configs", "sweep", "reference"];
+
+/// Default bound on the number of points a scenario may expand to (`--max-points` raises it).
+pub const DEFAULT_MAX_POINTS: usize = 10_000;
+
+/// Largest scenario file read (bytes): far above any real scenario, far below memory trouble.
+pub const MAX_SCENARIO_BYTES: u64 = 4 << 20;
 
 /// The `[scenario]` table.
 #[derive(Debug, Clone, Deserialize)]
@@ -62,14 +69,40 @@ pub struct Scenario {
     configs: Vec<(String, toml::Table)>,
     axes: Vec<(String, Vec<toml::Value>)>,
     pub references: Vec<Reference>,
+    /// `--set` overrides applied to the document (key, value as shown).
+    pub sets: Vec<(String, String)>,
+    /// `--config` selection (empty: all configurations).
+    pub selected: Vec<String>,
+    /// `--shard I/N` (1-based I).
+    pub shard: Option<(usize, usize)>,
+    /// Bound on the number of points (before selection and sharding).
+    pub max_points: usize,
 }
 
 pub(crate) fn from_value<T: serde::de::DeserializeOwned>(v: toml::Value, file: &str, section: &str) -> Result<T, ScenarioError> {
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         let key = if path == "." || path.is_empty() { section.to_string() } else { format!("{section}.{path}") };
-        ScenarioError::Syntax { file: file.into(), message: format!("key `{key}`: {}", e.inner()) }
+        ScenarioError::Syntax { file: file.into(), message: format!("key `{key}`: {}", plain_message(e.inner().message())) }
     })
+}
+
+/// Serde's wording for people: Rust type names become what a scenario author writes.
+fn plain_message(m: &str) -> String {
+    let mut s = m.trim().to_string();
+    for (rust, plain) in [
+        ("expected u64", "expected a non-negative integer"),
+        ("expected u32", "expected a non-negative integer (below 2^32)"),
+        ("expected u16", "expected a non-negative integer (below 65536)"),
+        ("expected u8", "expected an integer from 0 to 255"),
+        ("expected usize", "expected a non-negative integer"),
+        ("expected i64", "expected an integer"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+    ] {
+        s = s.replace(rust, plain);
+    }
+    s
 }
 
 impl Scenario {
@@ -77,8 +110,15 @@ impl Scenario {
     pub fn load(name_or_path: &str) -> Result<Scenario, ScenarioError> {
         let path = Path::new(name_or_path);
         if path.exists() {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| ScenarioError::Read { file: name_or_path.into(), message: e.to_string() })?;
+            let read_err = |message: String| ScenarioError::Read { file: name_or_path.into(), message };
+            let meta = std::fs::metadata(path).map_err(|e| read_err(e.to_string()))?;
+            if !meta.is_file() {
+                return Err(read_err("not a regular file".into()));
+            }
+            if meta.len() > MAX_SCENARIO_BYTES {
+                return Err(read_err(format!("{} bytes; a scenario file is at most {MAX_SCENARIO_BYTES} bytes", meta.len())));
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
             let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
             return Scenario::parse(&text, name_or_path, &stem, path.parent().map(Path::to_path_buf));
         }
@@ -129,9 +169,26 @@ impl Scenario {
             Some(other) => return Err(ScenarioError::invalid(file, "sweep", "a table of axes", other)),
             None => Vec::new(),
         };
-        for (k, _) in &axes {
-            if k.starts_with("sweep") || k.starts_with("configs") || k.starts_with("scenario") {
-                return Err(ScenarioError::invalid(file, &format!("sweep.{k}"), "a key under platform, hypervisor, vm or workload", k));
+        for (k, values) in &axes {
+            check_key(k).map_err(|e| ScenarioError::Syntax { file: file.into(), message: format!("[sweep]: {e}") })?;
+            for (j, v) in values.iter().enumerate() {
+                check_value_size(file, &format!("sweep.\"{k}\"[{j}]"), v)?;
+            }
+        }
+        for (i, c) in configs.iter().enumerate() {
+            let mut flat = Vec::new();
+            flatten("", &c.set, &mut flat);
+            for (k, v) in &flat {
+                check_key(k).map_err(|e| ScenarioError::Syntax { file: file.into(), message: format!("configs[{i}] (`{}`).set: {e}", c.name) })?;
+                check_value_size(file, &format!("configs[{i}].set.{k}"), v)?;
+                if let Some((axis, _)) = axes.iter().find(|(a, _)| keys_overlap(a, k)) {
+                    return Err(ScenarioError::invalid(
+                        file,
+                        &format!("configs[{i}].set.{k}"),
+                        "a key no sweep axis also sets (the row would be labelled with a value that is overwritten)",
+                        format!("also swept as `{axis}`"),
+                    ));
+                }
             }
         }
         let references: Vec<Reference> = match doc.get("reference") {
@@ -139,7 +196,7 @@ impl Scenario {
             None => Vec::new(),
         };
         let name = header.name.clone().unwrap_or_else(|| stem.to_string());
-        Ok(Scenario {
+        let sc = Scenario {
             file: file.into(),
             dir,
             name,
@@ -148,13 +205,128 @@ impl Scenario {
             axes,
             doc,
             references,
-        })
+            sets: Vec::new(),
+            selected: Vec::new(),
+            shard: None,
+            max_points: DEFAULT_MAX_POINTS,
+        };
+        if !sc.references.is_empty() {
+            let names = sc.all_point_names()?;
+            for (i, r) in sc.references.iter().enumerate() {
+                r.validate(file, i, &names)?;
+            }
+        }
+        Ok(sc)
     }
 
-    /// Every point of the scenario (configurations × sweep axes), with its resolved document.
+    fn expansion(&self, seed: u64) -> Expansion<'_> {
+        Expansion { doc: &self.doc, scenario: &self.name, configs: &self.configs, axes: &self.axes, seed }
+    }
+
+    /// Number of points of the whole scenario (before `--config` and `--shard`), bounded.
+    pub fn point_count(&self) -> Result<usize, ScenarioError> {
+        let n = self.expansion(0).len();
+        match n {
+            Some(n) if n <= self.max_points => Ok(n),
+            _ => Err(ScenarioError::invalid(
+                &self.file,
+                "sweep",
+                format!("at most {} points (raise the bound with --max-points)", self.max_points),
+                match n {
+                    Some(n) => format!("{n} points"),
+                    None => "more points than fit in memory".into(),
+                },
+            )),
+        }
+    }
+
+    /// Names of every point (for validating references).
+    fn all_point_names(&self) -> Result<Vec<String>, ScenarioError> {
+        let e = self.expansion(0);
+        Ok((0..self.point_count()?).map(|i| e.point(i).name).collect())
+    }
+
+    /// The `[[configs]]` names, in file order.
+    pub fn config_names(&self) -> Vec<&str> {
+        self.configs.iter().map(|c| c.0.as_str()).collect()
+    }
+
+    /// The sweep axes' keys, in file order.
+    pub fn axis_keys(&self) -> Vec<&str> {
+        self.axes.iter().map(|a| a.0.as_str()).collect()
+    }
+
+    /// Apply `--set` overrides to the document. A key that a configuration or a sweep axis
+    /// also sets is an error: the rows would be labelled with values that were never applied.
+    pub fn apply_sets(&mut self, sets: &[(String, toml::Value)]) -> Result<(), ScenarioError> {
+        for (k, v) in sets {
+            let err = |expected: String, got: String| ScenarioError::invalid("--set", k, expected, got);
+            check_key(k).map_err(|e| err("a dotted key".into(), e))?;
+            if let Some((axis, _)) = self.axes.iter().find(|(a, _)| keys_overlap(a, k)) {
+                return Err(err(format!("a key the scenario does not sweep (remove the axis from [sweep] to set it)"), format!("swept as `{axis}`")));
+            }
+            for (name, set) in &self.configs {
+                let mut flat = Vec::new();
+                flatten("", set, &mut flat);
+                if let Some((ck, _)) = flat.iter().find(|(ck, _)| keys_overlap(ck, k)) {
+                    return Err(err("a key no configuration sets (choose configurations with --config)".into(), format!("set by configuration `{name}` as `{ck}`")));
+                }
+            }
+            set_path(&mut self.doc, k, v.clone()).map_err(|e| err("a settable place in the scenario".into(), e))?;
+            self.sets.push((k.clone(), super::sweep::show(v)));
+        }
+        Ok(())
+    }
+
+    /// Run only the named `[[configs]]` (`--config`).
+    pub fn select_configs(&mut self, names: &[String]) -> Result<(), ScenarioError> {
+        for n in names {
+            if !self.configs.iter().any(|c| &c.0 == n) {
+                let known = self.config_names();
+                let expected = if known.is_empty() {
+                    "no --config: this scenario has no [[configs]]".to_string()
+                } else {
+                    format!("one of: {}{}", known.join(" | "), super::did_you_mean(n, known.iter().copied()))
+                };
+                return Err(ScenarioError::invalid("--config", "name", expected, format!("`{n}`")));
+            }
+        }
+        self.selected = names.to_vec();
+        Ok(())
+    }
+
+    /// Run only shard `i` of `n` (1-based): point k belongs to shard (k mod n) + 1.
+    pub fn set_shard(&mut self, i: usize, n: usize) -> Result<(), ScenarioError> {
+        if n == 0 || i == 0 || i > n {
+            return Err(ScenarioError::invalid("--shard", "I/N", "1 <= I <= N", format!("{i}/{n}")));
+        }
+        self.shard = Some((i, n));
+        Ok(())
+    }
+
+    /// The points this run covers (configurations × sweep axes, then `--config` and `--shard`),
+    /// each with its resolved document and its index among all the scenario's points.
     /// Points whose overrides cannot be applied carry an error instead of a document.
-    pub fn points(&self, seed: u64) -> Vec<Point> {
-        expand(&self.doc, &self.name, &self.configs, &self.axes, seed)
+    pub fn points(&self, seed: u64) -> Result<Vec<(usize, Point)>, ScenarioError> {
+        let n = self.point_count()?;
+        let e = self.expansion(seed);
+        let mut out = Vec::new();
+        for i in 0..n {
+            if let Some((k, of)) = self.shard {
+                if i % of != k - 1 {
+                    continue;
+                }
+            }
+            if !self.selected.is_empty() && !e.config_of(i).is_some_and(|c| self.selected.iter().any(|s| s == c)) {
+                continue;
+            }
+            let mut p = e.point(i);
+            for (k, v) in &self.sets {
+                p.params.insert(k.clone(), v.clone());
+            }
+            out.push((i, p));
+        }
+        Ok(out)
     }
 
     /// The platform profile of one point's document, with the point's overrides applied.
@@ -176,8 +348,12 @@ impl Scenario {
         Ok(p)
     }
 
-    /// Number of points.
-    pub fn point_count(&self) -> usize {
-        self.configs.len().max(1) * self.axes.iter().map(|a| a.1.len()).product::<usize>()
+}
+
+fn check_value_size(file: &str, key: &str, v: &toml::Value) -> Result<(), ScenarioError> {
+    let n = super::sweep::show(v).chars().count();
+    if n > MAX_VALUE_CHARS {
+        return Err(ScenarioError::invalid(file, key, format!("a value of at most {MAX_VALUE_CHARS} characters"), format!("{n} characters")));
     }
+    Ok(())
 }

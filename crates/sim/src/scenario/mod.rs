@@ -11,17 +11,31 @@
 //! - `[[reference]]`: published figures this scenario reproduces, with a tolerance.
 //!
 //! Each point's document is the scenario with its overrides applied; the model deserialises its
-//! sections from it, so a bad value in one point fails that point only.
+//! sections from it. Every point is prepared (and so validated) before any runs: a typo or an
+//! impossible value anywhere makes the whole input unusable, with one error naming the key.
 
 mod error;
 mod file;
+pub mod overrides;
 mod reference;
 mod shipped;
 mod sweep;
 
 pub use error::ScenarioError;
-pub use file::{Scenario, ScenarioHeader};
-pub use reference::{check_references, RefCheck, Reference};
+pub use file::{Scenario, ScenarioHeader, DEFAULT_MAX_POINTS};
+pub use overrides::parse_set;
+pub use reference::{check_references, Reference, LATENCY_STATS};
 pub use shipped::{shipped_scenario, SHIPPED_SCENARIOS};
 pub use sweep::{set_path, Point};
 pub(crate) use file::from_value as file_from_value;
+
+/// ", did you mean `x`?" when one of `known` is close to `got`, else "".
+pub fn did_you_mean<'a>(got: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    known
+        .into_iter()
+        .map(|k| (strsim::jaro_winkler(got, k), k))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!(", did you mean `{k}`?"))
+        .unwrap_or_default()
+}

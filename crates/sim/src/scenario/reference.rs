@@ -1,12 +1,24 @@
-//! Published figures a scenario reproduces, and the check of a result against them.
+//! Published figures a scenario is checked against, and the check of a result against them.
+//!
+//! Each `[[reference]]` row carries a `role`: `fit` (the figure was used to calibrate a cost) or
+//! `check` (held out, never used to calibrate). Rows are validated when the scenario is loaded:
+//! the configuration must exist, the stat must be one irqlab computes, the value finite, the
+//! tolerance a finite non-negative fraction, the source non-empty. Class and figure names are
+//! only known once the model has run; a reference naming one the model did not produce is then
+//! an error of the scenario, not an "OUT" row.
 use serde::Deserialize;
 
-use results::RunResult;
+use results::{ReferenceOutcome, ReferenceRole, RunResult};
+
+use super::error::ScenarioError;
+
+/// Summary statistics a reference may name.
+pub const LATENCY_STATS: &[&str] = &["mean", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max"];
 
 /// One published figure: `stat` of `class` in configuration `config` should be `value`
 /// within `tolerance` (relative, e.g. 0.15 for ±15 %). `stat` is a summary field
-/// (`mean`, `min`, `p50`, `p99`, `p99.9`, `max`, `warm_max`), `figure:NAME` for a scalar figure,
-/// or `ratio:NAME` with `over` naming the configuration in the denominator.
+/// (see [`LATENCY_STATS`]), `figure:NAME` for a scalar figure, or `ratio:X` with `over` naming
+/// the configuration in the denominator (X a summary field or a figure name).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Reference {
@@ -17,69 +29,184 @@ pub struct Reference {
     pub value: f64,
     pub tolerance: f64,
     pub source: String,
+    /// `fit` (used to calibrate) or `check` (held out).
+    pub role: ReferenceRole,
     /// For `ratio:` stats: the configuration whose figure is the denominator.
     #[serde(default)]
     pub over: Option<String>,
 }
 
-/// Result of checking one reference.
+/// What a stat string asks for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RefCheck {
-    pub reference: Reference,
-    /// The simulated value, or why there is none.
-    pub got: Result<f64, String>,
+enum StatKind<'a> {
+    Latency(&'a str),
+    Figure(&'a str),
 }
 
-impl RefCheck {
-    pub fn within(&self) -> bool {
-        matches!(self.got, Ok(v) if (v - self.reference.value).abs() <= self.reference.tolerance * self.reference.value.abs())
-    }
-    pub fn deviation(&self) -> Option<f64> {
-        self.got.as_ref().ok().map(|v| v / self.reference.value - 1.0)
-    }
-}
-
-fn stat_of(r: &RunResult, config: &str, class: &str, stat: &str) -> Result<f64, String> {
-    let c = r.configs.iter().find(|c| c.name == config).ok_or_else(|| format!("no configuration `{config}`"))?;
-    if let Some(e) = &c.error {
-        return Err(format!("configuration failed: {e}"));
-    }
+fn parse_stat(stat: &str) -> Result<StatKind<'_>, String> {
     if let Some(name) = stat.strip_prefix("figure:") {
-        return c.figures.get(name).map(|f| f.value).ok_or_else(|| format!("no figure `{name}`"));
+        return if name.is_empty() { Err("`figure:` needs a figure name".into()) } else { Ok(StatKind::Figure(name)) };
     }
-    let l = c.classes.get(class).ok_or_else(|| format!("no class `{class}`"))?;
-    let s = &l.summary;
-    Ok(match stat {
-        "mean" => s.mean,
-        "min" => s.min as f64,
-        "p50" => s.p50 as f64,
-        "p90" => s.p90 as f64,
-        "p99" => s.p99 as f64,
-        "p99.9" => s.p999 as f64,
-        "p99.99" => s.p9999 as f64,
-        "max" => s.max as f64,
-        "warm_max" => s.warm_max as f64,
-        other => return Err(format!("unknown stat `{other}`")),
-    })
+    if LATENCY_STATS.contains(&stat) {
+        return Ok(StatKind::Latency(stat));
+    }
+    Err(format!("one of {}, `figure:NAME` or `ratio:...`", LATENCY_STATS.join(", ")))
 }
 
-/// Check every reference against a result.
-pub fn check_references(refs: &[Reference], r: &RunResult) -> Vec<RefCheck> {
-    refs.iter()
-        .map(|rf| {
-            let got = if let Some(name) = rf.stat.strip_prefix("ratio:") {
-                let over = rf.over.as_deref().unwrap_or("");
-                let stat = if name.contains(':') || ["mean", "min", "p50", "p99", "max", "warm_max"].contains(&name) {
-                    name.to_string()
-                } else {
-                    format!("figure:{name}")
-                };
-                stat_of(r, &rf.config, &rf.class, &stat)
-                    .and_then(|a| stat_of(r, over, &rf.class, &stat).map(|b| a / b))
-            } else {
-                stat_of(r, &rf.config, &rf.class, &rf.stat)
-            };
-            RefCheck { reference: rf.clone(), got }
-        })
-        .collect()
+impl Reference {
+    /// The stat of numerator and denominator (`ratio:X` → X).
+    fn inner_stat(&self) -> Result<StatKind<'_>, String> {
+        match self.stat.strip_prefix("ratio:") {
+            Some(x) if LATENCY_STATS.contains(&x) => Ok(StatKind::Latency(x)),
+            Some(x) => parse_stat(x).or_else(|_| if x.is_empty() { Err("`ratio:` needs a stat or figure name".into()) } else { Ok(StatKind::Figure(x)) }),
+            None => parse_stat(&self.stat),
+        }
+    }
+
+    /// Validate the row against the scenario's configuration names. `i` is its index.
+    pub fn validate(&self, file: &str, i: usize, configs: &[String]) -> Result<(), ScenarioError> {
+        let key = |k: &str| format!("reference[{i}].{k}");
+        let bad = |k: &str, expected: &str, got: &dyn std::fmt::Display| ScenarioError::invalid(file, &key(k), expected, got);
+        let known = |name: &str| configs.iter().any(|c| c == name);
+        let list = || if configs.len() <= 12 { configs.join(", ") } else { format!("{}, … ({} in all)", configs[..12].join(", "), configs.len()) };
+        if !known(&self.config) {
+            return Err(bad("config", &format!("a configuration of this scenario ({})", list()), &format!("`{}`", self.config)));
+        }
+        let kind = self.inner_stat().map_err(|e| bad("stat", &e, &format!("`{}`", self.stat)))?;
+        match (&kind, self.class.is_empty()) {
+            (StatKind::Latency(_), true) => return Err(bad("class", "the latency class this stat is of (e.g. `timer`)", &"nothing")),
+            (StatKind::Figure(_), false) => return Err(bad("class", "no class for a figure", &format!("`{}`", self.class))),
+            _ => {}
+        }
+        match (self.stat.starts_with("ratio:"), &self.over) {
+            (true, None) => return Err(bad("over", "the denominator configuration of a `ratio:` stat", &"nothing")),
+            (true, Some(o)) if !known(o) => {
+                return Err(bad("over", &format!("a configuration of this scenario ({})", list()), &format!("`{o}`")))
+            }
+            (false, Some(_)) => return Err(bad("over", "no `over` unless stat is `ratio:...`", &"a value")),
+            _ => {}
+        }
+        if !self.value.is_finite() || self.value == 0.0 {
+            return Err(bad("value", "a finite, non-zero published value", &self.value));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            return Err(bad("tolerance", "a finite relative tolerance >= 0 (0.15 = ±15%)", &self.tolerance));
+        }
+        if self.source.trim().is_empty() {
+            return Err(bad("source", "where the published figure comes from", &"an empty string"));
+        }
+        Ok(())
+    }
+}
+
+/// Why a configuration has no value: the caller distinguishes "not run" from "failed".
+fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<Option<f64>, String> {
+    let Some(c) = r.configs.iter().find(|c| c.name == config) else {
+        return Ok(None);
+    };
+    if let Some(e) = &c.error {
+        return Err(format!("configuration `{config}` failed: {e}"));
+    }
+    let unknown = |what: &str, name: &str, have: Vec<&String>| {
+        let have: Vec<&str> = have.into_iter().map(String::as_str).collect();
+        format!("configuration `{config}` has no {what} `{name}` (it has: {})", if have.is_empty() { "none".into() } else { have.join(", ") })
+    };
+    match kind {
+        StatKind::Figure(name) => {
+            c.figures.get(*name).map(|f| Some(f.value)).ok_or_else(|| unknown("figure", name, c.figures.keys().collect()))
+        }
+        StatKind::Latency(stat) => {
+            let l = c.classes.get(class).ok_or_else(|| unknown("latency class", class, c.classes.keys().collect()))?;
+            Ok(Some(results::summary_stat(&l.summary, stat).expect("validated stat")))
+        }
+    }
+}
+
+/// Check every (validated) reference against a result. A reference to a configuration that was
+/// not run has no model value and says so; a reference naming a class or figure that the model
+/// did not produce is an error of the scenario.
+pub fn check_references(file: &str, refs: &[Reference], r: &RunResult) -> Result<Vec<ReferenceOutcome>, ScenarioError> {
+    let mut out = Vec::with_capacity(refs.len());
+    for (i, rf) in refs.iter().enumerate() {
+        let kind = rf.inner_stat().map_err(|e| ScenarioError::invalid(file, &format!("reference[{i}].stat"), e, &rf.stat))?;
+        let one = |config: &str| -> Result<Result<f64, String>, ScenarioError> {
+            match stat_of(r, config, &rf.class, &kind) {
+                Ok(Some(v)) => Ok(Ok(v)),
+                Ok(None) => Ok(Err(format!("not run: configuration `{config}` was not part of this run"))),
+                Err(e) if e.starts_with("configuration") && e.contains("has no") => {
+                    Err(ScenarioError::invalid(file, &format!("reference[{i}]"), "a class/figure the model produces", e))
+                }
+                Err(e) => Ok(Err(e)),
+            }
+        };
+        let num = one(&rf.config)?;
+        let value = match (&rf.over, num) {
+            (Some(over), Ok(a)) => one(over)?.map(|b| a / b),
+            (_, v) => v,
+        };
+        let (model, missing) = match value {
+            Ok(v) if v.is_finite() => (Some(v), None),
+            Ok(v) => (None, Some(format!("the model's value is not finite ({v})"))),
+            Err(e) => (None, Some(e)),
+        };
+        out.push(ReferenceOutcome {
+            config: rf.config.clone(),
+            class: rf.class.clone(),
+            stat: rf.stat.clone(),
+            over: rf.over.clone(),
+            role: rf.role,
+            published: rf.value,
+            tolerance: rf.tolerance,
+            source: rf.source.clone(),
+            model,
+            missing,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(extra: &str) -> Reference {
+        let base = "config = \"a\"\nclass = \"timer\"\nstat = \"mean\"\nvalue = 10\ntolerance = 0.1\nsource = \"S3\"\nrole = \"check\"\n";
+        let mut t: toml::Table = toml::from_str(base).unwrap();
+        let e: toml::Table = toml::from_str(extra).unwrap();
+        t.extend(e);
+        toml::Value::Table(t).try_into().unwrap()
+    }
+
+    fn err(r: &Reference) -> String {
+        r.validate("s.toml", 3, &["a".into(), "b".into()]).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_good_row_validates() {
+        row("").validate("s.toml", 0, &["a".into()]).unwrap();
+        row("stat = \"figure:iops\"\nclass = \"\"").validate("s.toml", 0, &["a".into()]).unwrap();
+        row("stat = \"ratio:mean\"\nover = \"b\"").validate("s.toml", 0, &["a".into(), "b".into()]).unwrap();
+    }
+
+    #[test]
+    fn bad_rows_name_the_key() {
+        assert!(err(&row("config = \"nope\"")).contains("reference[3].config"));
+        assert!(err(&row("stat = \"avg\"")).contains("reference[3].stat"));
+        assert!(err(&row("class = \"\"")).contains("reference[3].class"));
+        assert!(err(&row("stat = \"figure:x\"")).contains("no class for a figure"));
+        assert!(err(&row("value = nan")).contains("reference[3].value"));
+        assert!(err(&row("tolerance = -0.1")).contains("reference[3].tolerance"));
+        assert!(err(&row("tolerance = inf")).contains("reference[3].tolerance"));
+        assert!(err(&row("source = \" \"")).contains("reference[3].source"));
+        assert!(err(&row("stat = \"ratio:mean\"")).contains("reference[3].over"));
+        assert!(err(&row("stat = \"ratio:mean\"\nover = \"zz\"")).contains("`zz`"));
+        assert!(err(&row("over = \"b\"")).contains("no `over`"));
+    }
+
+    #[test]
+    fn role_is_required_and_closed() {
+        let t = "config = \"a\"\nclass = \"timer\"\nstat = \"mean\"\nvalue = 10\ntolerance = 0.1\nsource = \"S3\"\n";
+        assert!(toml::from_str::<Reference>(t).is_err());
+        assert!(toml::from_str::<Reference>(&format!("{t}role = \"predict\"")).is_err());
+    }
 }

@@ -15,7 +15,7 @@ pub struct Point {
     pub doc: Result<toml::Table, String>,
 }
 
-fn show(v: &toml::Value) -> String {
+pub(crate) fn show(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -62,6 +62,80 @@ pub fn set_path(doc: &mut toml::Table, path: &str, value: toml::Value) -> Result
     unreachable!()
 }
 
+/// The points of a scenario, generated one at a time (a sweep of 10 axes × 10 values is never
+/// materialised as a list of cloned documents): configuration-major, then the sweep axes as a
+/// mixed-radix number with the first axis slowest.
+pub(crate) struct Expansion<'a> {
+    pub doc: &'a toml::Table,
+    pub scenario: &'a str,
+    pub configs: &'a [(String, toml::Table)],
+    pub axes: &'a [(String, Vec<toml::Value>)],
+    pub seed: u64,
+}
+
+impl Expansion<'_> {
+    /// Number of axis combinations, or `None` when it does not fit in a usize.
+    pub fn combos(&self) -> Option<usize> {
+        self.axes.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
+    }
+
+    /// Number of points, or `None` on overflow.
+    pub fn len(&self) -> Option<usize> {
+        self.combos()?.checked_mul(self.configs.len().max(1))
+    }
+
+    /// The configuration name of point `i` (None when the scenario has no `[[configs]]`).
+    pub fn config_of(&self, i: usize) -> Option<&str> {
+        let combos = self.combos().unwrap_or(1).max(1);
+        self.configs.get(i / combos).map(|c| c.0.as_str())
+    }
+
+    /// Point `i` (0-based, below [`len`](Self::len)).
+    pub fn point(&self, i: usize) -> Point {
+        let combos = self.combos().unwrap_or(1).max(1);
+        let (cname, set) = match self.configs.get(i / combos) {
+            Some((n, s)) => (Some(n.as_str()), Some(s)),
+            None => (None, None),
+        };
+        let mut rest = i % combos;
+        let mut combo: Vec<(&str, &toml::Value)> = Vec::with_capacity(self.axes.len());
+        let mut radix = combos;
+        for (key, values) in self.axes {
+            radix /= values.len();
+            combo.push((key.as_str(), &values[rest / radix]));
+            rest %= radix;
+        }
+        let mut d = self.doc.clone();
+        d.remove("sweep");
+        d.remove("configs");
+        d.remove("reference");
+        let mut params = BTreeMap::new();
+        let mut err = None;
+        let mut flat: Vec<(String, toml::Value)> = Vec::new();
+        if let Some(set) = set {
+            flatten("", set, &mut flat);
+        }
+        for (k, v) in flat.iter().map(|(k, v)| (k.as_str(), v)).chain(combo.iter().copied()) {
+            params.insert(k.to_string(), show(v));
+            if let Err(e) = set_path(&mut d, k, v.clone()) {
+                err.get_or_insert(e);
+            }
+        }
+        let axis_label: Vec<String> =
+            combo.iter().map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), show(v))).collect();
+        let name = match (cname, axis_label.is_empty()) {
+            (Some(n), true) => n.to_string(),
+            (Some(n), false) => format!("{n}, {}", axis_label.join(", ")),
+            (None, false) => axis_label.join(", "),
+            (None, true) => self.scenario.to_string(),
+        };
+        let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let point_seed = derive_seed(self.seed, &format!("{name}|{}", label.join(";")));
+        Point { name, params, seed: point_seed, doc: err.map_or(Ok(d), Err) }
+    }
+}
+
+#[cfg(test)]
 pub(crate) fn expand(
     doc: &toml::Table,
     scenario: &str,
@@ -69,61 +143,13 @@ pub(crate) fn expand(
     axes: &[(String, Vec<toml::Value>)],
     seed: u64,
 ) -> Vec<Point> {
-    let base_configs: Vec<(Option<String>, toml::Table)> = if configs.is_empty() {
-        vec![(None, toml::Table::new())]
-    } else {
-        configs.iter().map(|(n, s)| (Some(n.clone()), s.clone())).collect()
-    };
-    // Cartesian product of axes, first axis slowest.
-    let mut combos: Vec<Vec<(String, toml::Value)>> = vec![vec![]];
-    for (key, values) in axes {
-        combos = combos
-            .into_iter()
-            .flat_map(|c| values.iter().map(move |v| {
-                let mut c = c.clone();
-                c.push((key.clone(), v.clone()));
-                c
-            }))
-            .collect();
-    }
-    let mut points = Vec::new();
-    for (cname, set) in &base_configs {
-        for combo in &combos {
-            let mut params = BTreeMap::new();
-            let mut d = doc.clone();
-            d.remove("sweep");
-            d.remove("configs");
-            d.remove("reference");
-            let mut err = None;
-            let mut flat: Vec<(String, toml::Value)> = Vec::new();
-            flatten("", set, &mut flat);
-            for (k, v) in flat.iter().chain(combo.iter()) {
-                params.insert(k.clone(), show(v));
-                if let Err(e) = set_path(&mut d, k, v.clone()) {
-                    err.get_or_insert(e);
-                }
-            }
-            let axis_label: Vec<String> = combo
-                .iter()
-                .map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), show(v)))
-                .collect();
-            let name = match (cname, axis_label.is_empty()) {
-                (Some(n), true) => n.clone(),
-                (Some(n), false) => format!("{n}, {}", axis_label.join(", ")),
-                (None, false) => axis_label.join(", "),
-                (None, true) => scenario.to_string(),
-            };
-            let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let point_seed = derive_seed(seed, &format!("{name}|{}", label.join(";")));
-            points.push(Point { name, params, seed: point_seed, doc: err.map_or(Ok(d), Err) });
-        }
-    }
-    points
+    let e = Expansion { doc, scenario, configs, axes, seed };
+    (0..e.len().unwrap()).map(|i| e.point(i)).collect()
 }
 
 /// Flatten a `set` table: `{ hypervisor = { vwfi = "trap" } }` or `{ "hypervisor.vwfi" = "trap" }`
 /// both become `hypervisor.vwfi`. Arrays and scalars are leaves.
-fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, toml::Value)>) {
+pub(crate) fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, toml::Value)>) {
     for (k, v) in t {
         let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
         match v {

@@ -1,9 +1,11 @@
 //! x86 interrupt hardware as pure state machines (no time inside): the local APIC's request and
 //! service registers with priority masking, destination resolution for xAPIC/x2APIC modes, the
 //! KVM PV IPI hypercall's destination packing, VMX posted-interrupt descriptors and APICv
-//! virtual-interrupt delivery. Timed models (`models/kvm_ipi`) charge costs around these.
+//! virtual-interrupt delivery, and the TSC-deadline timer with the rule that picks how KVM serves
+//! it (`apic_timer`). Timed models (`models/kvm_ipi`) charge costs around these.
 //! Facts: shared/reference/architecture.md section D.
 
+pub mod apic_timer;
 pub mod apicv;
 pub mod destination;
 pub mod lapic;

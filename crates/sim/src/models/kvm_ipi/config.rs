@@ -137,9 +137,7 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
     if matches!(hyp.apic_mode, ApicMode::XapicPhysical | ApicMode::XapicFlat | ApicMode::XapicCluster) && vm.vcpus > 255 {
         return Err(ctx.invalid("vm[0].vcpus", "at most 255 vCPUs in xAPIC mode", vm.vcpus));
     }
-    if wl.iterations == 0 {
-        return Err(ctx.invalid("workload.iterations", "at least 1 operation per row", 0));
-    }
+    ctx.check_count("workload.iterations", wl.iterations, 1, crate::model::MAX_SAMPLES)?;
     if wl.rows.is_empty() {
         return Err(ctx.invalid("workload.rows", "at least one row", "[]"));
     }

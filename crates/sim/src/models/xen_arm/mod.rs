@@ -16,11 +16,11 @@
 use serde::Deserialize;
 
 use crate::arch::arm::generic_timer::TimerKind;
-use crate::arch::arm::list_registers::GicVersion;
 use crate::engine::{CostDist, SimTime};
-use crate::hyp::debug_build::DebugBuild;
-use crate::hyp::scheduler::{SchedKind, SchedParams};
+use crate::hyp::scheduler::SchedKind;
 use crate::hyp::vwfi::Vwfi;
+use crate::models::xen_core::config::{self, us, SchedKnobs};
+use crate::models::xen_core::XenSetup;
 use crate::model::{Model, PointCtx, PreparedPoint};
 use crate::scenario::ScenarioError;
 
@@ -142,47 +142,20 @@ fn d_burst() -> f64 {
     2000.0
 }
 
-/// Costs the model charges (profile keys in parentheses).
+/// Costs only the tbm model charges (profile keys in parentheses); the hypervisor paths' costs
+/// are the shared core's ([`crate::models::xen_core::XenCosts`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Costs {
     /// Comparator match to the GIC signalling the CPU (`timer_irq_raise`).
     pub raise: CostDist,
-    /// pCPU leaving WFI inside the guest (`wfi_exit`), vwfi=native.
-    pub wfi_exit: CostDist,
-    /// pCPU leaving WFI in Xen's idle loop, IRQ taken at EL2 (`idle_wakeup`).
-    pub idle_wakeup: CostDist,
-    /// Exception from the guest to EL2 with register save (`trap_to_el2`).
-    pub trap: CostDist,
-    /// IAR, do_IRQ, timer softirq, vtimer → vgic_inject_irq (`xen_irq_handler`).
-    pub handler: CostDist,
-    /// vcpu_unblock + scheduler wake + tickle (`vcpu_wake`).
-    pub wake: CostDist,
-    /// schedule() softirq: pick the next vCPU (`sched`).
-    pub sched: CostDist,
-    /// Save the outgoing vCPU (registers, VGIC LRs, timer) (`context_save`).
-    pub save: CostDist,
-    /// Restore the incoming vCPU (`context_restore`).
-    pub restore: CostDist,
-    /// Write one GICH_LR (`lr_write`).
-    pub lr_write: CostDist,
-    /// Return to the guest (`eret`).
-    pub eret: CostDist,
-    /// Guest reads IAR from the GIC virtual CPU interface, no exit (`guest_ack`).
-    pub ack: CostDist,
     /// tbm's handler: read counter, EOI (no exit), compute (`guest_handler`).
     pub guest_handler: CostDist,
     /// Trapped CNTP_* access emulated by Xen (`sysreg_trap`), physical timer only.
     pub sysreg_trap: CostDist,
-    /// vcpu_block after a trapped WFI (`vcpu_block`).
-    pub block: CostDist,
-    /// Write HCR_EL2.TWI/TWE (`twi_update`), adaptive only.
-    pub twi_update: CostDist,
 }
 
 pub(crate) struct Prepared {
-    pub sched: SchedKind,
-    pub sched_params: SchedParams,
-    pub vwfi: Vwfi,
+    pub xen: XenSetup,
     pub costs: Costs,
     pub pcpus: usize,
     pub first_pcpu: usize,
@@ -196,15 +169,9 @@ pub(crate) struct Prepared {
     pub other: OtherKind,
     pub burst_on_us: f64,
     pub burst_off_us: f64,
-    pub list_registers: usize,
-    pub gic: GicVersion,
     /// Generic counter frequency (tbm reads latency in counter ticks).
     pub counter_mhz: f64,
     pub seed: u64,
-}
-
-fn us(v: f64) -> SimTime {
-    SimTime::from_ns_f64(v * 1000.0)
 }
 
 impl Model for XenArm {
@@ -229,7 +196,7 @@ impl Model for XenArm {
         if hyp.pcpus == 0 {
             return Err(ctx.invalid("hypervisor.pcpus", "at least 1 pCPU", 0));
         }
-        if hyp.first_pcpu + hyp.pcpus > plat.cpus {
+        if hyp.first_pcpu as u64 + hyp.pcpus as u64 > plat.cpus as u64 {
             return Err(ctx.invalid(
                 "hypervisor.pcpus",
                 &format!("first_pcpu + pcpus <= {} (platform `{}` has {} CPUs)", plat.cpus, plat.name, plat.cpus),
@@ -247,60 +214,26 @@ impl Model for XenArm {
                 "none",
             ));
         }
-        if !(hyp.debug_multiplier.is_finite() && hyp.debug_multiplier >= 1.0) {
-            return Err(ctx.invalid("hypervisor.debug_multiplier", "a factor >= 1 (1 = release build)", hyp.debug_multiplier));
-        }
-        for (k, v) in [
-            ("hypervisor.ratelimit_us", hyp.ratelimit_us),
-            ("hypervisor.min_slice_us", hyp.min_slice_us),
-            ("hypervisor.max_slice_us", hyp.max_slice_us),
-            ("hypervisor.rtds_budget_us", hyp.rtds_budget_us),
-            ("hypervisor.rtds_period_us", hyp.rtds_period_us),
-            ("workload.period_us", wl.period_us),
-            ("workload.burst_on_us", wl.burst_on_us),
-            ("workload.burst_off_us", wl.burst_off_us),
-        ] {
-            let ok = v.is_finite() && (v > 0.0 || (k == "hypervisor.ratelimit_us" && v == 0.0));
-            if !ok {
-                return Err(ctx.invalid(k, "a positive number of µs", v));
-            }
-        }
-        if hyp.min_slice_us > hyp.max_slice_us {
-            return Err(ctx.invalid("hypervisor.min_slice_us", &format!("at most max_slice_us ({})", hyp.max_slice_us), hyp.min_slice_us));
-        }
-        if hyp.rtds_budget_us > hyp.rtds_period_us {
-            return Err(ctx.invalid("hypervisor.rtds_budget_us", &format!("at most rtds_period_us ({})", hyp.rtds_period_us), hyp.rtds_budget_us));
-        }
-        if wl.samples == 0 {
-            return Err(ctx.invalid("workload.samples", "at least 1 sample", 0));
-        }
-        let name = self.name();
-        let dbg = DebugBuild::new(hyp.debug_multiplier).expect("checked above");
-        let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
-        let h = |k: &str| c(k).map(|d| dbg.hyp(d));
-        let costs = Costs {
-            raise: c("timer_irq_raise")?,
-            wfi_exit: c("wfi_exit")?,
-            idle_wakeup: c("idle_wakeup")?,
-            trap: c("trap_to_el2")?,
-            handler: h("xen_irq_handler")?,
-            wake: h("vcpu_wake")?,
-            sched: h("sched")?,
-            save: h("context_save")?,
-            restore: h("context_restore")?,
-            lr_write: h("lr_write")?,
-            eret: c("eret")?,
-            ack: c("guest_ack")?,
-            guest_handler: c("guest_handler")?,
-            sysreg_trap: h("sysreg_trap")?,
-            block: h("vcpu_block")?,
-            twi_update: h("twi_update")?,
+        let dbg = config::debug_build(ctx, hyp.debug_multiplier)?;
+        let knobs = SchedKnobs {
+            ratelimit_us: hyp.ratelimit_us,
+            min_slice_us: hyp.min_slice_us,
+            max_slice_us: hyp.max_slice_us,
+            rtds_budget_us: hyp.rtds_budget_us,
+            rtds_period_us: hyp.rtds_period_us,
         };
-        let p = |k: &str| plat.param(k, name).map_err(|e| ctx.platform_err(e));
-        let lrs = p("list_registers")?;
-        if !(1.0..=16.0).contains(&lrs) || lrs.fract() != 0.0 {
-            return Err(ctx.invalid("platform.params.list_registers", "an integer 1..=16", lrs));
+        let sched_params = knobs.params(ctx)?;
+        for (k, v) in [("workload.period_us", wl.period_us), ("workload.burst_on_us", wl.burst_on_us), ("workload.burst_off_us", wl.burst_off_us)] {
+            ctx.check_range(k, v, 0.0, true, 1e12)?;
         }
+        ctx.check_count("workload.samples", wl.samples, 1, crate::model::MAX_SAMPLES)?;
+        ctx.check_horizon("workload.period_us", wl.period_us * 1000.0 * wl.samples as f64, "period_us × samples")?;
+        let name = self.name();
+        let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
+        let xen_costs = config::load_costs(ctx, name, dbg)?;
+        let costs = Costs { raise: c("timer_irq_raise")?, guest_handler: c("guest_handler")?, sysreg_trap: c("sysreg_trap").map(|d| dbg.hyp(d))? };
+        let p = |k: &str| plat.param(k, name).map_err(|e| ctx.platform_err(e));
+        let list_registers = config::list_registers(ctx, name)?;
         let counter_mhz = p("counter_mhz")?;
         if !(counter_mhz > 0.0 && counter_mhz.is_finite()) {
             return Err(ctx.invalid("platform.params.counter_mhz", "a positive frequency in MHz", counter_mhz));
@@ -309,21 +242,16 @@ impl Model for XenArm {
         if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
             return Err(ctx.invalid("platform.params.cold_factor", "a factor >= 1", cold_factor));
         }
-        let gic = match plat.facts.get("gic").map(String::as_str) {
-            Some("v3") | Some("v4") | Some("v4.1") => GicVersion::V3,
-            _ => GicVersion::V2,
-        };
         Ok(Box::new(Prepared {
-            sched: hyp.scheduler,
-            sched_params: SchedParams {
-                credit_init: us(hyp.max_slice_us),
-                min_slice: us(hyp.min_slice_us),
-                max_slice: us(hyp.max_slice_us),
-                ratelimit: us(hyp.ratelimit_us),
-                rtds_budget: us(hyp.rtds_budget_us),
-                rtds_period: us(hyp.rtds_period_us),
+            xen: XenSetup {
+                sched: hyp.scheduler,
+                sched_params,
+                vwfi: hyp.vwfi,
+                costs: xen_costs,
+                list_registers,
+                gic: config::gic_version(ctx),
+                vpe: None,
             },
-            vwfi: hyp.vwfi,
             costs,
             pcpus: hyp.pcpus as usize,
             first_pcpu: hyp.first_pcpu as usize,
@@ -337,8 +265,6 @@ impl Model for XenArm {
             other: wl.other,
             burst_on_us: wl.burst_on_us,
             burst_off_us: wl.burst_off_us,
-            list_registers: lrs as usize,
-            gic,
             counter_mhz,
             seed: ctx.seed,
         }))

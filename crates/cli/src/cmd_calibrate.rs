@@ -1,0 +1,208 @@
+//! `irqlab calibrate MEASURED.json... -o host.toml`: fit this host's platform profile to measured
+//! results of `irqlab run` (training paths only, through `sim::fit`), print how well it predicts
+//! the held-out paths, and write the profile (fitted costs with `basis = "measured"`).
+//!
+//! `irqlab calibrate MEASURED.json... --against PREDICTED.json...` fits nothing: it pairs the
+//! measured paths with predicted results (e.g. `irqlab sim kvm-x86-host --profile host.toml`) by
+//! parameters and prints measured vs predicted p50/p99 with the error against the first predicted
+//! result; further ones (what-ifs on the same profile) show the change they predict against it.
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use results::{ReferenceOutcome, RunResult};
+use sim::calibrate::{self, choose_free, compare, fitted_result, plan, profile_out, same_host, Comparison, Measured, DEFAULT_TRAIN};
+use sim::scenario::Scenario;
+
+use crate::{CliError, Outcome};
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// Measured results of `irqlab run` (result.json), all from one host.
+    #[arg(required = true, num_args = 1..)]
+    pub measured: Vec<PathBuf>,
+    /// Write the calibrated platform profile here (required unless --against).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Training paths (their p50/p99 are fitted; every other measured path is held out).
+    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_TRAIN.iter().map(|s| s.to_string()))]
+    pub train: Vec<String>,
+    /// Costs to fit (default: per training path, the guess/derived cost it depends on most).
+    #[arg(long = "free", value_name = "NAME", num_args = 1..)]
+    pub free: Vec<String>,
+    /// The scenario whose configurations model the measured benchmarks.
+    #[arg(long, default_value = "kvm-x86-host")]
+    pub scenario: String,
+    /// Model samples per configuration during the fit.
+    #[arg(long, default_value_t = 2000)]
+    pub fit_samples: u64,
+    /// Optimiser iterations.
+    #[arg(long, default_value_t = 80)]
+    pub max_iters: u64,
+    /// Nelder–Mead restarts from the optimum while the objective improves.
+    #[arg(long, default_value_t = 4)]
+    pub restarts: u32,
+    /// Skip the leave-one-out check.
+    #[arg(long)]
+    pub no_loo: bool,
+    /// Compare with these predicted results instead of fitting. Repeatable.
+    #[arg(long, value_name = "PREDICTED.json")]
+    pub against: Vec<PathBuf>,
+    /// Also write the comparison table (Markdown) here.
+    #[arg(long, value_name = "FILE")]
+    pub table: Option<PathBuf>,
+}
+
+fn load(paths: &[PathBuf]) -> Result<Vec<Measured>, CliError> {
+    paths
+        .iter()
+        .map(|p| Ok(Measured { file: p.display().to_string(), result: results::read_json(p)? }))
+        .collect()
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1000.0)
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map(|d| format!("{:+.0}%", d * 100.0)).unwrap_or_else(|| "n/a".into())
+}
+
+/// A column group's name: the predicted result's directory (`out/predicted/result.json` →
+/// `predicted`, `out/what-if-posted-interrupts/…` → `posted-interrupts`).
+fn column_name(p: &Path) -> String {
+    let dir = if p.is_dir() { Some(p) } else { p.parent() };
+    let name = dir.and_then(|d| d.file_name()).map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| p.display().to_string());
+    name.strip_prefix("what-if-").map(String::from).unwrap_or(name)
+}
+
+/// Header and rows of the comparison (times in µs).
+fn comparison_rows(rows: &[Comparison], names: &[String]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut head: Vec<String> = ["PATH", "ROLE", "MEAS p50", "PRED p50", "ERR p50", "MEAS p99", "PRED p99", "p99 ×", "TARGET"].map(String::from).to_vec();
+    for n in names.iter().skip(1) {
+        head.extend([format!("{n} p50"), "vs pred".into(), format!("{n} p99"), "vs pred".into()]);
+    }
+    let body = rows
+        .iter()
+        .map(|c| {
+            let first = c.predicted.first().copied().flatten();
+            let mut r = vec![
+                c.label.clone(),
+                if c.train { "fit".into() } else { "held out".into() },
+                us(c.measured.0),
+                first.map(|p| us(p.0)).unwrap_or_else(|| "n/a".into()),
+                pct(c.p50_error()),
+                us(c.measured.1),
+                first.map(|p| us(p.1)).unwrap_or_else(|| "n/a".into()),
+                c.p99_factor().map(|f| format!("{f:.2}")).unwrap_or_else(|| "n/a".into()),
+                match c.on_target() {
+                    Some(true) => "ok".into(),
+                    Some(false) => "MISS".into(),
+                    None => "n/a".into(),
+                },
+            ];
+            // Further predictions (what-ifs on the same profile): the change the model predicts
+            // against its own baseline (the first prediction), so its error on the baseline cancels.
+            for p in c.predicted.iter().skip(1) {
+                let rel = |v: f64, base: Option<f64>| pct(base.map(|b| (v - b) / b));
+                match p {
+                    Some((p50, p99)) => r.extend([us(*p50), rel(*p50, first.map(|f| f.0)), us(*p99), rel(*p99, first.map(|f| f.1))]),
+                    None => r.extend(["n/a".into(), String::new(), "n/a".into(), String::new()]),
+                }
+            }
+            r
+        })
+        .collect();
+    (head, body)
+}
+
+fn markdown(head: &[String], body: &[Vec<String>]) -> String {
+    let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+    let mut s = line(head);
+    s.push_str(&line(&head.iter().map(|_| "---".to_string()).collect::<Vec<_>>()));
+    for r in body {
+        s.push_str(&line(r));
+    }
+    s
+}
+
+/// Print the comparison and write it as Markdown when asked.
+fn show(rows: &[Comparison], names: &[String], table: Option<&Path>, host: &str) -> Result<(), CliError> {
+    let (head, body) = comparison_rows(rows, names);
+    crate::term::out(&format!("\nmeasured on {host} vs predicted (µs; ERR = predicted/measured − 1; target: held-out p50 within ±30 %, p99 within ×2)\n"))?;
+    crate::term::out(&format!("{}", report::table::render_grid(&head, &body, 3)))?;
+    let held: Vec<&Comparison> = rows.iter().filter(|c| !c.train && c.on_target().is_some()).collect();
+    let ok = held.iter().filter(|c| c.on_target() == Some(true)).count();
+    crate::term::out(&format!("held-out paths on target: {ok} of {}\n", held.len()))?;
+    if let Some(p) = table {
+        let text = format!("Measured on {host}; predicted: {}. Times in µs.\n\n{}", names.join(", "), markdown(&head, &body));
+        results::write_atomic(p, text.as_bytes())?;
+        crate::term::note(&format!("wrote {}\n", p.display()));
+    }
+    Ok(())
+}
+
+pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
+    let ms = load(&a.measured)?;
+    let host = same_host(&ms)?;
+    if !a.against.is_empty() {
+        let (paths, skipped) = calibrate::measured_paths(&ms, &a.train)?;
+        for s in &skipped {
+            crate::term::note(&format!("irqlab calibrate: left out {s}\n"));
+        }
+        let predicted: Vec<RunResult> = a.against.iter().map(|p| results::read_json(p)).collect::<Result<_, _>>()?;
+        let names: Vec<String> = a.against.iter().map(|p| column_name(p)).collect();
+        show(&compare(&paths, &predicted), &names, a.table.as_deref(), &host)?;
+        return Ok(Outcome::Ok);
+    }
+    let out = a.out.as_ref().ok_or_else(|| CliError("calibrate: -o FILE (where to write the profile) is required unless --against is given".into()))?;
+    let base = Scenario::load(&a.scenario)?;
+    let p = plan(&base, &ms, &a.train, a.fit_samples)?;
+    crate::term::out(&format!("host: {host}\n"))?;
+    for (path, target) in &p.paths {
+        crate::term::out(&format!("  {:<16} {:<9} {} `{}` → model `{target}`\n", path.label, if path.train { "fit" } else { "held out" }, path.file, path.config))?;
+    }
+    for s in &p.skipped {
+        crate::term::out(&format!("  left out: {s}\n"))?;
+    }
+    let mut unidentified = Vec::new();
+    let free = if a.free.is_empty() {
+        let choice = choose_free(&p.scenario, &a.train, &p.paths)?;
+        crate::term::out(&format!("free costs (per training path, the guess/derived cost it depends on most): {}\n", choice.chosen.join(", ")))?;
+        for (list, why) in [
+            (&choice.kept, "on a training path, a weaker lever there than the fitted cost: kept at the profile value"),
+            (&choice.check_only, "exercised only by held-out paths: no training path identifies it"),
+            (&choice.unused, "exercised by no measured path"),
+        ] {
+            if !list.is_empty() {
+                crate::term::out(&format!("not identified ({why}): {}\n", list.join(", ")))?;
+                unidentified.push(format!("{} — {why}", list.join(", ")));
+            }
+        }
+        choice.chosen
+    } else {
+        a.free.clone()
+    };
+    if free.is_empty() {
+        return Err(CliError("calibrate: no cost to fit: no guess/derived cost is exercised by the training paths (name some with --free)".into()));
+    }
+    crate::term::note(&format!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…\n", free.join(", "), a.max_iters, a.fit_samples));
+    let rep = calibrate::fit_restarting(&p.scenario, &free, a.max_iters, !a.no_loo, a.restarts)?;
+    crate::term::out(&format!("\nFREE                          START        FITTED   FACTOR\n"))?;
+    for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
+        crate::term::out(&format!("{:<24} {:>11.1} {:>13.1} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x))?;
+    }
+    crate::term::out(&format!("objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n", rep.fit.objective, rep.fit.evaluations))?;
+    let loo: Vec<&ReferenceOutcome> = rep.leave_one_out.iter().collect();
+    crate::term::out(&format!("{}", crate::cmd_fit::grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo)))?;
+    let fitted = fitted_result(&p.scenario, &rep)?;
+    let paths: Vec<_> = p.paths.iter().map(|(m, _)| m.clone()).collect();
+    show(&compare(&paths, &[fitted]), &["calibrated".into()], a.table.as_deref(), &host)?;
+
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let files: Vec<String> = ms.iter().map(|m| m.file.clone()).collect();
+    let prov = profile_out::Provenance { command: &command, host: &host, files: &files, train: &a.train, unidentified: &unidentified };
+    let text = profile_out::calibrated_profile(&p.scenario, &rep, &prov)?;
+    results::write_atomic(out, text.as_bytes())?;
+    crate::term::note(&format!("wrote {} (run any scenario on it: irqlab sim SCENARIO --profile {})\n", out.display(), out.display()));
+    Ok(Outcome::Ok)
+}

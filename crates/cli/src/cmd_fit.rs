@@ -1,0 +1,100 @@
+//! `irqlab fit SCENARIO --free NAME...`: calibrate named costs/parameters against the scenario's
+//! `fit` references (argmin Nelder–Mead, see `sim::fit`), show fit residuals and held-out
+//! errors apart, run a leave-one-out check, and write the fitted values as scenario overrides
+//! with `basis = "calibrated"`.
+use std::path::PathBuf;
+
+use clap::Args;
+use results::{ReferenceOutcome, ReferenceRole};
+use sim::fit::fit;
+
+use crate::cmd_sim::SimArgs;
+use crate::{CliError, Outcome};
+
+#[derive(Args)]
+pub struct FitArgs {
+    /// Scenario file, or the name of a shipped scenario.
+    pub scenario: String,
+    /// A cost (`NAME` or `costs.NAME`) or parameter (`params.NAME`) to fit. Repeatable.
+    #[arg(long = "free", value_name = "NAME", required = true, num_args = 1..)]
+    pub free: Vec<String>,
+    /// Override a scenario value for the fit (e.g. fewer samples), as `sim --set`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Optimiser iterations per fit.
+    #[arg(long, default_value_t = 80)]
+    pub max_iters: u64,
+    /// Skip the leave-one-out check.
+    #[arg(long)]
+    pub no_loo: bool,
+    /// Write the fitted values as `[platform.costs.*]` / `[platform.params.*]` overrides here
+    /// (default: print them).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+fn row(r: &ReferenceOutcome) -> Vec<String> {
+    vec![
+        r.config.clone(),
+        if r.class.is_empty() { "(figure)".into() } else { r.class.clone() },
+        r.stat.clone(),
+        report::table::format_value(r.published),
+        r.model.map(report::table::format_value).unwrap_or_else(|| "n/a".into()),
+        r.deviation().map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default(),
+    ]
+}
+
+pub(crate) fn grid(title: &str, rows: &[&ReferenceOutcome]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| row(r)).collect();
+    format!(
+        "\n{title}\n{}",
+        report::table::render_grid(&["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "ERROR"].map(String::from), &rows, 3)
+    )
+}
+
+pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
+    let sim_args = SimArgs::for_fit(&a.scenario, &a.sets);
+    let sc = crate::cmd_sim::load(&sim_args)?;
+    crate::term::note(&format!("fitting {} to the `fit` references of {} (Nelder–Mead, ≤ {} iterations per fit)…\n", a.free.join(", "), sc.name, a.max_iters));
+    let rep = fit(&sc, &a.free, a.max_iters, !a.no_loo)?;
+    let mut s = String::from("FREE VALUE               START         FITTED   FACTOR\n");
+    for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
+        s.push_str(&format!("{:<20} {:>10.3} {:>14.3} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x));
+    }
+    s.push_str(&format!(
+        "objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n",
+        rep.fit.objective, rep.fit.evaluations
+    ));
+    let fits: Vec<&ReferenceOutcome> = rep.outcomes.iter().filter(|r| r.role == ReferenceRole::Fit).collect();
+    let checks: Vec<&ReferenceOutcome> = rep.outcomes.iter().filter(|r| r.role == ReferenceRole::Check).collect();
+    s.push_str(&grid("fit residuals (these figures were fitted: not predictions)", &fits));
+    s.push_str(&grid("held-out errors (check references, never fitted: predictions)", &checks));
+    let loo: Vec<&ReferenceOutcome> = rep.leave_one_out.iter().collect();
+    s.push_str(&grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo));
+    crate::term::out(&format!("{s}"))?;
+
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let residuals: Vec<String> =
+        fits.iter().map(|r| format!("{} {} {}: {:+.1}%", r.config, r.class, r.stat, r.deviation().unwrap_or(f64::NAN) * 100.0)).collect();
+    let source = format!("irqlab fit ({command}); fit references: {}", residuals.join("; "));
+    let mut doc = toml::Table::new();
+    for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
+        sim::scenario::set_path(&mut doc, &format!("platform.{}", f.key()), toml::Value::Table(f.table(*x, &source)))
+            .map_err(CliError)?;
+    }
+    let text = format!(
+        "# Fitted by: {command}\n# Paste into the scenario (replacing the entries of the same name).\n{}",
+        toml::to_string(&doc).map_err(|e| CliError(e.to_string()))?
+    );
+    match &a.out {
+        Some(p) => {
+            results::write_atomic(p, text.as_bytes())?;
+            crate::term::note(&format!("wrote {}\n", p.display()));
+        }
+        None => crate::term::out(&format!("\n{text}"))?,
+    }
+    Ok(Outcome::Ok)
+}

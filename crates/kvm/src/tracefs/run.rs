@@ -1,0 +1,142 @@
+//! A measurement with a breakdown: check tracefs before anything runs, measure once without
+//! tracing (the overhead reference), then once with the path's events traced in our own instance,
+//! and split every sample of the traced run.
+use std::path::PathBuf;
+
+use results::LatencyRecorder;
+
+use super::instance::{locate_or_mount, Instance, Tracefs};
+use super::path::{path_for, pid_filter, target_of, Roles, AUX_EVENTS};
+use super::{analyse, Recording, TraceError};
+use crate::bench::{run_bench, run_bench_with, Threads};
+use crate::config::{BenchConfig, BenchKind};
+use crate::error::KvmError;
+use crate::measurement::Measurement;
+
+/// What `--breakdown` / `--trace` ask for.
+#[derive(Debug, Clone, Default)]
+pub struct TraceOptions {
+    /// Sample paths to render (`--trace N`).
+    pub keep_paths: usize,
+    /// Write the recording (stamps + raw trace) here.
+    pub save_to: Option<PathBuf>,
+    /// Also run once untraced and report p50/p99 of both runs.
+    pub measure_overhead: bool,
+}
+
+/// Tracefs is usable for this benchmark: mounted (mounting it if absent), the `x86-tsc` clock and
+/// at least one of the path's events exist. Returns notes (what was mounted, which events this
+/// kernel does not offer).
+pub fn preflight(cfg: &BenchConfig) -> Result<(Tracefs, Vec<String>), TraceError> {
+    let fs = locate_or_mount()?;
+    let mut notes = Vec::new();
+    if fs.mounted_now {
+        notes.push(format!("breakdown: tracefs was not mounted; mounted it at {}", fs.root.display()));
+    }
+    let clock = fs.root.join("trace_clock");
+    let clocks = std::fs::read_to_string(&clock).map_err(|source| TraceError::Access { path: clock.display().to_string(), source })?;
+    if !clocks.contains("x86-tsc") {
+        return Err(TraceError::NoTscClock(clock.display().to_string()));
+    }
+    let path = path_for(cfg);
+    let absent: Vec<&str> = path.iter().map(|m| m.event).filter(|e| !fs.root.join("events").join(e).exists()).collect();
+    if absent.len() == path.len() {
+        return Err(TraceError::NoEvents { bench: cfg.kind.name(), events: absent.join(", ") });
+    }
+    if !absent.is_empty() {
+        notes.push(format!("breakdown: this kernel does not offer {}; those segments merge into the next", absent.join(", ")));
+    }
+    Ok((fs, notes))
+}
+
+fn roles(cfg: &BenchConfig, t: &Threads) -> Roles {
+    let (target_apic, vector) = target_of(cfg);
+    let (target_tid, source_tid) = match cfg.kind {
+        BenchKind::Timer => (t.vcpu_tids[0], t.vcpu_tids[0]),
+        BenchKind::Device => (t.vcpu_tids[0], t.host_tid),
+        BenchKind::Ipi => (t.vcpu_tids[1], t.vcpu_tids[0]),
+    };
+    let mut all_tids = t.vcpu_tids.clone();
+    all_tids.push(t.host_tid);
+    Roles { target_tid, source_tid, target_apic, vector, all_tids }
+}
+
+/// Arm tracing in a fresh instance for the run's threads; returns the instance and notes.
+fn arm(fs: &Tracefs, cfg: &BenchConfig, roles: &Roles) -> Result<(Instance, Vec<String>), TraceError> {
+    let inst = Instance::create(fs)?;
+    let mut notes: Vec<String> = inst.removed_stale.iter().map(|n| format!("breakdown: removed stale tracefs instance {n}")).collect();
+    inst.write("tracing_on", "0")?;
+    inst.use_tsc_clock()?;
+    // Roughly 10 events of ~100 bytes per sample, per CPU, with room to spare.
+    let kb = (cfg.samples * 2).clamp(2048, 65536);
+    inst.write("buffer_size_kb", &kb.to_string())?;
+    for m in path_for(cfg) {
+        if fs.root.join("events").join(m.event).exists() {
+            notes.extend(inst.enable(m.event, m.filter(roles).as_deref())?);
+        }
+    }
+    for e in AUX_EVENTS {
+        if fs.root.join("events").join(e).exists() {
+            notes.extend(inst.enable(e, Some(&pid_filter(&[roles.target_tid])))?);
+        }
+    }
+    inst.write("tracing_on", "1")?;
+    Ok((inst, notes))
+}
+
+/// p50 and p99 of a measurement's first class, ns.
+fn p50_p99(m: &Measurement) -> Option<(u64, u64)> {
+    let (_, v) = m.classes.first()?;
+    let mut rec = LatencyRecorder::new(m.config.warmup);
+    v.iter().for_each(|x| rec.record_signed(x.round() as i64));
+    let s = rec.summary();
+    (s.count > 0).then_some((s.p50, s.p99))
+}
+
+/// Run `cfg` with a breakdown (see the module doc). Tracing problems found before the run are
+/// errors; the instance is removed whatever happens.
+pub fn run_traced(cfg: &BenchConfig, progress: &dyn Fn(u64), opts: &TraceOptions) -> Result<Measurement, KvmError> {
+    let (fs, mut notes) = preflight(cfg)?;
+    let untraced = if opts.measure_overhead { Some(run_bench(cfg, &|_| {})?) } else { None };
+    let mut armed: Option<(Instance, Roles)> = None;
+    let mut m = run_bench_with(cfg, progress, &mut |t| {
+        let r = roles(cfg, t);
+        let (inst, n) = arm(&fs, cfg, &r)?;
+        notes.extend(n);
+        armed = Some((inst, r));
+        Ok(())
+    })?;
+    let Some((inst, roles)) = armed else { return Ok(m) };
+    inst.write("tracing_on", "0")?;
+    let overruns = inst.overruns();
+    let text = inst.read("trace")?;
+    drop(inst);
+    let rec = Recording { kind: cfg.kind, wait: cfg.wait, via: cfg.via, tsc_khz: m.tsc_khz, roles, stamps: m.stamps.clone(), trace: text };
+    if let Some(p) = &opts.save_to {
+        match std::fs::write(p, rec.to_text()) {
+            Ok(()) => notes.push(format!("breakdown: raw trace and stamps in {}", p.display())),
+            Err(e) => notes.push(format!("breakdown: could not write {}: {e}", p.display())),
+        }
+    }
+    let class = m.classes.first().map(|c| c.0.clone()).unwrap_or_default();
+    let mut b = analyse(&rec, &class, opts.keep_paths);
+    b.counters.insert("breakdown.ring_buffer_overruns".into(), overruns);
+    b.notes.splice(0..0, notes);
+    if let (Some(u), Some((tp50, tp99))) = (untraced.as_ref().and_then(p50_p99), p50_p99(&m)) {
+        let (up50, up99) = u;
+        b.figures.extend([
+            ("untraced_p50".to_string(), up50 as f64, "ns"),
+            ("untraced_p99".to_string(), up99 as f64, "ns"),
+            ("traced_p50".to_string(), tp50 as f64, "ns"),
+            ("traced_p99".to_string(), tp99 as f64, "ns"),
+        ]);
+        b.notes.push(format!(
+            "tracing overhead ({} samples each): p50 {up50} ns untraced vs {tp50} ns traced ({:+.1}%), p99 {up99} ns vs {tp99} ns ({:+.1}%); the breakdown describes the traced run",
+            cfg.samples,
+            (tp50 as f64 - up50 as f64) / up50.max(1) as f64 * 100.0,
+            (tp99 as f64 - up99 as f64) / up99.max(1) as f64 * 100.0
+        ));
+    }
+    m.breakdown = Some(b);
+    Ok(m)
+}

@@ -1,0 +1,101 @@
+//! A heatmap of one statistic over two sweep axes: a pivot per combination of the remaining axes
+//! (small multiples), cells coloured on one scale shared by all of them (logarithmic for
+//! latencies), so a glance finds where latency or throughput changes.
+use std::fmt::Write as _;
+
+use results::ConfigResult;
+
+use crate::pivot::{pivot, Cell, CellSpec};
+use crate::svg::esc;
+use crate::sweep::SweepAxis;
+
+/// Facets beyond this many are left out (and said so).
+pub const MAX_FACETS: usize = 36;
+
+/// Colour of `f` in 0..1: light yellow (low) to dark red (high).
+pub fn ramp(f: f64) -> String {
+    let f = if f.is_finite() { f.clamp(0.0, 1.0) } else { 0.0 };
+    let lerp = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", lerp(255.0, 215.0), lerp(247.0, 48.0), lerp(188.0, 39.0))
+}
+
+/// The heatmap as HTML: `x` across, `y` down, one small table per combination of the other axes.
+pub fn heatmap_html(configs: &[ConfigResult], all: &[SweepAxis], x: &SweepAxis, y: &SweepAxis, spec: &CellSpec) -> String {
+    let rest: Vec<&SweepAxis> = all.iter().filter(|a| a.key != x.key && a.key != y.key).collect();
+    let mut facets: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for a in &rest {
+        facets = facets.into_iter().flat_map(|f| a.values.iter().map(move |v| [f.clone(), vec![(a.key.clone(), v.clone())]].concat())).collect();
+    }
+    let total = facets.len();
+    facets.truncate(MAX_FACETS);
+    let rows = [y.clone()];
+    let pivots: Vec<(String, crate::pivot::Pivot)> = facets
+        .iter()
+        .map(|f| {
+            let sub: Vec<ConfigResult> = configs.iter().filter(|c| f.iter().all(|(k, v)| c.params.get(k) == Some(v))).cloned().collect();
+            let label = f.iter().map(|(k, v)| format!("{}={v}", k.rsplit('.').next().unwrap_or(k))).collect::<Vec<_>>().join(", ");
+            (label, pivot(&sub, all, x, &rows, spec))
+        })
+        .filter(|(_, p)| !p.rows.is_empty())
+        .collect();
+    let vals: Vec<f64> = pivots.iter().flat_map(|(_, p)| p.rows.iter().flat_map(|r| r.1.iter().flatten().map(|c| c.max))).collect();
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let log = spec.stat.is_latency() && lo > 0.0;
+    let frac = move |v: f64| {
+        if hi <= lo {
+            0.5
+        } else if log {
+            (v / lo).ln() / (hi / lo).ln()
+        } else {
+            (v - lo) / (hi - lo)
+        }
+    };
+    let color = |c: &Cell| Some(ramp(frac(c.max)));
+    let mut h = String::from("<div class=\"facets\">");
+    for (label, p) in &pivots {
+        let _ = write!(h, "<figure class=\"facet\">{}<figcaption>{}</figcaption></figure>", p.to_html(&color), esc(if label.is_empty() { "all configurations" } else { label }));
+    }
+    h.push_str("</div>");
+    let stat = spec.stat.title(spec.class, spec.unit, configs);
+    let _ = write!(
+        h,
+        "<p class=\"caption\">Colour: {} from light (low, {}) to dark (high, {}){}.{}</p>",
+        esc(&stat),
+        esc(&spec.stat.show(lo, spec.unit)),
+        esc(&spec.stat.show(hi, spec.unit)),
+        if log { ", log scale" } else { "" },
+        if total > MAX_FACETS { format!(" First {MAX_FACETS} of {total} combinations shown.") } else { String::new() }
+    );
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::LatencyUnit;
+    use crate::sweep::{axes, find, tests::sweep, Stat};
+
+    #[test]
+    fn one_facet_per_remaining_value_and_shared_colours() {
+        let cs = sweep();
+        let ax = axes(&cs);
+        let stat = Stat::parse("p99");
+        let spec = CellSpec { stat: &stat, second: None, class: "timer", unit: LatencyUnit::Ns };
+        let h = heatmap_html(&cs, &ax, find(&ax, "vwfi").unwrap(), find(&ax, "other").unwrap(), &spec);
+        assert_eq!(h.matches("<figure class=\"facet\">").count(), 2, "pcpus=1 and pcpus=2");
+        assert!(h.contains("<figcaption>pcpus=1</figcaption>") && h.contains("<figcaption>pcpus=2</figcaption>"));
+        // lowest value (1,001 ns) gets the light end, highest (3,102 ns) the dark end
+        assert!(h.contains(&format!("background:{}\">1,001<", ramp(0.0))), "{h}");
+        assert!(h.contains(&format!("background:{}\">3,102<", ramp(1.0))), "{h}");
+        assert!(h.contains("timer p99 (ns)") && h.contains("log scale"));
+        assert_eq!(h.matches("(n=").count(), 0, "every cell is one configuration");
+    }
+
+    #[test]
+    fn ramp_ends() {
+        assert_eq!(ramp(0.0), "#fff7bc");
+        assert_eq!(ramp(1.0), "#d73027");
+        assert_eq!(ramp(f64::NAN), "#fff7bc");
+    }
+}

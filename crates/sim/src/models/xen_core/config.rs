@@ -1,0 +1,108 @@
+//! Reading the parts of a Xen model's configuration every Xen model shares: the hypervisor-path
+//! costs from the platform profile, the scheduler parameters (µs in scenario files), and the
+//! GIC version from the profile's facts.
+use crate::arch::arm::list_registers::GicVersion;
+use crate::engine::SimTime;
+use crate::hyp::debug_build::DebugBuild;
+use crate::hyp::scheduler::SchedParams;
+use crate::model::PointCtx;
+use crate::scenario::ScenarioError;
+
+use super::XenCosts;
+
+pub fn us(v: f64) -> SimTime {
+    SimTime::from_ns_f64(v * 1000.0)
+}
+
+/// Scheduler timing knobs as written in `[hypervisor]` (µs).
+#[derive(Debug, Clone, Copy)]
+pub struct SchedKnobs {
+    pub ratelimit_us: f64,
+    pub min_slice_us: f64,
+    pub max_slice_us: f64,
+    pub rtds_budget_us: f64,
+    pub rtds_period_us: f64,
+}
+
+impl SchedKnobs {
+    /// Validate (positive µs; ratelimit may be 0; min ≤ max; budget ≤ period) and convert.
+    pub fn params(&self, ctx: &PointCtx) -> Result<SchedParams, ScenarioError> {
+        for (k, v) in [
+            ("hypervisor.ratelimit_us", self.ratelimit_us),
+            ("hypervisor.min_slice_us", self.min_slice_us),
+            ("hypervisor.max_slice_us", self.max_slice_us),
+            ("hypervisor.rtds_budget_us", self.rtds_budget_us),
+            ("hypervisor.rtds_period_us", self.rtds_period_us),
+        ] {
+            let ok = v.is_finite() && (v > 0.0 || (k == "hypervisor.ratelimit_us" && v == 0.0));
+            if !ok {
+                return Err(ctx.invalid(k, "a positive number of µs", v));
+            }
+        }
+        if self.min_slice_us > self.max_slice_us {
+            return Err(ctx.invalid("hypervisor.min_slice_us", &format!("at most max_slice_us ({})", self.max_slice_us), self.min_slice_us));
+        }
+        if self.rtds_budget_us > self.rtds_period_us {
+            return Err(ctx.invalid("hypervisor.rtds_budget_us", &format!("at most rtds_period_us ({})", self.rtds_period_us), self.rtds_budget_us));
+        }
+        Ok(SchedParams {
+            credit_init: us(self.max_slice_us),
+            min_slice: us(self.min_slice_us),
+            max_slice: us(self.max_slice_us),
+            ratelimit: us(self.ratelimit_us),
+            rtds_budget: us(self.rtds_budget_us),
+            rtds_period: us(self.rtds_period_us),
+        })
+    }
+}
+
+/// Xen defaults (credit2: ratelimit 1 ms, CSCHED2_MIN_TIMER 500 µs, MAX_TIMER 10 ms; RTDS 4/10 ms).
+pub const DEFAULT_KNOBS: SchedKnobs =
+    SchedKnobs { ratelimit_us: 1000.0, min_slice_us: 500.0, max_slice_us: 10_000.0, rtds_budget_us: 4000.0, rtds_period_us: 10_000.0 };
+
+/// A DEBUG multiplier from `hypervisor.debug_multiplier`.
+pub fn debug_build(ctx: &PointCtx, multiplier: f64) -> Result<DebugBuild, ScenarioError> {
+    if !(1.0..=100.0).contains(&multiplier) {
+        return Err(ctx.invalid("hypervisor.debug_multiplier", "a factor from 1 (release build) to 100", multiplier));
+    }
+    DebugBuild::new(multiplier).map_err(|e| ctx.invalid("hypervisor.debug_multiplier", e, multiplier))
+}
+
+/// The shared hypervisor-path costs, hypervisor code scaled by the DEBUG multiplier.
+pub fn load_costs(ctx: &PointCtx, model: &str, dbg: DebugBuild) -> Result<XenCosts, ScenarioError> {
+    let plat = ctx.platform;
+    let c = |k: &str| plat.cost(k, model).cloned().map_err(|e| ctx.platform_err(e));
+    let h = |k: &str| c(k).map(|d| dbg.hyp(d));
+    Ok(XenCosts {
+        wfi_exit: c("wfi_exit")?,
+        idle_wakeup: c("idle_wakeup")?,
+        trap: c("trap_to_el2")?,
+        handler: h("xen_irq_handler")?,
+        wake: h("vcpu_wake")?,
+        sched: h("sched")?,
+        save: h("context_save")?,
+        restore: h("context_restore")?,
+        lr_write: h("lr_write")?,
+        eret: c("eret")?,
+        ack: c("guest_ack")?,
+        block: h("vcpu_block")?,
+        twi_update: h("twi_update")?,
+    })
+}
+
+/// `platform.params.list_registers`, an integer 1..=16.
+pub fn list_registers(ctx: &PointCtx, model: &str) -> Result<usize, ScenarioError> {
+    let lrs = ctx.platform.param("list_registers", model).map_err(|e| ctx.platform_err(e))?;
+    if !(1.0..=16.0).contains(&lrs) || lrs.fract() != 0.0 {
+        return Err(ctx.invalid("platform.params.list_registers", "an integer 1..=16", lrs));
+    }
+    Ok(lrs as usize)
+}
+
+/// The list-register format from the profile's `gic` fact (v3, v4, v4.1 → ICH_LR; else GICH_LR).
+pub fn gic_version(ctx: &PointCtx) -> GicVersion {
+    match ctx.platform.facts.get("gic").map(String::as_str) {
+        Some("v3") | Some("v4") | Some("v4.1") => GicVersion::V3,
+        _ => GicVersion::V2,
+    }
+}

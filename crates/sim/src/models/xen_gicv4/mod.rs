@@ -1,0 +1,248 @@
+//! `xen-gicv4`: the S1 prediction (seeds.md S1). fio random reads from an EBS-like NVMe volume
+//! in Xen's dom0 on Arm, with device completion MSIs delivered either by Xen's GICv3 software
+//! path or by GICv4.1 direct vLPI injection, under credit2 or null; plus bare-metal Linux.
+//!
+//! Layout: dom0 has `hypervisor.dom0_vcpus` vCPUs, vCPU i on pCPU i (the null scheduler pins
+//! them so; credit2 keeps a vCPU where it is while its pCPU is idle, which is the S1 setting:
+//! only dom0, 64 pCPUs). fio's `numjobs` threads run on vCPUs `first_vcpu ..`; each thread's
+//! NVMe queue interrupts its own vCPU (Linux managed affinity). The paths (trace segments):
+//!
+//! - software (`direct_lpi = off`): Xen maps every host LPI to pCPU 0 (xen/arch/arm/gic-v3-its.c,
+//!   `gicv3_its_map_host_events`: "For now we map every host LPI to host CPU 0"). On pCPU 0:
+//!   `its-translate` → idle-wakeup / trap → `xen-lpi-handler` (gicv3_do_LPI,
+//!   vgic_vcpu_inject_lpi) → (vcpu-wake) → `sgi-to-vcpu-pcpu` (vcpu_kick / tickle) → on the
+//!   vCPU's pCPU: idle-wakeup / trap → `xen-sgi-handler` → the core's path (sched, context
+//!   restore, lr-write, eret, guest-ack).
+//! - direct (`direct_lpi = on`), vPE resident: `its-translate` → `vlpi-deliver` → (wfi-exit) →
+//!   guest-ack. No hypervisor segment.
+//! - direct, vPE out with DB (blocked in WFI): `its-translate` → `doorbell-lpi` → idle-wakeup →
+//!   `xen-doorbell-handler` → vcpu-wake → sched+context-switch → `vpe-schedule-in` → eret →
+//!   guest-ack. Under credit2 a woken vCPU may land on another pCPU: `vmovp`.
+//! - bare metal: `its-translate` → (wfi-exit) → guest-ack (the CPU's own GIC CPU interface).
+//!
+//! Then the guest: `guest-irq-entry` + `guest-io-complete` per reaped completion (+
+//! `guest-io-submit` to keep `iodepth` in flight). Class `io` = submission to reaped completion
+//! (fio's clat); figure `iops`.
+//!
+//! Simplifications: guest work (submission, the completion handler) runs as an atomic path on
+//! the pCPU, so an interrupt arriving meanwhile is taken when it ends (`cpu-busy` on its trace);
+//! an NVMe handler reaps every CQE posted by the time it runs, so a second MSI whose vLPI / LR
+//! is still pending merges (`interrupts.coalesced`). A credit2 migration is charged (VMOVP) but
+//! the vCPU keeps its pCPU index: with 56 idle pCPUs the pool is symmetric.
+use serde::Deserialize;
+
+use crate::engine::rng::derive_seed;
+use crate::engine::CostDist;
+use crate::hyp::scheduler::SchedKind;
+use crate::hyp::vwfi::Vwfi;
+use crate::model::{Model, PointCtx, PreparedPoint};
+use crate::models::workload::fio::{DeviceSpec, FioJob};
+use crate::models::xen_core::config::{self, DEFAULT_KNOBS};
+use crate::models::xen_core::{VpeCosts, XenSetup};
+use crate::scenario::ScenarioError;
+
+mod sim;
+pub mod vpe;
+
+/// The model (`scenario.model = "xen-gicv4"`).
+pub struct XenGicv4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Xen,
+    BareMetal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnOff {
+    Off,
+    On,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Hypervisor {
+    mode: Mode,
+    scheduler: SchedKind,
+    direct_lpi: OnOff,
+    #[serde(default = "trap")]
+    vwfi: Vwfi,
+    dom0_vcpus: u32,
+    /// credit2: probability that a woken vCPU is run on another pCPU (VMOVP with direct LPIs).
+    #[serde(default)]
+    credit2_migrate_prob: f64,
+    #[serde(default = "one")]
+    debug_multiplier: f64,
+}
+
+fn trap() -> Vwfi {
+    Vwfi::Trap
+}
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Workload {
+    job: String,
+    completions: u64,
+    #[serde(default)]
+    warmup: u64,
+    #[serde(default = "one_u32")]
+    first_vcpu: u32,
+    /// Common random numbers: when set, device service times are drawn from this seed (and the
+    /// job), so every configuration of a job sees the same device and differences are the
+    /// interrupt path's. Unset: from the point's seed.
+    #[serde(default)]
+    device_seed: Option<u64>,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+/// Costs this model charges beyond the shared core's (profile keys in parentheses).
+#[derive(Debug, Clone)]
+pub(crate) struct Costs {
+    /// MSI write → ITS translation → (v)LPI at the redistributor (`its_translate`).
+    pub its_translate: CostDist,
+    /// Redistributor sets the VPT bit and raises the virtual IRQ (`vlpi_deliver`).
+    pub vlpi_deliver: CostDist,
+    /// Xen's LPI handler: gicv3_do_LPI + vgic_vcpu_inject_lpi (`xen_lpi_handler`).
+    pub lpi_handler: CostDist,
+    /// Physical SGI from pCPU 0 to the vCPU's pCPU (`sgi_latency`).
+    pub sgi: CostDist,
+    /// Xen's SGI / schedule-softirq entry on the target pCPU (`xen_sgi_handler`).
+    pub sgi_handler: CostDist,
+    /// Xen's doorbell handler: LPI ack, vPE lookup (`xen_doorbell_handler`).
+    pub doorbell_handler: CostDist,
+    /// ITS VMOVP + VSYNC, waited for (`vmovp`).
+    pub vmovp: CostDist,
+    /// Guest kernel IRQ entry/exit around the NVMe handler (`guest_irq_entry`).
+    pub irq_entry: CostDist,
+    /// Guest: fio + syscall + block layer + nvme_queue_rq + SQ doorbell (`guest_io_submit`).
+    pub submit: CostDist,
+    /// Guest: CQE + blk-mq completion + waking fio + return to user (`guest_io_complete`).
+    pub complete: CostDist,
+}
+
+pub(crate) struct Prepared {
+    pub mode: Mode,
+    pub direct: bool,
+    pub xen: XenSetup,
+    pub costs: Costs,
+    pub device: DeviceSpec,
+    pub job: FioJob,
+    pub job_name: String,
+    pub vcpus: usize,
+    pub first_vcpu: usize,
+    pub migrate_prob: f64,
+    pub completions: u64,
+    pub warmup: u64,
+    pub seed: u64,
+    /// Seed of the device's service-time stream.
+    pub device_seed: u64,
+}
+
+impl Model for XenGicv4 {
+    fn name(&self) -> &'static str {
+        "xen-gicv4"
+    }
+    fn summary(&self) -> &'static str {
+        "Xen on Arm dom0 fio random reads on an EBS-like NVMe volume: GICv3 software LPI path vs GICv4.1 direct vLPI (doorbells, VPENDBASER, VMOVP), credit2/null, bare metal"
+    }
+
+    fn prepare(&self, ctx: &PointCtx) -> Result<Box<dyn PreparedPoint>, ScenarioError> {
+        let hyp: Hypervisor = ctx.section("hypervisor")?;
+        let wl: Workload = ctx.section("workload")?;
+        let plat = ctx.platform;
+        let name = self.name();
+        let job = FioJob::named(&wl.job).ok_or_else(|| ctx.invalid("workload.job", &format!("one of {}", FioJob::names()), &wl.job))?;
+        if hyp.dom0_vcpus == 0 || hyp.dom0_vcpus > plat.cpus {
+            return Err(ctx.invalid("hypervisor.dom0_vcpus", &format!("1..={} (platform `{}` CPUs)", plat.cpus, plat.name), hyp.dom0_vcpus));
+        }
+        if wl.first_vcpu + job.numjobs > hyp.dom0_vcpus {
+            return Err(ctx.invalid(
+                "workload.first_vcpu",
+                &format!("first_vcpu + numjobs ({}) <= dom0_vcpus ({})", job.numjobs, hyp.dom0_vcpus),
+                wl.first_vcpu,
+            ));
+        }
+        if !(hyp.credit2_migrate_prob.is_finite() && (0.0..=1.0).contains(&hyp.credit2_migrate_prob)) {
+            return Err(ctx.invalid("hypervisor.credit2_migrate_prob", "a probability 0..=1", hyp.credit2_migrate_prob));
+        }
+        if wl.completions == 0 || wl.completions > 1_000_000_000 {
+            return Err(ctx.invalid("workload.completions", "1..=1e9 completions", wl.completions));
+        }
+        if wl.warmup >= wl.completions {
+            return Err(ctx.invalid("workload.warmup", &format!("fewer than workload.completions ({})", wl.completions), wl.warmup));
+        }
+        let dbg = config::debug_build(ctx, hyp.debug_multiplier)?;
+        let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
+        let h = |k: &str| c(k).map(|d| dbg.hyp(d));
+        let p = |k: &str| plat.param(k, name).map_err(|e| ctx.platform_err(e));
+        let costs = Costs {
+            its_translate: c("its_translate")?,
+            vlpi_deliver: c("vlpi_deliver")?,
+            lpi_handler: h("xen_lpi_handler")?,
+            sgi: c("sgi_latency")?,
+            sgi_handler: h("xen_sgi_handler")?,
+            doorbell_handler: h("xen_doorbell_handler")?,
+            vmovp: h("vmovp")?,
+            irq_entry: c("guest_irq_entry")?,
+            submit: c("guest_io_submit")?,
+            complete: c("guest_io_complete")?,
+        };
+        let positive = |k: &str| -> Result<f64, ScenarioError> {
+            let v = p(k)?;
+            if v.is_finite() && v > 0.0 {
+                Ok(v)
+            } else {
+                Err(ctx.invalid(&format!("platform.params.{k}"), "a positive number", v))
+            }
+        };
+        let device = DeviceSpec {
+            read_4k: c("ebs_read_4k")?,
+            per_kib_ns: positive("ebs_per_kib_ns")?,
+            iops: positive("ebs_provisioned_iops")?,
+            throughput: positive("ebs_throughput_mib_s")? * 1024.0 * 1024.0,
+        };
+        let bare = hyp.mode == Mode::BareMetal;
+        let direct = hyp.direct_lpi == OnOff::On && !bare;
+        let vpe = if direct { Some(VpeCosts { schedule_in: h("vpe_schedule_in")?, schedule_out: h("vpe_schedule_out")? }) } else { None };
+        // Bare metal runs on the same core as one task per CPU that never traps: WFI native,
+        // nothing else runnable, so no scheduler path is ever taken after start-up.
+        let (sched, vwfi) = if bare { (SchedKind::Null, Vwfi::Native) } else { (hyp.scheduler, hyp.vwfi) };
+        let xen = XenSetup {
+            sched,
+            sched_params: DEFAULT_KNOBS.params(ctx)?,
+            vwfi,
+            costs: config::load_costs(ctx, name, dbg)?,
+            list_registers: config::list_registers(ctx, name)?,
+            gic: config::gic_version(ctx),
+            vpe,
+        };
+        Ok(Box::new(Prepared {
+            mode: hyp.mode,
+            direct,
+            xen,
+            costs,
+            device,
+            job,
+            job_name: wl.job.clone(),
+            vcpus: hyp.dom0_vcpus as usize,
+            first_vcpu: wl.first_vcpu as usize,
+            migrate_prob: if hyp.scheduler == SchedKind::Credit2 && !bare { hyp.credit2_migrate_prob } else { 0.0 },
+            completions: wl.completions,
+            warmup: wl.warmup,
+            seed: ctx.seed,
+            device_seed: match wl.device_seed {
+                Some(s) => derive_seed(s, &format!("device|{}", wl.job)),
+                None => derive_seed(ctx.seed, "device"),
+            },
+        }))
+    }
+}
