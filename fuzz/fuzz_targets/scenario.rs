@@ -2,46 +2,29 @@
 //! and prepare its model (without running it). An error or prepared points, never a panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use sim::model::{find_model, PointCtx};
 use sim::scenario::Scenario;
 
-/// Points the document asks for (configurations × sweep values), or None past `limit`: the
-/// harness does not expand sweeps the scenario layer would refuse anyway.
-fn points_within(doc: &toml::Table, limit: u64) -> bool {
-    let configs = doc.get("configs").and_then(|c| c.as_array()).map_or(1, |a| a.len().max(1) as u64);
-    let mut n = configs;
-    if let Some(sweep) = doc.get("sweep").and_then(|s| s.as_table()) {
-        for v in sweep.values() {
-            let len = v.as_array().map_or(1, |a| a.len() as u64);
-            match n.checked_mul(len) {
-                Some(m) => n = m,
-                None => return false,
-            }
+/// Whether any `profile` value in the document (top level, a config's `set`, a sweep) ends in
+/// `.toml`: such a profile is a file path.
+fn uses_profile_file(doc: &toml::Table) -> bool {
+    fn walk(v: &toml::Value, key_is_profile: bool) -> bool {
+        match v {
+            toml::Value::String(s) => key_is_profile && s.ends_with(".toml"),
+            toml::Value::Array(a) => a.iter().any(|x| walk(x, key_is_profile)),
+            toml::Value::Table(t) => t.iter().any(|(k, x)| walk(x, k.ends_with("profile"))),
+            _ => false,
         }
     }
-    n <= limit
+    doc.iter().any(|(k, v)| walk(v, k.ends_with("profile")))
 }
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(sc) = Scenario::parse(text, "fuzz.toml", "fuzz", None) else { return };
-    if !points_within(&sc.doc, 64) {
+    let Ok(mut sc) = Scenario::parse(text, "fuzz.toml", "fuzz", None) else { return };
+    // A profile named by path would make the fuzzer read this machine's files.
+    if uses_profile_file(&sc.doc) {
         return;
     }
-    // A profile named by path would make the fuzzer read this machine's files.
-    let by_path = |doc: &toml::Table| {
-        doc.get("platform").and_then(|p| p.get("profile")).and_then(|p| p.as_str()).is_some_and(|p| p.ends_with(".toml"))
-    };
-    let Some(model) = find_model(&sc.header.model) else { return };
-    for p in sc.points(sc.header.seed) {
-        let Ok(doc) = &p.doc else { continue };
-        if by_path(doc) {
-            continue;
-        }
-        let Ok(platform) = sc.platform(doc) else { continue };
-        let ctx = PointCtx { file: &sc.file, point_name: &p.name, doc, platform: &platform, seed: p.seed };
-        if let Ok(prepared) = model.prepare(&ctx) {
-            let _ = prepared.work();
-        }
-    }
+    sc.max_points = 64;
+    let _ = sim::runner::validate_scenario(&sc, None);
 });

@@ -2,26 +2,17 @@
 //! (the long runs are the cargo-fuzz targets in `fuzz/`; the result reader's proptest is in
 //! `crates/results/tests/hostile.rs`): an error or a value, never a panic.
 use proptest::prelude::*;
-use sim::model::{find_model, PointCtx};
 use sim::platform::Platform;
 use sim::scenario::Scenario;
 
 const DEMO: &str = include_str!("../../../scenarios/demo-timer-inject.toml");
 const PROFILE: &str = include_str!("../../sim/platforms/demo-arm64-a53.toml");
 
-/// Parse, expand and prepare every point (as `irqlab sim` does before running).
+/// Parse, expand and prepare every point (the checks `irqlab sim` makes before running).
 fn read_scenario(text: &str) {
-    let Ok(sc) = Scenario::parse(text, "p.toml", "p", None) else { return };
-    if sc.point_count() > 16 {
-        return;
-    }
-    let Some(model) = find_model(&sc.header.model) else { return };
-    for p in sc.points(1) {
-        let Ok(doc) = &p.doc else { continue };
-        let Ok(platform) = sc.platform(doc) else { continue };
-        let ctx = PointCtx { file: &sc.file, point_name: &p.name, doc, platform: &platform, seed: p.seed };
-        let _ = model.prepare(&ctx).map(|p| p.work());
-    }
+    let Ok(mut sc) = Scenario::parse(text, "p.toml", "p", None) else { return };
+    sc.max_points = 16;
+    let _ = sim::runner::validate_scenario(&sc, None);
 }
 
 /// `text` with `len` bytes at `at` replaced by `with` (on char boundaries).

@@ -116,6 +116,21 @@ fn prepare_all(
     Ok((prepared, platform_desc.unwrap_or_default(), calibrated))
 }
 
+/// Every check `run_scenario` makes before it runs anything (expand the points, resolve each
+/// point's platform, prepare the model, unread sections, unused overrides), without running a
+/// point. Returns the total work (simulated samples) the run would do. Fuzzers and `--dry-run`
+/// style callers use this so they exercise the same validation as a real run.
+pub fn validate_scenario(sc: &Scenario, seed: Option<u64>) -> Result<u64, ScenarioError> {
+    let model = find_model(&sc.header.model).ok_or_else(|| ScenarioError::UnknownModel {
+        file: sc.file.clone(),
+        model: sc.header.model.clone(),
+        known: model_names(),
+    })?;
+    let points = sc.points(seed.unwrap_or(sc.header.seed))?;
+    let (prepared, _, _) = prepare_all(sc, model, &points)?;
+    Ok(prepared.iter().map(|p| p.work()).sum())
+}
+
 /// Run every point. Every point is prepared (validated) first: if any input is unusable
 /// nothing runs and the error names each distinct problem. A point that fails while running is
 /// kept as a failed configuration with its error; the other points' results are unaffected.
