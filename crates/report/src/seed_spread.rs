@@ -4,6 +4,7 @@
 use results::{LatencyUnit, RunResult, Spread};
 
 use crate::format::{figure, latency};
+use crate::svg::esc;
 use crate::table::render_grid;
 
 /// Latency statistics shown per class.
@@ -18,8 +19,11 @@ fn cell(s: &Spread, show: &dyn Fn(f64) -> String) -> String {
     }
 }
 
-/// Empty when no configuration ran with more than one seed.
-pub fn seed_spread_table(r: &RunResult, unit: LatencyUnit) -> String {
+const HEADER: [&str; 5] = ["CONFIG", "CLASS/FIGURE", "p50", "p99", "MAX"];
+
+/// (seeds per configuration, one row per class and figure); no rows when no configuration ran
+/// with more than one seed.
+fn spread_rows(r: &RunResult, unit: LatencyUnit) -> (usize, Vec<Vec<String>>) {
     let mut rows = Vec::new();
     let mut seeds = 0;
     for c in &r.configs {
@@ -42,13 +46,44 @@ pub fn seed_spread_table(r: &RunResult, unit: LatencyUnit) -> String {
             }
         }
     }
+    (seeds, rows)
+}
+
+/// Text table; empty when no configuration ran with more than one seed.
+pub fn seed_spread_table(r: &RunResult, unit: LatencyUnit) -> String {
+    let (seeds, rows) = spread_rows(r, unit);
     if rows.is_empty() {
         return String::new();
     }
     let mut out = format!("\nover {seeds} seeds per configuration: median [min – max] (latencies in {})\n", unit.symbol());
-    let header: Vec<String> = ["CONFIG", "CLASS/FIGURE", "p50", "p99", "MAX"].map(String::from).to_vec();
-    out.push_str(&render_grid(&header, &rows, 2));
+    out.push_str(&render_grid(&HEADER.map(String::from), &rows, 2));
     out
+}
+
+/// (section title, HTML table); None when no configuration ran with more than one seed.
+pub fn seed_spread_html(r: &RunResult, unit: LatencyUnit) -> Option<(String, String)> {
+    let (seeds, rows) = spread_rows(r, unit);
+    if rows.is_empty() {
+        return None;
+    }
+    let mut h = format!(
+        "<p>Every configuration ran with {seeds} seeds; the tables above show the first seed. Each cell here is the median over the seeds and, when they differ, [min – max] (latencies in {}). A wide range means one seed's row is not representative.</p><table class=\"spread\"><tr>",
+        unit.symbol()
+    );
+    for c in HEADER {
+        h.push_str(&format!("<th>{c}</th>"));
+    }
+    h.push_str("</tr>");
+    for row in rows {
+        h.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let class = if i >= 2 { " class=\"num\"" } else { "" };
+            h.push_str(&format!("<td{class}>{}</td>", esc(cell)));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    Some((format!("over {seeds} seeds"), h))
 }
 
 #[cfg(test)]
@@ -87,7 +122,11 @@ mod tests {
         let line = t.lines().find(|l| l.starts_with("trap")).unwrap();
         // median p50 is the 3,000 ns seed's; the range runs from ~2.5 µs to ~900 µs.
         assert!(line.contains("[") && line.contains("900"), "{line}");
+        let (title, html) = seed_spread_html(&r, LatencyUnit::Us).unwrap();
+        assert_eq!(title, "over 3 seeds");
+        assert!(html.contains("<td>trap</td>") && html.matches("<tr>").count() == 2, "{html}");
         r.configs[0].seed_spread = None;
         assert_eq!(seed_spread_table(&r, LatencyUnit::Us), "");
+        assert!(seed_spread_html(&r, LatencyUnit::Us).is_none());
     }
 }
