@@ -215,4 +215,30 @@ mod tests {
         write_samples(&mut f, &p, "ipi", &[("one".into(), vec![1.4, 2.6]), ("rt".into(), vec![3.0, 4.0])]).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "# config: ipi\nindex\tone_ns\trt_ns\n0\t1\t3\n1\t3\t4\n");
     }
+
+    #[test]
+    fn early_arrivals_show_as_negative_min_a_count_and_a_warning() {
+        let mut m = kvm::Measurement::new(kvm::BenchConfig::default(), 2_000_000);
+        m.classes.push(("timer".into(), vec![-300.0, 17_000.0, 18_000.0, -1_200.0, 20_000.0]));
+        let mut r = RunResult::new(results::RunMeta {
+            tool_version: "t".into(),
+            scenario: "run-timer".into(),
+            description: "d".into(),
+            seed: 0,
+            kind: results::ResultKind::Measured,
+            platform: Default::default(),
+            knobs: Default::default(),
+        });
+        r.configs.push(m.to_config_result("timer"));
+        let t = table(&r, RunUnit::Us);
+        let row = t.lines().find(|l| l.starts_with("timer")).unwrap();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(&cells[..5], ["timer", "timer", "5", "2", "-1.20"], "{t}");
+        assert!(!t.contains("timer_early"), "the early class is not a row of its own: {t}");
+        let w = early_warnings(&r, RunUnit::Ns);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("warning: [timer] 2 of 5 timer interrupts arrived before their deadline, by 300 to 1,200 ns"), "{}", w[0]);
+        let t = table(&r, RunUnit::Cycles);
+        assert!(t.contains("-2,400"), "1.2 µs early at 2 GHz: {t}");
+    }
 }
