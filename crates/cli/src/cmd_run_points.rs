@@ -379,4 +379,17 @@ mod tests {
         let e = pts[0].1.as_ref().unwrap_err();
         assert!(e.contains("unknown key `period`, did you mean `period_us`?"), "{e}");
     }
+
+    #[test]
+    fn the_shipped_example_matrix_is_valid() {
+        let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/run-matrix.toml");
+        let (name, pts) = points(&RunTable::default(), Some(&f), &[], &[]).unwrap();
+        assert_eq!(name, "device-paths");
+        assert_eq!(pts.len(), 8);
+        for (n, c) in &pts {
+            let c = c.as_ref().unwrap_or_else(|e| panic!("{n}: {e}"));
+            assert!(c.validate(&[0]).is_ok() && c.kind == BenchKind::Device, "{n}");
+        }
+        assert_eq!(pts[0].0, "via=irqfd, halt_poll_ns=0", "named in the file's order");
+    }
 }
