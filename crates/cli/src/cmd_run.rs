@@ -115,7 +115,7 @@ pub struct Common {
     #[arg(long)]
     pub mlock: bool,
     /// Stop at the first sample above this latency (µs), as cyclictest -b: the sample is kept as
-    /// the last one, named in the result, and the exit status is 3.
+    /// the last one, named in the result, and the exit status is 3 (ipi: the one-way latency).
     #[arg(long, value_name = "US")]
     pub stop_above: Option<f64>,
     /// Watchdog: stop a run that makes no progress for this many seconds [default: 5].
@@ -237,7 +237,7 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
     });
     let mut details = crate::cmd_run_points::set_details(&c.sets);
     let progress = Progress::new(&scenario);
-    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, |c| if c.duration.is_some() { 0 } else { c.samples })).sum());
+    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, expected_samples)).sum());
     let mut histograms = String::new();
     for (name, cfg) in pts {
         let cr = match cfg {
@@ -282,6 +282,15 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         note(&format!("wrote {}\n", p.display()));
     }
     outcome(&result)
+}
+
+/// Samples a point will take, for the progress bar: its count, or a `--duration` run's estimate
+/// at one sample per period.
+fn expected_samples(c: &kvm::BenchConfig) -> u64 {
+    match c.duration {
+        Some(d) => ((d.as_secs_f64() * 1e6 / c.period_us.max(1.0)) as u64).min(c.samples),
+        None => c.samples,
+    }
 }
 
 /// Print the table (or JSON/CSV), warnings, host line, counters and histograms.
