@@ -218,10 +218,10 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     }
     if a.stats {
         extra.push_str(&format!(
-            "\nsimulated events: {}   wall: {:.3} s   events/s: {:.3e}   points: {}\n",
-            out_events,
+            "\nsimulated events: {}   wall: {:.3} s   events/s: {}   points: {}\n",
+            report::format::thousands(out_events),
             wall,
-            out_events as f64 / wall.max(1e-9),
+            report::format::thousands((out_events as f64 / wall.max(1e-9)) as u64),
             r.configs.len()
         ));
     }

@@ -48,8 +48,8 @@ enum Cmd {
     Sim(cmd_sim::SimArgs),
     /// Measure interrupt latency on this host's KVM with the irqlab micro-VMM.
     Run(cmd_run::RunArgs),
-    /// List the shipped scenarios.
-    Scenarios,
+    /// List the shipped scenarios with a rough run time, or print one (`scenarios show NAME`).
+    Scenarios(cmd_scenarios::ScenariosArgs),
     /// Compare two result files side by side, with ratios B/A.
     Compare(cmd_compare::CompareArgs),
     /// Calibrate named costs against a scenario's `fit` references, with a leave-one-out check.
@@ -103,7 +103,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Sim(a) => cmd_sim::run(a),
         Cmd::Run(a) => cmd_run::run(a),
-        Cmd::Scenarios => cmd_scenarios::run(),
+        Cmd::Scenarios(a) => cmd_scenarios::run(a),
         Cmd::Compare(a) => cmd_compare::run(a),
         Cmd::Report(a) => cmd_report::run(a),
         Cmd::Merge(a) => cmd_merge::run(a),

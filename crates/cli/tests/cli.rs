@@ -189,7 +189,16 @@ fn bad_flags_are_usage_errors() {
 fn scenarios_compare_and_report() {
     let d = tempfile::tempdir().unwrap();
     let o = irqlab(&["scenarios"], d.path());
-    assert!(text(&o).0.contains("demo-timer-inject"));
+    let list = text(&o).0;
+    let demo_line = list.lines().find(|l| l.starts_with("demo-timer-inject")).expect("demo listed");
+    assert!(demo_line.contains(" s  ") && demo_line.contains('~'), "rough run time shown: {demo_line}");
+    // `scenarios show` prints the shipped TOML verbatim, and what it prints runs as a file.
+    let o = irqlab(&["scenarios", "show", "demo-timer-inject"], d.path());
+    assert!(o.status.success());
+    assert_eq!(text(&o).0, DEMO);
+    let o = irqlab(&["scenarios", "show", "demo-timer-injct"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("did you mean `demo-timer-inject`"), "{:?}", text(&o));
     let sc = small_demo(d.path());
     assert!(irqlab(&["sim", &sc, "--seed", "1", "--out", "a"], d.path()).status.success());
     assert!(irqlab(&["sim", &sc, "--seed", "2", "--out", "b"], d.path()).status.success());
