@@ -1,20 +1,52 @@
 #!/usr/bin/env bash
 # Install what irqlab needs to build, if it is missing: a Rust toolchain (cargo) and GNU binutils
 # (`as`, `objcopy`, used to build the KVM benchmark guests). Idempotent; quiet when all is there.
+#
+# The Rust toolchain must be at least the workspace's `rust-version` (Cargo.toml). Debian's own
+# cargo is used only when it is new enough (bookworm ships 1.63, trixie 1.85: both too old for the
+# dependencies); otherwise this fails at once, naming the version needed and how to get it, instead
+# of a compile error minutes later.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
+export PATH="$HOME/.cargo/bin:$PATH"
+NEED=$(sed -n 's/^rust-version = "\([0-9.]*\)".*/\1/p' Cargo.toml | head -1)
+
+# 0 when version $1 >= version $2 (dotted numbers).
+version_ge() {
+  [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]
+}
+
+too_old() {
+  echo "ensure-deps: irqlab needs Rust $NEED or newer; $1." >&2
+  echo "ensure-deps: install it with rustup (https://rustup.rs):" >&2
+  echo "    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y" >&2
+  echo "  or, where rustup is already installed:  rustup update stable" >&2
+  exit 1
+}
+
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 need_apt=()
-command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] || need_apt+=(cargo rustc)
+if ! command -v cargo >/dev/null 2>&1; then
+  # Debian's rustc, only if its candidate version is new enough.
+  cand=$(apt-cache policy rustc 2>/dev/null | sed -n 's/^ *Candidate: *\([0-9][0-9.]*\).*/\1/p' | head -1)
+  if [ -n "$cand" ] && version_ge "$cand" "$NEED"; then
+    need_apt+=(cargo rustc)
+  else
+    too_old "no cargo on PATH or in ~/.cargo/bin, and Debian's rustc is ${cand:-not available}"
+  fi
+fi
 command -v as >/dev/null 2>&1 || need_apt+=(binutils)
 command -v objcopy >/dev/null 2>&1 || need_apt+=(binutils)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "ensure-deps: installing ${need_apt[*]} from Debian packages" >&2
-  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
-  echo "ensure-deps: cargo is in ~/.cargo/bin; add it to PATH" >&2
+
+have=$(rustc --version 2>/dev/null | sed -n 's/^rustc \([0-9][0-9.]*\).*/\1/p')
+if [ -z "$have" ] || ! version_ge "$have" "$NEED"; then
+  too_old "this machine's rustc is ${have:-missing} ($(command -v rustc || echo 'not on PATH'))"
 fi
