@@ -31,6 +31,19 @@ pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> 
         for (class, l) in &c.classes {
             l.histogram(class).map_err(|e| parse(format!("configuration `{}`: {e}", c.name)))?;
         }
+        if c.traces.len() > crate::SampleTrace::MAX_PER_CONFIG {
+            return Err(parse(format!(
+                "configuration `{}`: {} sample traces, at most {} are read",
+                c.name,
+                c.traces.len(),
+                crate::SampleTrace::MAX_PER_CONFIG
+            )));
+        }
+        for t in &c.traces {
+            if !(t.start_ns.is_finite() && t.total_ns.is_finite() && t.segments.iter().all(|s| s.1.is_finite())) {
+                return Err(parse(format!("configuration `{}`: sample trace `{}` has a non-finite time", c.name, t.label)));
+            }
+        }
     }
     Ok(r)
 }

@@ -89,6 +89,11 @@ pub struct ConfigResult {
     /// above are the first seed's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_spread: Option<crate::SeedSpread>,
+    /// Kept sample traces (`irqlab sim --trace N`) and how they were chosen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<crate::SampleTrace>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_choice: Option<crate::TraceChoice>,
 }
 
 impl ConfigResult {

@@ -243,7 +243,8 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
     });
     let mut traces = Vec::new();
     let mut events = 0;
-    for (cfg, tr, ev) in outputs {
+    for (mut cfg, tr, ev) in outputs {
+        cfg.traces = tr.iter().map(Trace::to_sample).collect();
         traces.push((cfg.name.clone(), tr));
         events += ev;
         result.configs.push(cfg);

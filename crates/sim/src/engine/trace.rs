@@ -40,6 +40,16 @@ impl Trace {
         }
         s
     }
+
+    /// The trace as stored in a result (times in ns).
+    pub fn to_sample(&self) -> results::SampleTrace {
+        results::SampleTrace {
+            label: self.label.clone(),
+            start_ns: self.start.ns_f64(),
+            total_ns: self.total().ns_f64(),
+            segments: self.segments.iter().map(|(n, d)| (n.to_string(), d.ns_f64())).collect(),
+        }
+    }
 }
 
 /// Aggregates traces of one class into a breakdown and keeps the first `keep` for printing.
