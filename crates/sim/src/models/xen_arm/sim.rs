@@ -63,7 +63,10 @@ impl<'a> Sim<'a> {
         let inits: Vec<VcpuInit> = roles
             .iter()
             .enumerate()
-            .map(|(i, r)| VcpuInit { pcpu: i % p.pcpus, act: if *r == Role::Busy { Act::Compute } else { Act::Wfi }, vpe: false })
+            .map(|(i, r)| {
+                let computes = *r == Role::Busy || (*r == Role::Tbm && p.tbm_idle == TbmIdle::Spin);
+                VcpuInit { pcpu: i % p.pcpus, act: if computes { Act::Compute } else { Act::Wfi }, vpe: false }
+            })
             .collect();
         Sim {
             p,
