@@ -129,7 +129,7 @@ fn wfi_policy_claims_on_a_small_grid() {
 #[test]
 fn traces_show_the_interrupt_path() {
     let sc = Scenario::parse(S3, "s3.toml", "s3", None).unwrap();
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 3, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 3, on_start: &|_| {}, progress: &|_| {} }).unwrap();
     let (name, trap) = &out.traces[0];
     assert_eq!(name, "vwfi=trap");
     let t = &trap[2];
@@ -189,7 +189,7 @@ fn debug_build_multiplier_adds_latency() {
 #[test]
 fn bad_input_names_the_key() {
     let err = |sc: Scenario| {
-        run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
+        run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
     };
     let e = err(with(S3, &[("hypervisor.pcpus", "9")]));
     assert!(e.contains("hypervisor.pcpus") && e.contains("4 CPUs"), "{e}");
