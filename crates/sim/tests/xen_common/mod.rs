@@ -16,10 +16,17 @@ pub fn run(sc: &Scenario, seed: Option<u64>) -> RunResult {
     out.result
 }
 
-/// A scenario text with some keys replaced (dotted keys, TOML values; `sweep:AXIS` sets an axis).
+/// A scenario text with some keys replaced (dotted keys, TOML values; `sweep:AXIS` sets an axis;
+/// `unset:a.b.c` removes key `c` of table `a.b`, e.g. a cost override the configuration no longer uses).
 pub fn with(text: &str, sets: &[(&str, &str)]) -> Scenario {
     let mut doc: toml::Table = toml::from_str(text).unwrap();
     for (k, v) in sets {
+        if let Some(path) = k.strip_prefix("unset:") {
+            let (table, key) = path.rsplit_once('.').unwrap();
+            let t = table.split('.').fold(&mut doc, |t, part| t.get_mut(part).and_then(|x| x.as_table_mut()).unwrap());
+            assert!(t.remove(key).is_some(), "no key {path}");
+            continue;
+        }
         let val: toml::Table = toml::from_str(&format!("v = {v}")).unwrap();
         match k.strip_prefix("sweep:") {
             Some(axis) => {
@@ -55,6 +62,11 @@ pub fn stat(r: &RunResult, config: &str, stat: &str) -> f64 {
 pub fn s3_only(config: &str, samples: u64, sets: &[(&str, &str)]) -> Scenario {
     let n = samples.to_string();
     let mut all = vec![("workload.samples", n.as_str())];
+    // The calibrated credit2 cost is an override only credit2 configurations use.
+    let credit2 = config.starts_with("credit2") || sets.iter().any(|(k, v)| *k == "hypervisor.scheduler" && *v == "\"credit2\"");
+    if !credit2 {
+        all.push(("unset:platform.costs.credit2_schedule", ""));
+    }
     all.extend_from_slice(sets);
     let mut sc = with(S3, &all);
     sc.selected = vec![config.to_string()];
