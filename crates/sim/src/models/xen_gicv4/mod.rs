@@ -16,7 +16,7 @@
 //! - direct (`direct_lpi = on`), vPE resident: `its-translate` → `vlpi-deliver` → (wfi-exit) →
 //!   guest-ack. No hypervisor segment.
 //! - direct, vPE out with DB (blocked in WFI): `its-translate` → `doorbell-lpi` → idle-wakeup →
-//!   `xen-doorbell-handler` → vcpu-wake → sched+context-switch → `vpe-schedule-in` → eret →
+//!   `xen-doorbell-handler` → vcpu-wake → runq-tickle → schedule → context-restore → `vpe-schedule-in` → eret →
 //!   guest-ack. Under credit2 a woken vCPU may land on another pCPU: `vmovp`.
 //! - bare metal: `its-translate` → (wfi-exit) → guest-ack (the CPU's own GIC CPU interface).
 //!
