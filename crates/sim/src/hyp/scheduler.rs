@@ -376,9 +376,10 @@ mod tests {
 
     #[test]
     fn credit1_round_robins_on_its_timeslice() {
-        let r = share(SchedKind::Credit1, 3, us(300_000));
+        // 900 ms = 30 slices of 30 ms: 10 each (300 ms would be 10 slices, split 4/3/3).
+        let r = share(SchedKind::Credit1, 3, us(900_000));
         for v in &r {
-            let f = *v as f64 / us(300_000).ps() as f64;
+            let f = *v as f64 / us(900_000).ps() as f64;
             assert!((f - 1.0 / 3.0).abs() < 0.04, "{r:?}");
         }
         let mut rq = RunQueue::new(SchedKind::Credit1, SchedParams::default());
@@ -392,15 +393,21 @@ mod tests {
         assert_eq!(rq.pick(us(30_000), Some(0)).next, Some(1), "round-robin at slice end");
     }
 
-    #[test]
-    fn credit1_boosts_a_waking_vcpu() {
-        let mut rq = RunQueue::new(SchedKind::Credit1, SchedParams::default());
+    /// vCPU 1 dispatched at 0 and run for 300 µs, then vCPU 0 wakes on the same pCPU.
+    fn waker_after_300us(kind: SchedKind) -> RunQueue {
+        let mut rq = RunQueue::new(kind, SchedParams::default());
         rq.add(0);
         rq.add(1);
         rq.set_runnable(1, true);
         assert_eq!(rq.pick(SimTime::ZERO, None).next, Some(1));
         rq.charge(1, us(300));
         rq.set_runnable(0, true);
+        rq
+    }
+
+    #[test]
+    fn credit1_boosts_a_waking_vcpu() {
+        let mut rq = waker_after_300us(SchedKind::Credit1);
         // Both UNDER, but the waker is BOOSTed: preempts once the rate limit allows.
         assert_eq!(rq.wake_preempts(us(300), 0, Some(1), us(300)), Preempt::At(us(1000)));
         assert_eq!(rq.wake_preempts(us(1500), 0, Some(1), us(1500)), Preempt::Now);
@@ -438,13 +445,7 @@ mod tests {
 
     #[test]
     fn credit2_wakeup_preemption_and_ratelimit() {
-        let mut rq = RunQueue::new(SchedKind::Credit2, SchedParams::default());
-        rq.add(0);
-        rq.add(1);
-        rq.set_runnable(1, true);
-        assert_eq!(rq.pick(SimTime::ZERO, None).next, Some(1));
-        rq.charge(1, us(300));
-        rq.set_runnable(0, true);
+        let mut rq = waker_after_300us(SchedKind::Credit2);
         // Waker has more credit, but the running vCPU has had only 300 µs of its 1 ms.
         assert_eq!(rq.wake_preempts(us(300), 0, Some(1), us(300)), Preempt::At(us(1000)));
         assert_eq!(rq.wake_preempts(us(1500), 0, Some(1), us(1500)), Preempt::Now);
