@@ -18,8 +18,10 @@ const HYP: &[&str] = &[
     "xen-doorbell-handler",
     "vcpu-wake",
     "sgi-to-vcpu-pcpu",
-    "sched",
-    "sched+context-switch",
+    "runq-tickle",
+    "schedule",
+    "context-save",
+    "context-restore",
     "vpe-schedule-in",
     "lr-write",
     "eret",
@@ -155,7 +157,7 @@ fn a_blocked_vcpu_is_reached_through_its_doorbell() {
     for t in &out.traces[0].1 {
         let segs = names(t);
         assert!(
-            in_order(&segs, &["its-translate", "doorbell-lpi", "idle-wakeup", "xen-doorbell-handler", "vcpu-wake", "sched+context-switch", "vpe-schedule-in", "eret", "guest-ack"]),
+            in_order(&segs, &["its-translate", "doorbell-lpi", "idle-wakeup", "xen-doorbell-handler", "vcpu-wake", "runq-tickle", "schedule", "context-restore", "vpe-schedule-in", "eret", "guest-ack"]),
             "{segs:?}"
         );
         assert!(!segs.contains(&"lr-write") && !segs.contains(&"xen-lpi-handler"), "{segs:?}");

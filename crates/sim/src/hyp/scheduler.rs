@@ -1,6 +1,13 @@
 //! Xen-like vCPU schedulers as pure policies over one pCPU's runqueue (vCPUs are pinned with
 //! `vcpu-pin`, so every pCPU schedules independently):
 //!
+//! - **credit1-like** (Xen's `credit`, the default scheduler until 4.12 and the one S3 ran):
+//!   priorities BOOST > UNDER (credit left) > OVER (none left); round-robin inside a priority on a
+//!   `tslice` (Xen `sched_credit_tslice_ms`, default 30 ms); a vCPU woken from
+//!   blocked while UNDER is BOOSTed and preempts a running UNDER/OVER vCPU (`csched_vcpu_wake` →
+//!   `__runq_tickle`), subject to the 1 ms rate limit (`csched_schedule` keeps the current vCPU
+//!   while it has run less than `ratelimit`). BOOST ends once the vCPU is charged run time (Xen:
+//!   at the next accounting tick). Credit is topped up for everyone when the best has none.
 //! - **null** (static): the first vCPU pinned to a pCPU owns it; others wait forever (Xen's null
 //!   scheduler parks vCPUs that have no free pCPU on a wait queue). No time slices, no accounting.
 //! - **credit2-like**: every vCPU starts with `credit_init` ns of credit and burns it while running
@@ -22,9 +29,24 @@ use crate::engine::SimTime;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SchedKind {
+    /// Xen's `credit` scheduler (`sched=credit`); `credit1` is accepted as an alias.
+    #[serde(alias = "credit")]
+    Credit1,
     Null,
     Credit2,
     Rtds,
+}
+
+impl SchedKind {
+    /// The prefix of this scheduler's path costs in a platform profile (`credit1_wake`, …).
+    pub fn key(self) -> &'static str {
+        match self {
+            SchedKind::Credit1 => "credit1",
+            SchedKind::Credit2 => "credit2",
+            SchedKind::Null => "null",
+            SchedKind::Rtds => "rtds",
+        }
+    }
 }
 
 /// Scheduler parameters (µs in scenario files).
@@ -36,6 +58,8 @@ pub struct SchedParams {
     pub ratelimit: SimTime,
     pub rtds_budget: SimTime,
     pub rtds_period: SimTime,
+    /// credit1 time slice (Xen `sched_credit_tslice_ms`, default 30 ms).
+    pub tslice: SimTime,
 }
 
 impl Default for SchedParams {
@@ -47,6 +71,7 @@ impl Default for SchedParams {
             ratelimit: SimTime::from_us(1_000),
             rtds_budget: SimTime::from_us(4_000),
             rtds_period: SimTime::from_us(10_000),
+            tslice: SimTime::from_us(30_000),
         }
     }
 }
@@ -60,6 +85,10 @@ struct Entry {
     /// RTDS: remaining budget (ps) and current deadline.
     budget: i64,
     deadline: SimTime,
+    /// credit1: BOOST priority after a wake-up.
+    boost: bool,
+    /// credit1: when it last stopped running (round-robin order inside a priority).
+    queued_at: SimTime,
 }
 
 /// A scheduling decision.
@@ -105,6 +134,8 @@ impl RunQueue {
             credit: self.params.credit_init.ps() as i64,
             budget: self.params.rtds_budget.ps() as i64,
             deadline: self.params.rtds_period,
+            boost: false,
+            queued_at: SimTime::ZERO,
         });
     }
 
@@ -142,6 +173,31 @@ impl RunQueue {
         let e = self.e_mut(id);
         e.credit -= ran.ps() as i64;
         e.budget -= ran.ps() as i64;
+        if ran > SimTime::ZERO {
+            e.boost = false;
+        }
+    }
+
+    /// credit1 priority: BOOST 2, UNDER 1, OVER 0 (Xen CSCHED_PRI_TS_*).
+    fn credit1_prio(e: &Entry) -> u8 {
+        if e.boost {
+            2
+        } else if e.credit > 0 {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Top up everyone's credit (credit1 accounting / credit2 reset_credit), clipped at
+    /// `credit_init + min_slice` (credit2 CARRYOVER_MAX).
+    fn reset_credit(&mut self) {
+        let init = self.params.credit_init.ps() as i64;
+        let cap = init + self.params.min_slice.ps() as i64;
+        for e in &mut self.entries {
+            e.credit = (e.credit + init).min(cap);
+        }
+        self.resets += 1;
     }
 
     fn replenish(&mut self, now: SimTime) {
@@ -176,12 +232,7 @@ impl RunQueue {
                 if self.e(next).credit <= 0 {
                     // Xen reset_credit: everyone gets CREDIT_INIT more, clipped at
                     // CREDIT_INIT + CARRYOVER_MAX (= MIN_TIMER).
-                    let init = self.params.credit_init.ps() as i64;
-                    let cap = init + self.params.min_slice.ps() as i64;
-                    for e in &mut self.entries {
-                        e.credit = (e.credit + init).min(cap);
-                    }
-                    self.resets += 1;
+                    self.reset_credit();
                     next = best(&self.entries, None).expect("still runnable");
                 }
                 let slice = match best(&self.entries, Some(next)) {
@@ -192,6 +243,25 @@ impl RunQueue {
                     None => self.params.max_slice,
                 };
                 Decision { next: Some(next), until: Some(now + slice) }
+            }
+            SchedKind::Credit1 => {
+                // The current vCPU goes to the tail of its priority (round-robin at slice end).
+                if let Some(c) = current {
+                    self.e_mut(c).queued_at = now;
+                }
+                let best = |entries: &[Entry]| {
+                    entries
+                        .iter()
+                        .filter(|e| e.runnable)
+                        .max_by_key(|e| (Self::credit1_prio(e), std::cmp::Reverse(e.queued_at), std::cmp::Reverse(e.id)))
+                        .map(|e| e.id)
+                };
+                let Some(mut next) = best(&self.entries) else { return Decision { next: None, until: None } };
+                if self.e(next).credit <= 0 && !self.e(next).boost {
+                    self.reset_credit();
+                    next = best(&self.entries).expect("still runnable");
+                }
+                Decision { next: Some(next), until: Some(now + self.params.tslice) }
             }
             SchedKind::Rtds => {
                 self.replenish(now);
@@ -226,6 +296,20 @@ impl RunQueue {
         }
         match self.kind {
             SchedKind::Null => Preempt::No,
+            SchedKind::Credit1 => {
+                // csched_vcpu_wake: an UNDER vCPU waking from sleep is BOOSTed; __runq_tickle
+                // preempts a running vCPU of lower priority (rate limit permitting).
+                let w = self.e_mut(waker);
+                w.boost = w.credit > 0;
+                let (wp, cp) = (Self::credit1_prio(self.e(waker)), Self::credit1_prio(self.e(cur)));
+                if wp <= cp {
+                    Preempt::No
+                } else if ran >= self.params.ratelimit {
+                    Preempt::Now
+                } else {
+                    Preempt::At(now + (self.params.ratelimit - ran))
+                }
+            }
             SchedKind::Credit2 => {
                 if self.e(waker).credit <= self.e(cur).credit {
                     Preempt::No
@@ -291,6 +375,54 @@ mod tests {
     }
 
     #[test]
+    fn credit1_round_robins_on_its_timeslice() {
+        // 900 ms = 30 slices of 30 ms: 10 each (300 ms would be 10 slices, split 4/3/3).
+        let r = share(SchedKind::Credit1, 3, us(900_000));
+        for v in &r {
+            let f = *v as f64 / us(900_000).ps() as f64;
+            assert!((f - 1.0 / 3.0).abs() < 0.04, "{r:?}");
+        }
+        let mut rq = RunQueue::new(SchedKind::Credit1, SchedParams::default());
+        for i in 0..2 {
+            rq.add(i);
+            rq.set_runnable(i, true);
+        }
+        let d = rq.pick(SimTime::ZERO, None);
+        assert_eq!((d.next, d.until), (Some(0), Some(us(30_000))), "tslice");
+        rq.charge(0, us(30_000));
+        assert_eq!(rq.pick(us(30_000), Some(0)).next, Some(1), "round-robin at slice end");
+    }
+
+    /// vCPU 1 dispatched at 0 and run for 300 µs, then vCPU 0 wakes on the same pCPU.
+    fn waker_after_300us(kind: SchedKind) -> RunQueue {
+        let mut rq = RunQueue::new(kind, SchedParams::default());
+        rq.add(0);
+        rq.add(1);
+        rq.set_runnable(1, true);
+        assert_eq!(rq.pick(SimTime::ZERO, None).next, Some(1));
+        rq.charge(1, us(300));
+        rq.set_runnable(0, true);
+        rq
+    }
+
+    #[test]
+    fn credit1_boosts_a_waking_vcpu() {
+        let mut rq = waker_after_300us(SchedKind::Credit1);
+        // Both UNDER, but the waker is BOOSTed: preempts once the rate limit allows.
+        assert_eq!(rq.wake_preempts(us(300), 0, Some(1), us(300)), Preempt::At(us(1000)));
+        assert_eq!(rq.wake_preempts(us(1500), 0, Some(1), us(1500)), Preempt::Now);
+        assert_eq!(rq.pick(us(1500), Some(1)).next, Some(0), "BOOST first");
+        // Charged run time ends the boost: the waker is UNDER like the other one.
+        rq.charge(0, us(100));
+        rq.set_runnable(0, false);
+        rq.charge(1, us(20_000));
+        rq.set_runnable(0, true);
+        // An OVER waker is not boosted and waits.
+        rq.charge(0, us(20_000));
+        assert_eq!(rq.wake_preempts(us(2000), 0, Some(1), us(2000)), Preempt::No);
+    }
+
+    #[test]
     fn null_is_static() {
         let r = share(SchedKind::Null, 3, us(1000));
         assert_eq!(r[1] + r[2], 0);
@@ -313,13 +445,7 @@ mod tests {
 
     #[test]
     fn credit2_wakeup_preemption_and_ratelimit() {
-        let mut rq = RunQueue::new(SchedKind::Credit2, SchedParams::default());
-        rq.add(0);
-        rq.add(1);
-        rq.set_runnable(1, true);
-        assert_eq!(rq.pick(SimTime::ZERO, None).next, Some(1));
-        rq.charge(1, us(300));
-        rq.set_runnable(0, true);
+        let mut rq = waker_after_300us(SchedKind::Credit2);
         // Waker has more credit, but the running vCPU has had only 300 µs of its 1 ms.
         assert_eq!(rq.wake_preempts(us(300), 0, Some(1), us(300)), Preempt::At(us(1000)));
         assert_eq!(rq.wake_preempts(us(1500), 0, Some(1), us(1500)), Preempt::Now);

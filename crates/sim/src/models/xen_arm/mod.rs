@@ -54,6 +54,9 @@ struct Hypervisor {
     rtds_budget_us: f64,
     #[serde(default = "d_rtds_period")]
     rtds_period_us: f64,
+    /// credit1 time slice (Xen `sched_credit_tslice_ms`).
+    #[serde(default = "d_tslice")]
+    tslice_us: f64,
 }
 
 fn default_sched() -> SchedKind {
@@ -79,6 +82,9 @@ fn d_rtds_budget() -> f64 {
 }
 fn d_rtds_period() -> f64 {
     10_000.0
+}
+fn d_tslice() -> f64 {
+    30_000.0
 }
 
 /// What the second guest's vCPUs do.
@@ -124,6 +130,22 @@ struct Workload {
     burst_on_us: f64,
     #[serde(default = "d_burst")]
     burst_off_us: f64,
+    /// How tbm waits for its interrupt: `wfi` (S3) or `spin` (the "no WFI" rows of the
+    /// xen-devel measurement of February 2017: the guest never executes WFI).
+    #[serde(default = "d_tbm_idle")]
+    tbm_idle: TbmIdle,
+}
+
+/// How the tbm guest waits between interrupts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TbmIdle {
+    Wfi,
+    Spin,
+}
+
+fn d_tbm_idle() -> TbmIdle {
+    TbmIdle::Wfi
 }
 
 fn two() -> u64 {
@@ -169,6 +191,7 @@ pub(crate) struct Prepared {
     pub other: OtherKind,
     pub burst_on_us: f64,
     pub burst_off_us: f64,
+    pub tbm_idle: TbmIdle,
     /// Generic counter frequency (tbm reads latency in counter ticks).
     pub counter_mhz: f64,
     pub seed: u64,
@@ -221,6 +244,7 @@ impl Model for XenArm {
             max_slice_us: hyp.max_slice_us,
             rtds_budget_us: hyp.rtds_budget_us,
             rtds_period_us: hyp.rtds_period_us,
+            tslice_us: hyp.tslice_us,
         };
         let sched_params = knobs.params(ctx)?;
         for (k, v) in [("workload.period_us", wl.period_us), ("workload.burst_on_us", wl.burst_on_us), ("workload.burst_off_us", wl.burst_off_us)] {
@@ -230,7 +254,8 @@ impl Model for XenArm {
         ctx.check_horizon("workload.period_us", wl.period_us * 1000.0 * wl.samples as f64, "period_us × samples")?;
         let name = self.name();
         let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
-        let xen_costs = config::load_costs(ctx, name, dbg)?;
+        let gic = config::gic_version(ctx);
+        let xen_costs = config::load_costs(ctx, name, dbg, hyp.scheduler, gic)?;
         let costs = Costs { raise: c("timer_irq_raise")?, guest_handler: c("guest_handler")?, sysreg_trap: c("sysreg_trap").map(|d| dbg.hyp(d))? };
         let p = |k: &str| plat.param(k, name).map_err(|e| ctx.platform_err(e));
         let list_registers = config::list_registers(ctx, name)?;
@@ -249,8 +274,9 @@ impl Model for XenArm {
                 vwfi: hyp.vwfi,
                 costs: xen_costs,
                 list_registers,
-                gic: config::gic_version(ctx),
+                gic,
                 vpe: None,
+                cache: config::cache_share(ctx, name, cold_factor)?,
             },
             costs,
             pcpus: hyp.pcpus as usize,
@@ -265,6 +291,7 @@ impl Model for XenArm {
             other: wl.other,
             burst_on_us: wl.burst_on_us,
             burst_off_us: wl.burst_off_us,
+            tbm_idle: wl.tbm_idle,
             counter_mhz,
             seed: ctx.seed,
         }))

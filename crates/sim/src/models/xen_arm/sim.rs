@@ -5,7 +5,7 @@
 //! `xen-irq-handler`.
 use results::{ConfigResult, LatencyRecorder};
 
-use super::{OtherKind, Prepared};
+use super::{OtherKind, Prepared, TbmIdle};
 use crate::arch::arm::generic_timer::{forwarding, TimerKind};
 use crate::arch::arm::list_registers::{EoiEffect, InjectOutcome};
 use crate::engine::{RngStreams, SimRng, SimTime, Trace, TraceSet};
@@ -63,7 +63,10 @@ impl<'a> Sim<'a> {
         let inits: Vec<VcpuInit> = roles
             .iter()
             .enumerate()
-            .map(|(i, r)| VcpuInit { pcpu: i % p.pcpus, act: if *r == Role::Busy { Act::Compute } else { Act::Wfi }, vpe: false })
+            .map(|(i, r)| {
+                let computes = *r == Role::Busy || (*r == Role::Tbm && p.tbm_idle == TbmIdle::Spin);
+                VcpuInit { pcpu: i % p.pcpus, act: if computes { Act::Compute } else { Act::Wfi }, vpe: false }
+            })
             .collect();
         Sim {
             p,
@@ -97,7 +100,7 @@ impl<'a> Sim<'a> {
         core.charge(p, now);
         let cold = match round {
             Some(r) if r < self.p.cold_rounds => self.p.cold_factor,
-            _ => 1.0,
+            _ => core.interference(p),
         };
         let mut t = Trace::new("", deadline);
         if now > deadline {
@@ -133,16 +136,18 @@ impl<'a> Sim<'a> {
                 self.core.after_change(now, p);
             }
             Cont::Model(TbmDone { v }) => {
-                // EOI through the GIC virtual CPU interface: no exit.
+                // EOI through the GIC virtual CPU interface: no exit, unless it raises the
+                // maintenance interrupt (then Xen's handler runs before the guest goes on).
                 let vint = forwarding(self.p.timer).vintid;
+                let mut extra = SimTime::ZERO;
                 match self.core.vcpus[v].lrs.guest_eoi(vint) {
                     Ok(effects) => {
                         for e in effects {
                             match e {
                                 EoiEffect::DeactivatePhysical(_) => self.core.n.hw_deactivations += 1,
                                 EoiEffect::Maintenance(_) => {
-                                    self.core.n.maintenance_irqs += 1;
-                                    self.core.vcpus[v].lrs.maintenance();
+                                    let refills = self.core.vcpus[v].lrs.maintenance().len();
+                                    extra += self.core.maintenance_path(v, refills);
                                 }
                             }
                         }
@@ -153,7 +158,15 @@ impl<'a> Sim<'a> {
                 let deadline = self.to_tick(now + self.p.period);
                 let round = self.rec.count();
                 self.core.q.schedule_at(deadline, Ev::Model(Mev::Irq { v, round: Some(round), deadline }));
-                self.core.guest_wfi(now, v, SimTime::ZERO);
+                match self.p.tbm_idle {
+                    TbmIdle::Wfi => self.core.guest_wfi(now, v, extra),
+                    TbmIdle::Spin => {
+                        self.core.vcpus[v].act = Act::Compute;
+                        if extra > SimTime::ZERO {
+                            self.core.start_path(self.core.vcpus[v].pcpu, now, extra, Cont::Run { next: Some(v), deliver: false });
+                        }
+                    }
+                }
             }
         }
         self.core.replay(now, deferred);
@@ -284,6 +297,7 @@ impl PreparedPoint for Prepared {
             ("maintenance_irqs", n.maintenance_irqs),
             ("gic.hw_deactivations", n.hw_deactivations),
             ("gic.lr_overflow", n.lr_queued),
+            ("gic.lr_refills", n.lr_refills),
             ("vwfi.twi_switches", n.twi_switches),
             ("vwfi.adaptive_kicks", n.adaptive_kicks),
             ("timer.waited_in_runqueue", n.waited),

@@ -4,7 +4,7 @@
 use crate::arch::arm::list_registers::GicVersion;
 use crate::engine::SimTime;
 use crate::hyp::debug_build::DebugBuild;
-use crate::hyp::scheduler::SchedParams;
+use crate::hyp::scheduler::{SchedKind, SchedParams};
 use crate::model::PointCtx;
 use crate::scenario::ScenarioError;
 
@@ -22,6 +22,7 @@ pub struct SchedKnobs {
     pub max_slice_us: f64,
     pub rtds_budget_us: f64,
     pub rtds_period_us: f64,
+    pub tslice_us: f64,
 }
 
 impl SchedKnobs {
@@ -33,6 +34,7 @@ impl SchedKnobs {
             ("hypervisor.max_slice_us", self.max_slice_us),
             ("hypervisor.rtds_budget_us", self.rtds_budget_us),
             ("hypervisor.rtds_period_us", self.rtds_period_us),
+            ("hypervisor.tslice_us", self.tslice_us),
         ] {
             let ok = v.is_finite() && (v > 0.0 || (k == "hypervisor.ratelimit_us" && v == 0.0));
             if !ok {
@@ -52,13 +54,21 @@ impl SchedKnobs {
             ratelimit: us(self.ratelimit_us),
             rtds_budget: us(self.rtds_budget_us),
             rtds_period: us(self.rtds_period_us),
+            tslice: us(self.tslice_us),
         })
     }
 }
 
-/// Xen defaults (credit2: ratelimit 1 ms, CSCHED2_MIN_TIMER 500 µs, MAX_TIMER 10 ms; RTDS 4/10 ms).
-pub const DEFAULT_KNOBS: SchedKnobs =
-    SchedKnobs { ratelimit_us: 1000.0, min_slice_us: 500.0, max_slice_us: 10_000.0, rtds_budget_us: 4000.0, rtds_period_us: 10_000.0 };
+/// Xen defaults (credit2: ratelimit 1 ms, CSCHED2_MIN_TIMER 500 µs, MAX_TIMER 10 ms; RTDS 4/10 ms;
+/// credit1 tslice 30 ms).
+pub const DEFAULT_KNOBS: SchedKnobs = SchedKnobs {
+    ratelimit_us: 1000.0,
+    min_slice_us: 500.0,
+    max_slice_us: 10_000.0,
+    rtds_budget_us: 4000.0,
+    rtds_period_us: 10_000.0,
+    tslice_us: 30_000.0,
+};
 
 /// A DEBUG multiplier from `hypervisor.debug_multiplier`.
 pub fn debug_build(ctx: &PointCtx, multiplier: f64) -> Result<DebugBuild, ScenarioError> {
@@ -68,8 +78,9 @@ pub fn debug_build(ctx: &PointCtx, multiplier: f64) -> Result<DebugBuild, Scenar
     DebugBuild::new(multiplier).map_err(|e| ctx.invalid("hypervisor.debug_multiplier", e, multiplier))
 }
 
-/// The shared hypervisor-path costs, hypervisor code scaled by the DEBUG multiplier.
-pub fn load_costs(ctx: &PointCtx, model: &str, dbg: DebugBuild) -> Result<XenCosts, ScenarioError> {
+/// The shared hypervisor-path costs, hypervisor code scaled by the DEBUG multiplier: the
+/// scheduler's own wake / schedule costs for `sched`, the list-register access of `gic`.
+pub fn load_costs(ctx: &PointCtx, model: &str, dbg: DebugBuild, sched: SchedKind, gic: GicVersion) -> Result<XenCosts, ScenarioError> {
     let plat = ctx.platform;
     let c = |k: &str| plat.cost(k, model).cloned().map_err(|e| ctx.platform_err(e));
     let h = |k: &str| c(k).map(|d| dbg.hyp(d));
@@ -79,15 +90,32 @@ pub fn load_costs(ctx: &PointCtx, model: &str, dbg: DebugBuild) -> Result<XenCos
         trap: c("trap_to_el2")?,
         handler: h("xen_irq_handler")?,
         wake: h("vcpu_wake")?,
+        sched_wake: h(&format!("{}_wake", sched.key()))?,
         sched: h("sched")?,
+        sched_pick: h(&format!("{}_schedule", sched.key()))?,
         save: h("context_save")?,
         restore: h("context_restore")?,
-        lr_write: h("lr_write")?,
+        // Hardware accesses: not scaled by the DEBUG build.
+        lr_access: c(match gic {
+            GicVersion::V2 => "gicv2_mmio_access",
+            GicVersion::V3 => "gicv3_sysreg_access",
+        })?,
+        maintenance: h("maintenance_handler")?,
         eret: c("eret")?,
         ack: c("guest_ack")?,
         block: h("vcpu_block")?,
         twi_update: h("twi_update")?,
     })
+}
+
+/// Shared-L2 interference from `platform.params.cold_factor` and
+/// `platform.params.l2_evict_per_busy_neighbour` (a fraction 0..=1).
+pub fn cache_share(ctx: &PointCtx, model: &str, cold_factor: f64) -> Result<super::CacheShare, ScenarioError> {
+    let e = ctx.platform.param("l2_evict_per_busy_neighbour", model).map_err(|e| ctx.platform_err(e))?;
+    if !(0.0..=1.0).contains(&e) {
+        return Err(ctx.invalid("platform.params.l2_evict_per_busy_neighbour", "a fraction from 0 to 1", e));
+    }
+    Ok(super::CacheShare { cold_factor, evict_per_busy: e })
 }
 
 /// `platform.params.list_registers`, an integer 1..=16.

@@ -32,16 +32,25 @@ pub struct XenCosts {
     pub trap: CostDist,
     /// IAR, do_IRQ and the source's handler up to vgic_inject_irq (`xen_irq_handler`).
     pub handler: CostDist,
-    /// vcpu_unblock + scheduler wake + tickle (`vcpu_wake`).
+    /// vcpu_unblock's scheduler-independent part: runstate change, locks (`vcpu_wake`).
     pub wake: CostDist,
-    /// schedule() softirq: pick the next vCPU (`sched`).
+    /// The scheduler's wake hook: runqueue insert + tickle (`credit1_wake`, `credit2_wake`,
+    /// `null_wake` or `rtds_wake`, per [`SchedKind::key`]).
+    pub sched_wake: CostDist,
+    /// schedule() softirq, the scheduler-independent part: locks, runstate, timers (`sched`).
     pub sched: CostDist,
-    /// Save the outgoing vCPU (registers, VGIC LRs, timer) (`context_save`).
+    /// The scheduler's do_schedule: pick the next vCPU, accounting (`<scheduler>_schedule`).
+    pub sched_pick: CostDist,
+    /// ctxt_switch_from without the GIC: EL1 sysregs, VFP, timer (`context_save`).
     pub save: CostDist,
-    /// Restore the incoming vCPU (`context_restore`).
+    /// ctxt_switch_to without the GIC: EL1 sysregs, VFP, timer, VTTBR (`context_restore`).
     pub restore: CostDist,
-    /// Write one ICH_LR / GICH_LR (`lr_write`).
-    pub lr_write: CostDist,
+    /// One list-register-file access: GICv2 `GICH_*` over MMIO (`gicv2_mmio_access`) or GICv3
+    /// `ICH_*_EL2` system register (`gicv3_sysreg_access`), per the profile's `gic` fact.
+    pub lr_access: CostDist,
+    /// Xen's maintenance-interrupt handler without the trap and the LR writes
+    /// (`maintenance_handler`): read MISR/EISR, clear the finished LRs.
+    pub maintenance: CostDist,
     /// Return to the guest (`eret`).
     pub eret: CostDist,
     /// Guest reads IAR from the GIC virtual CPU interface, no exit (`guest_ack`).
@@ -50,6 +59,31 @@ pub struct XenCosts {
     pub block: CostDist,
     /// Write HCR_EL2.TWI/TWE (`twi_update`), adaptive only.
     pub twi_update: CostDist,
+}
+
+/// GIC registers Xen saves and restores besides the list registers at a context switch
+/// (GICv2 `gicv2_save_state`: GICH_APR, GICH_VMCR, GICH_HCR; GICv3: ICH_AP1R0, ICH_VMCR, ICH_HCR).
+pub const GIC_EXTRA_REGS: usize = 3;
+
+/// Shared-L2 interference: busy vCPUs on the other pCPUs of the cluster evict the hypervisor
+/// path's lines between two interrupts, so a warm path is partly as slow as a cold one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CacheShare {
+    /// Cost factor of a fully cold path (`params.cold_factor`).
+    pub cold_factor: f64,
+    /// Fraction of the path's working set one busy neighbour evicts (`params.l2_evict_per_busy_neighbour`);
+    /// 0 = private caches or cache colouring.
+    pub evict_per_busy: f64,
+}
+
+impl CacheShare {
+    /// None: no interference.
+    pub const NONE: CacheShare = CacheShare { cold_factor: 1.0, evict_per_busy: 0.0 };
+
+    /// Factor of a warm path with `busy` neighbours computing: 1 + (cold − 1) × min(1, busy × evict).
+    pub fn factor(&self, busy: usize) -> f64 {
+        1.0 + (self.cold_factor - 1.0) * (busy as f64 * self.evict_per_busy).min(1.0)
+    }
 }
 
 /// GICv4 residency costs at a context switch of a vCPU that has a vPE (architecture.md B.2).
@@ -72,6 +106,8 @@ pub struct XenSetup {
     pub gic: GicVersion,
     /// GICv4 residency costs, when some vCPU has a vPE.
     pub vpe: Option<VpeCosts>,
+    /// Shared-cache interference between the simulated pCPUs.
+    pub cache: CacheShare,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +199,7 @@ pub struct Counters {
     pub other_wakeups: u64,
     pub vpe_schedule_in: u64,
     pub vpe_schedule_out: u64,
+    pub lr_refills: u64,
 }
 
 /// Sample `d`, scaled by `factor` when it is not 1.
@@ -311,6 +348,19 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
         } else {
             false
         }
+    }
+
+    /// Cost factor of a warm path on `p` from shared-L2 interference: the number of other pCPUs
+    /// running a computing vCPU right now, through [`CacheShare::factor`].
+    pub fn interference(&self, p: usize) -> f64 {
+        if self.cfg.cache.evict_per_busy == 0.0 {
+            return 1.0;
+        }
+        let busy = (0..self.pcpus.len())
+            .filter(|q| *q != p)
+            .filter(|q| self.pcpus[*q].current.is_some_and(|c| self.vcpus[c].act == Act::Compute))
+            .count();
+        self.cfg.cache.factor(busy)
     }
 
     /// Cost factor of `v`'s pending delivery (1 without one).

@@ -14,7 +14,7 @@
 //! Scheduling decisions come from [`crate::hyp::scheduler::RunQueue`] (one per pCPU, vCPUs pinned)
 //! and WFI trapping from [`crate::hyp::vwfi::WfiTrapControl`], re-evaluated after every path
 //! (the points where a pCPU's runqueue can change: wake-up, block, dispatch).
-use super::{sample, Act, Cont, Core, Ev, VpeSwitch, XState};
+use super::{sample, Act, Cont, Core, Ev, VpeSwitch, XState, GIC_EXTRA_REGS};
 use crate::engine::{CostDist, SimTime, Trace};
 use crate::hyp::scheduler::Preempt;
 use crate::hyp::vwfi::TwiChange;
@@ -38,7 +38,7 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
             d.trace.push("wait-runqueue", at - end);
             d.waited = true;
         }
-        let lr: &[(&'static str, &CostDist)] = &[("lr-write", &costs.lr_write), ("eret", &costs.eret), ("guest-ack", &costs.ack)];
+        let lr: &[(&'static str, &CostDist)] = &[("lr-write", &costs.lr_access), ("eret", &costs.eret), ("guest-ack", &costs.ack)];
         let segs = if d.via_lr { lr } else { &lr[1..] };
         for (name, c) in segs {
             let t = sample(c, &mut self.rng, cold);
@@ -48,44 +48,50 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
         total
     }
 
-    /// Pick what runs next on `p` after `prefix` of hypervisor work, and start that path.
+    /// Pick what runs next on `p` after `prefix` of hypervisor work, and start that path:
+    /// `schedule` (schedule() + the scheduler's do_schedule), then on a switch `context-save`
+    /// (ctxt_switch_from: registers + every LR and 3 GIC control registers read back) and
+    /// `context-restore` (schedule_tail → ctxt_switch_to: registers + the same GIC registers
+    /// written), then the delivery if the next vCPU has one pending.
     pub fn reschedule(&mut self, p: usize, now: SimTime, prefix: SimTime) {
         self.charge(p, now);
         let cur = self.pcpus[p].current;
         let cur_runnable = cur.filter(|c| self.vcpus[*c].xs != XState::Blocked);
         let d = self.pcpus[p].rq.pick(now, cur_runnable);
         let cold = d.next.map_or(1.0, |n| self.cold(n));
-        let costs = &self.cfg.costs;
-        let mut dur = prefix + sample(&costs.sched, &mut self.rng, cold);
-        let mut vpe_in = SimTime::ZERO;
+        let cfg = self.cfg;
+        let costs = &cfg.costs;
+        let gic_regs = cfg.list_registers + GIC_EXTRA_REGS;
+        let t_sched = sample(&costs.sched, &mut self.rng, cold) + sample(&costs.sched_pick, &mut self.rng, cold);
+        let (mut t_save, mut t_restore, mut vpe_in) = (SimTime::ZERO, SimTime::ZERO, SimTime::ZERO);
         if d.next != cur {
             if let Some(c) = cur {
-                dur += sample(&costs.save, &mut self.rng, cold);
+                t_save = sample(&costs.save, &mut self.rng, cold) + sample(&costs.lr_access, &mut self.rng, cold).scale(gic_regs as f64);
                 let blocking = self.vcpus[c].xs == XState::Blocked;
                 if self.vcpus[c].xs == XState::Running {
                     self.vcpus[c].xs = XState::Runnable;
                 }
-                if let (true, Some(vc)) = (self.vcpus[c].vpe, &self.cfg.vpe) {
-                    dur += sample(&vc.schedule_out, &mut self.rng, cold);
+                if let (true, Some(vc)) = (self.vcpus[c].vpe, &cfg.vpe) {
+                    t_save += sample(&vc.schedule_out, &mut self.rng, cold);
                     self.n.vpe_schedule_out += 1;
                     self.vpe_log.push(VpeSwitch::Out { v: c, blocking });
                 }
             }
             if let Some(n) = d.next {
-                dur += sample(&costs.restore, &mut self.rng, cold);
+                t_restore = sample(&costs.restore, &mut self.rng, cold) + sample(&costs.lr_access, &mut self.rng, cold).scale(gic_regs as f64);
                 self.n.context_switches += 1;
-                if let (true, Some(vc)) = (self.vcpus[n].vpe, &self.cfg.vpe) {
+                if let (true, Some(vc)) = (self.vcpus[n].vpe, &cfg.vpe) {
                     vpe_in = sample(&vc.schedule_in, &mut self.rng, cold);
                     self.n.vpe_schedule_in += 1;
                     self.vpe_log.push(VpeSwitch::In(n));
                 }
             }
         }
+        let mut dur = prefix + t_sched + t_save + t_restore + vpe_in;
         let mut deliver = false;
         if let Some(n) = d.next {
             if self.vcpus[n].pending.is_some() {
                 // Record the scheduler segments on the delivered interrupt's trace.
-                let t_sched = dur - prefix;
                 let dl = self.vcpus[n].pending.as_mut().unwrap();
                 let end = dl.trace.start + dl.trace.total();
                 let sched_start = now + prefix;
@@ -93,20 +99,36 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
                     dl.trace.push("wait-runqueue", sched_start - end);
                     dl.waited = true;
                 }
-                dl.trace.push(if d.next != cur { "sched+context-switch" } else { "sched" }, t_sched);
-                if vpe_in > SimTime::ZERO {
-                    dl.trace.push("vpe-schedule-in", vpe_in);
+                for (name, t) in [("schedule", t_sched), ("context-save", t_save), ("context-restore", t_restore), ("vpe-schedule-in", vpe_in)] {
+                    if t > SimTime::ZERO {
+                        dl.trace.push(name, t);
+                    }
                 }
-                dur += vpe_in;
                 dur += self.delivery_segments(n, now + dur);
                 deliver = true;
             } else {
-                dur += vpe_in;
                 dur += self.c(&costs.eret);
             }
         }
         self.set_slice(p, d.until.map(|u| u.max(now + dur)));
         self.start_path(p, now, dur, Cont::Run { next: d.next, deliver });
+    }
+
+    /// The maintenance interrupt (PPI 25) a guest EOI raised on `v`'s pCPU, taken at once from the
+    /// guest: trap, Xen's handler, `refills` LR writes moving queued interrupts from the software
+    /// queue into freed LRs (GICH_HCR.UIE / ICH_HCR.UIE, [`crate::arch::arm::list_registers`]),
+    /// eret. Returns its duration (the caller runs it as part of the guest's current path).
+    pub fn maintenance_path(&mut self, v: usize, refills: usize) -> SimTime {
+        self.n.maintenance_irqs += 1;
+        self.n.exits_irq += 1;
+        self.n.lr_refills += refills as u64;
+        let p = self.vcpus[v].pcpu;
+        let f = self.interference(p);
+        let costs = &self.cfg.costs;
+        let mut t = sample(&costs.trap, &mut self.rng, 1.0) + sample(&costs.maintenance, &mut self.rng, f);
+        // Read MISR and EISR, then one write per refilled LR.
+        t += sample(&costs.lr_access, &mut self.rng, 1.0).scale((2 + refills) as f64);
+        t + sample(&costs.eret, &mut self.rng, 1.0)
     }
 
     /// The guest on `v` (running on its pCPU, which is not busy) executes WFI.
@@ -179,7 +201,7 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
             return (SimTime::ZERO, false);
         }
         let cfg = self.cfg;
-        let d = self.seg(t, "vcpu-wake", &cfg.costs.wake, cold);
+        let d = self.seg(t, "vcpu-wake", &cfg.costs.wake, cold) + self.seg(t, "runq-tickle", &cfg.costs.sched_wake, cold);
         let p = self.vcpus[v].pcpu;
         self.vcpus[v].xs = XState::Runnable;
         self.pcpus[p].rq.set_runnable(v, true);
@@ -341,10 +363,13 @@ mod tests {
                 trap: k(3.0),
                 handler: k(4.0),
                 wake: k(5.0),
+                sched_wake: k(0.5),
                 sched: k(6.0),
+                sched_pick: k(0.0),
                 save: k(7.0),
                 restore: k(8.0),
-                lr_write: k(9.0),
+                lr_access: k(9.0),
+                maintenance: k(14.0),
                 eret: k(10.0),
                 ack: k(11.0),
                 block: k(12.0),
@@ -353,6 +378,7 @@ mod tests {
             list_registers: 4,
             gic: GicVersion::V3,
             vpe: vpe.then(|| VpeCosts { schedule_in: k(100.0), schedule_out: k(200.0) }),
+            cache: super::super::CacheShare::NONE,
         }
     }
 
@@ -373,14 +399,14 @@ mod tests {
     #[test]
     fn a_vpe_pays_vpendbaser_at_each_context_switch() {
         let (t_in, t_out, n) = dispatch_then_block(&setup(true), true);
-        // sched 6 + restore 8 + schedule-in 100 + eret 10.
-        assert_eq!(t_in, SimTime::from_ns_f64(124.0));
-        // trap 3 + block 12 + sched 6 + save 7 + schedule-out 200.
-        assert_eq!(t_out, SimTime::from_ns_f64(228.0));
+        // sched 6 + restore 8 + (4 LRs + 3 GIC registers) x 9 + schedule-in 100 + eret 10.
+        assert_eq!(t_in, SimTime::from_ns_f64(187.0));
+        // trap 3 + block 12 + sched 6 + save 7 + 7 x 9 + schedule-out 200.
+        assert_eq!(t_out, SimTime::from_ns_f64(291.0));
         assert_eq!((n.vpe_schedule_in, n.vpe_schedule_out, n.exits_wfi), (1, 1, 1));
         // Without a vPE the same switches cost nothing extra (and draw nothing).
         let (t_in, t_out, n) = dispatch_then_block(&setup(false), false);
-        assert_eq!((t_in, t_out), (SimTime::from_ns_f64(24.0), SimTime::from_ns_f64(28.0)));
+        assert_eq!((t_in, t_out), (SimTime::from_ns_f64(87.0), SimTime::from_ns_f64(91.0)));
         assert_eq!(n.vpe_schedule_in + n.vpe_schedule_out, 0);
     }
 }

@@ -16,7 +16,7 @@
 //! - direct (`direct_lpi = on`), vPE resident: `its-translate` → `vlpi-deliver` → (wfi-exit) →
 //!   guest-ack. No hypervisor segment.
 //! - direct, vPE out with DB (blocked in WFI): `its-translate` → `doorbell-lpi` → idle-wakeup →
-//!   `xen-doorbell-handler` → vcpu-wake → sched+context-switch → `vpe-schedule-in` → eret →
+//!   `xen-doorbell-handler` → vcpu-wake → runq-tickle → schedule → context-restore → `vpe-schedule-in` → eret →
 //!   guest-ack. Under credit2 a woken vCPU may land on another pCPU: `vmovp`.
 //! - bare metal: `its-translate` → (wfi-exit) → guest-ack (the CPU's own GIC CPU interface).
 //!
@@ -38,6 +38,7 @@ use crate::hyp::vwfi::Vwfi;
 use crate::model::{Model, PointCtx, PreparedPoint};
 use crate::models::workload::fio::{DeviceSpec, FioJob};
 use crate::models::xen_core::config::{self, DEFAULT_KNOBS};
+use crate::models::xen_core::CacheShare;
 use crate::models::xen_core::{VpeCosts, XenSetup};
 use crate::scenario::ScenarioError;
 
@@ -220,10 +221,12 @@ impl Model for XenGicv4 {
             sched,
             sched_params: DEFAULT_KNOBS.params(ctx)?,
             vwfi,
-            costs: config::load_costs(ctx, name, dbg)?,
+            costs: config::load_costs(ctx, name, dbg, sched, config::gic_version(ctx))?,
             list_registers: config::list_registers(ctx, name)?,
             gic: config::gic_version(ctx),
             vpe,
+            // Neoverse V1 has a private L2 per core; the shared SLC's interference is not modelled.
+            cache: CacheShare::NONE,
         };
         Ok(Box::new(Prepared {
             mode: hyp.mode,

@@ -312,18 +312,20 @@ impl<'a> Sim<'a> {
             }
             Cont::Model(GCont::Submitted { v }) => self.core.guest_wfi(now, v, SimTime::ZERO),
             Cont::Model(GCont::Handled { v }) => {
+                let mut extra = SimTime::ZERO;
                 if let Some(vint) = self.eoi[v].take() {
-                    // Guest EOI through the virtual CPU interface; LPIs have no HW bit.
+                    // Guest EOI through the virtual CPU interface; LPIs have no HW bit. A
+                    // maintenance interrupt (LR underflow with queued LPIs) runs Xen's handler.
                     if let Ok(effects) = self.core.vcpus[v].lrs.guest_eoi(vint) {
                         for e in effects {
                             if let EoiEffect::Maintenance(_) = e {
-                                self.core.n.maintenance_irqs += 1;
-                                self.core.vcpus[v].lrs.maintenance();
+                                let refills = self.core.vcpus[v].lrs.maintenance().len();
+                                extra += self.core.maintenance_path(v, refills);
                             }
                         }
                     }
                 }
-                self.core.guest_wfi(now, v, SimTime::ZERO);
+                self.core.guest_wfi(now, v, extra);
             }
         }
         self.core.replay(now, deferred);
@@ -403,6 +405,7 @@ impl PreparedPoint for Prepared {
             ("sched.ticks", x.sched_ticks),
             ("maintenance_irqs", x.maintenance_irqs),
             ("gic.lr_overflow", x.lr_queued),
+            ("gic.lr_refills", x.lr_refills),
             ("device.throttled", sim.device.throttled),
             ("gic.route_mismatch", n.route_mismatch),
             ("gic.violations", sim.gic.as_ref().map_or(0, |g| g.violations + g.unexpected)),
