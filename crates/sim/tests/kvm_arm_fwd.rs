@@ -1,4 +1,4 @@
-//! The `kvm-arm-passthrough` model (seeds.md S4): the native TCP_RR calibration holds, forwarding
+//! The `kvm-arm-passthrough` model (S4, Linaro's KVM Forum 2014 talk on platform device passthrough): the native TCP_RR calibration holds, forwarding
 //! beats irqfd + resamplefd for the reason the exit and VFIO counters show, the stream patterns
 //! move where the window binds, runs are deterministic, and traces list the path in order.
 use results::{to_json_string, ConfigResult, RunResult};

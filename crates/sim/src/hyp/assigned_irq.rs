@@ -1,6 +1,6 @@
 //! An assigned platform device's interrupt on KVM/Arm (VFIO platform + irqfd), as a pure state
 //! machine: the device's physical line, the GIC's state for that SPI, VFIO's mask, the irqfd /
-//! resampler, and the vCPU's list registers. Three completion paths (architecture.md C, S4):
+//! resampler, and the vCPU's list registers. Three completion paths (docs/sources.md C, S4):
 //!
 //! - [`IrqPath::Resample`] — level IRQ through irqfd + resamplefd (Linux "KVM: Add resampling
 //!   irqfds for level triggered interrupts", 2012; VFIO's virqfd unmask handler). The host takes

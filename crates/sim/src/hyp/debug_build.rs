@@ -1,5 +1,5 @@
 //! A DEBUG hypervisor build (Xen `CONFIG_DEBUG`: assertions, extra checks, no inlining of some
-//! paths) modelled as a multiplier on the costs of code that runs in the hypervisor. seeds.md S3:
+//! paths) modelled as a multiplier on the costs of code that runs in the hypervisor. S3, the Xen Project blog 'Xen on ARM interrupt latency', March 2017:
 //! "the DEBUG build option adds latency; disable it for production and measurements". The size of
 //! the factor is not published: it is a scenario parameter (guess).
 use crate::engine::CostDist;

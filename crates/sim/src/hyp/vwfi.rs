@@ -1,5 +1,5 @@
 //! WFI/WFE handling policy (Xen's `vwfi=` option, plus the adaptive policy proposed in the
-//! GICv4 discussion, seeds.md S1).
+//! GICv4 discussion, S1, the GICv4 direct-LPI RFC for Xen on Arm, xen-devel, Feb 2026).
 //!
 //! - `trap` (Xen default): HCR_EL2.TWI/TWE = 1. A guest WFI traps; Xen blocks the vCPU and runs
 //!   another one or idles the pCPU. An interrupt for the blocked vCPU must wake it: unblock,

@@ -5,7 +5,7 @@
 //! IMASK = 0. PPIs: EL1 physical timer 30, EL1 virtual timer 27, EL2 physical timer 26
 //! [spec, not re-read]. The virtual counter is the physical one minus `CNTVOFF`.
 //!
-//! Forwarding (seeds.md S3, architecture.md C):
+//! Forwarding (S3, the Xen Project blog 'Xen on ARM interrupt latency', March 2017, docs/sources.md C):
 //! - **Physical timer (the S3 setup)**: Xen traps the guest's CNTP_* accesses and emulates the
 //!   timer with a hypervisor software timer; on expiry Xen's handler injects vPPI 30 with HW = 0
 //!   (a purely virtual interrupt).

@@ -1,7 +1,7 @@
 //! GIC virtual CPU interface: the list-register file a hypervisor uses to inject virtual
 //! interrupts (GICv2 `GICH_LR<n>`, GICv3 `ICH_LR<n>_EL2`), as a pure state machine.
 //!
-//! Facts from shared/reference/architecture.md:
+//! Facts from docs/sources.md:
 //! - B.5: field layouts of `ICH_LR<n>_EL2` (vINTID[31:0], pINTID[41:32] when HW = 1, EOI[41] when
 //!   HW = 0, Priority[55:48], Group[60], HW[61], State[63:62]: 0 invalid, 1 pending, 2 active,
 //!   3 pending+active) and GICv2 `GICH_LR` (VirtualID[9:0], PhysicalID[19:10] when HW = 1 else
@@ -13,11 +13,11 @@
 //!   EOI bit → a maintenance interrupt when the guest EOIs (the "exit #2" of the resample path).
 //!
 //! The guest's acknowledge (IAR read) and EOI (EOIR write) go to the GIC virtual CPU interface
-//! directly: **no exit** (they cost a few tens of ns; architecture.md E: "eoi 14–26 ns" on modern
+//! directly: **no exit** (they cost a few tens of ns; docs/sources.md E: "eoi 14–26 ns" on modern
 //! cores, 103 ns on A53). Everything here is function only; the timed model charges the time.
 use std::collections::VecDeque;
 
-/// PPI used by the GIC for the maintenance interrupt (architecture.md B.5, [spec, not re-read]).
+/// PPI used by the GIC for the maintenance interrupt (docs/sources.md B.5, [spec, not re-read]).
 pub const MAINTENANCE_PPI: u32 = 25;
 
 /// GIC architecture version of the CPU interface (changes only the register encoding here).
@@ -65,7 +65,7 @@ impl ListRegister {
     pub const EMPTY: ListRegister =
         ListRegister { vintid: 0, hw: None, priority: 0, group1: true, eoi_maintenance: false, state: LrState::Invalid };
 
-    /// Encode as GICv3 `ICH_LR<n>_EL2` (architecture.md B.5).
+    /// Encode as GICv3 `ICH_LR<n>_EL2` (docs/sources.md B.5).
     pub fn encode_v3(&self) -> u64 {
         let mut v = self.vintid as u64;
         match self.hw {
@@ -253,7 +253,7 @@ impl LrFile {
         self.lrs.iter().any(|l| matches!(l.state, LrState::Pending | LrState::PendingActive))
     }
 
-    /// Inject `vintid` at `priority`, HW-mapped to `hw` if given (architecture.md C).
+    /// Inject `vintid` at `priority`, HW-mapped to `hw` if given (docs/sources.md C).
     /// `eoi_maintenance` requests a maintenance interrupt on EOI (HW = 0 only; ignored for HW = 1).
     pub fn inject(&mut self, vintid: u32, priority: u8, hw: Option<u32>, eoi_maintenance: bool) -> InjectOutcome {
         if let Some(n) = self.lrs.iter().position(|l| l.state != LrState::Invalid && l.vintid == vintid) {
@@ -264,7 +264,7 @@ impl LrFile {
                     l.state = LrState::PendingActive;
                     InjectOutcome::PendingActive(n)
                 }
-                // HW = 1 and still active: never Pending+Active with HW = 1 (architecture.md C).
+                // HW = 1 and still active: never Pending+Active with HW = 1 (docs/sources.md C).
                 // The physical side cannot re-fire before deactivation anyway; queue it.
                 _ => self.queue(vintid, priority, hw),
             };

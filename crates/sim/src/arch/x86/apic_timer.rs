@@ -6,7 +6,7 @@
 //!   (Intel SDM vol. 3 §11.5.4.1 [spec, not re-read]): writes to the deadline MSR are ignored
 //!   outside TSC-deadline mode, writing 0 disarms, the timer disarms itself when it fires, a
 //!   masked LVTT fires without delivering, and changing the mode disarms.
-//! - [`serve`]: which mechanism delivers the timer, with every fallback of architecture.md D.6
+//! - [`serve`]: which mechanism delivers the timer, with every fallback of docs/sources.md D.6
 //!   (Intel ISE 319433-059 ch. 8; KVM RFC "VMX APIC timer virtualization", Feb 2026): the
 //!   hardware handles only TSC-deadline mode, not a masked LVTT, not a blocked vCPU (KVM arms a
 //!   software timer with the latest deadline to wake it), and not L1's timer while L2 runs.
@@ -169,7 +169,7 @@ pub enum Backend {
     Hrtimer,
 }
 
-/// Why the hardware feature does not serve this timer (architecture.md D.6).
+/// Why the hardware feature does not serve this timer (docs/sources.md D.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fallback {
     /// The feature is not available to this timer's owner (off, or `l1-only` for an L2 timer).

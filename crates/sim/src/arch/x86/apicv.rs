@@ -1,4 +1,4 @@
-//! APICv virtual-interrupt delivery (architecture.md D.3): RVI/SVI in GUEST_INTR_STATUS and the
+//! APICv virtual-interrupt delivery (docs/sources.md D.3): RVI/SVI in GUEST_INTR_STATUS and the
 //! EOI-exit bitmap. With APICv, a virtual EOI exits only for vectors in the bitmap (level-triggered
 //! or ones the hypervisor must observe); without it, every EOI write traps.
 

@@ -1,5 +1,5 @@
 //! Destination resolution and how a guest splits a multicast IPI into ICR writes
-//! (architecture.md D.1; Linux `arch/x86/kernel/apic/x2apic_cluster.c`, `x2apic_phys.c`).
+//! (docs/sources.md D.1; Linux `arch/x86/kernel/apic/x2apic_cluster.c`, `x2apic_phys.c`).
 //!
 //! - x2APIC physical: ICR Dest[63:32] = one APIC ID → one ICR write per destination.
 //! - x2APIC cluster (logical): LDR = ((id >> 4) << 16) | (1 << (id & 0xF)); a logical destination

@@ -1,5 +1,5 @@
 //! Local APIC interrupt acceptance: IRR, ISR, TPR, PPR and EOI (Intel SDM vol. 3 ch. 11.8, as
-//! summarised in architecture.md D.1/D.3). Vectors 0–15 are reserved and never accepted.
+//! summarised in docs/sources.md D.1/D.3). Vectors 0–15 are reserved and never accepted.
 //!
 //! Priority class = vector >> 4. PPR = max(TPR, highest in-service vector) by class; an IRR
 //! vector is deliverable when its class is above PPR's class.

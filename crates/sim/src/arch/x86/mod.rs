@@ -3,7 +3,7 @@
 //! KVM PV IPI hypercall's destination packing, VMX posted-interrupt descriptors and APICv
 //! virtual-interrupt delivery, and the TSC-deadline timer with the rule that picks how KVM serves
 //! it (`apic_timer`). Timed models (`models/kvm_ipi`) charge costs around these.
-//! Facts: shared/reference/architecture.md section D.
+//! Facts: docs/sources.md section D.
 
 pub mod apic_timer;
 pub mod apicv;

@@ -1,4 +1,4 @@
-//! VMX posted-interrupt descriptor and the sender protocol (architecture.md D.2; Linux
+//! VMX posted-interrupt descriptor and the sender protocol (docs/sources.md D.2; Linux
 //! `arch/x86/include/asm/posted_intr.h`, `arch/x86/kvm/vmx/posted_intr.c`).
 
 use super::lapic::{Lapic, VecSet};

@@ -1,5 +1,5 @@
 //! KVM PV IPI (KVM_HC_SEND_IPI, hypercall 10): the guest packs destinations into 128-bit windows
-//! anchored at the lowest APIC ID of the window (architecture.md D.5; Linux `__send_ipi_mask` in
+//! anchored at the lowest APIC ID of the window (docs/sources.md D.5; Linux `__send_ipi_mask` in
 //! `arch/x86/kernel/kvm.c`, window = 2 × BITS_PER_LONG), and the host delivers each set bit.
 
 /// Destinations per hypercall in 64-bit mode.

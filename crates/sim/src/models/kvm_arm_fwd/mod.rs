@@ -1,4 +1,4 @@
-//! `kvm-arm-passthrough`: an assigned xgmac NIC on KVM/Arm (seeds.md S4), its level-triggered
+//! `kvm-arm-passthrough`: an assigned xgmac NIC on KVM/Arm (S4, Linaro's KVM Forum 2014 talk on platform device passthrough), its level-triggered
 //! interrupt delivered through irqfd + resamplefd or forwarded with the list register's HW bit,
 //! under a netperf TCP_RR-like request/response loop and three TCP stream patterns.
 //!

@@ -2,7 +2,7 @@
 //! that delivers completion interrupts.
 //!
 //! - [`FioJob`]: block size, `iodepth` (I/Os a job keeps in flight) and `numjobs` (threads, one
-//!   per vCPU/CPU). The four jobs of seeds.md S1 are named `4k-qd1`, `16k-qd1`, `4k-qd4`,
+//!   per vCPU/CPU). The four jobs of S1, the GICv4 direct-LPI RFC for Xen on Arm, xen-devel, Feb 2026 are named `4k-qd1`, `16k-qd1`, `4k-qd4`,
 //!   `4k-qd1-nj4` ([`FioJob::named`]).
 //! - [`BlockDevice`]: an NVMe-backed network volume (EBS gp3-like): every read takes a service
 //!   time drawn from a 4 KiB latency distribution plus a per-KiB transfer term, and the volume
@@ -23,7 +23,7 @@ pub struct FioJob {
 }
 
 impl FioJob {
-    /// The S1 jobs (seeds.md S1: "4k iodepth=1; 16k iodepth=1; 4k iodepth=4; 4k iodepth=1
+    /// The S1 jobs (S1, the GICv4 direct-LPI RFC for Xen on Arm, xen-devel, Feb 2026: "4k iodepth=1; 16k iodepth=1; 4k iodepth=4; 4k iodepth=1
     /// numjobs=4").
     pub const S1: [(&'static str, FioJob); 4] = [
         ("4k-qd1", FioJob { block_kib: 4, iodepth: 1, numjobs: 1 }),

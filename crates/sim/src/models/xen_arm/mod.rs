@@ -1,7 +1,7 @@
 //! `xen-arm`: Xen on Arm delivering a timer interrupt to a tbm-style guest through the GIC list
 //! registers, with vCPU pinning, a scheduler (null / credit2-like / RTDS-like), the WFI policy
 //! (`vwfi = trap | native | adaptive`) and an optional second guest whose vCPUs are busy, idle or
-//! bursty. Reproduces seeds.md S3 (scenario `xen-arm-zynq-timer`) and evaluates the adaptive WFI
+//! bursty. Reproduces S3 (scenario `xen-arm-zynq-timer`) and evaluates the adaptive WFI
 //! policy of S1 (scenario `xen-wfi-policy`).
 //!
 //! Layout: a pool of `hypervisor.pcpus` pCPUs starting at `hypervisor.first_pcpu`, with

@@ -86,7 +86,7 @@ impl CacheShare {
     }
 }
 
-/// GICv4 residency costs at a context switch of a vCPU that has a vPE (architecture.md B.2).
+/// GICv4 residency costs at a context switch of a vCPU that has a vPE (docs/sources.md B.2).
 #[derive(Debug, Clone)]
 pub struct VpeCosts {
     /// Write GICR_VPENDBASER (Valid) and poll Dirty until the VPT is parsed (`vpe_schedule_in`).

@@ -1,4 +1,4 @@
-//! `xen-gicv4`: the S1 prediction (seeds.md S1). fio random reads from an EBS-like NVMe volume
+//! `xen-gicv4`: the S1 prediction (S1, the GICv4 direct-LPI RFC for Xen on Arm, xen-devel, Feb 2026). fio random reads from an EBS-like NVMe volume
 //! in Xen's dom0 on Arm, with device completion MSIs delivered either by Xen's GICv3 software
 //! path or by GICv4.1 direct vLPI injection, under credit2 or null; plus bare-metal Linux.
 //!

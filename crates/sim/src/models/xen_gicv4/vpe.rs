@@ -2,7 +2,7 @@
 //! [`crate::arch::arm::gicv4::GicSystem`]): every delivery decision comes from it, and every
 //! vPE context switch of the Xen core is applied to it, so the two cannot drift apart unnoticed.
 //!
-//! Setup (architecture.md B.1, Linux `its_vlpi_map` order): boot the GIC (MAPC + INVALL per
+//! Setup (docs/sources.md B.1, Linux `its_vlpi_map` order): boot the GIC (MAPC + INVALL per
 //! CPU), one vPE per dom0 vCPU (redistributor = its pCPU), the NVMe device's MSIs as physical
 //! LPIs (event v → LPI 8192 + v in collection v), then each job's event forwarded as vLPI
 //! 8192 + v of vPE v (VMAPP + VINVALL, DISCARD, VMAPTI). At run time:
@@ -15,7 +15,7 @@ use crate::arch::arm::its::ItsVersion;
 
 /// The NVMe controller's DeviceID on the ITS.
 const DEVICE: u32 = 1;
-/// First LPI INTID (architecture.md A.4): event / vLPI of vCPU v is LPI_BASE + v.
+/// First LPI INTID (docs/sources.md A.4): event / vLPI of vCPU v is LPI_BASE + v.
 pub const LPI_BASE: u32 = 8192;
 
 /// What the GIC did with a device MSI for a job's vCPU.

@@ -1,5 +1,5 @@
 //! GICv4.0 doorbell invalidation through a proxy device, versus GICv4.1 INVDB
-//! (architecture.md B.3; Linux `irq-gic-v3-its.c` `its_vpe_db_proxy_map_locked`,
+//! (docs/sources.md B.3; Linux `irq-gic-v3-its.c` `its_vpe_db_proxy_map_locked`,
 //! `its_vpe_db_proxy_unmap_locked`, `its_vpe_send_inv`, `its_vpe_4_1_invall`).
 //!
 //! On v4.0 a doorbell is an ordinary physical LPI with no DeviceID/EventID, so without

@@ -1,5 +1,5 @@
 //! The software side of GICv4 direct injection as Linux/KVM drive it, on top of the hardware
-//! model [`GicSystem`]: the API a timed model uses. Sequences from architecture.md B.1–B.3
+//! model [`GicSystem`]: the API a timed model uses. Sequences from docs/sources.md B.1–B.3
 //! (Linux `irq-gic-v3-its.c` `its_vlpi_map`, `its_send_vmovp`, `its_vpe_db_proxy_*`;
 //! KVM `vgic-v4.c` `vgic_v4_load` / `vgic_v4_put`).
 //!

@@ -1,5 +1,5 @@
 //! GICv4.0 / GICv4.1 direct vLPI injection: the redistributors and the system around the ITS
-//! (architecture.md B.2–B.4), as pure state machines: register writes, commands and device
+//! (docs/sources.md B.2–B.4), as pure state machines: register writes, commands and device
 //! events in, [`Effect`]s and [`Violation`](crate::arch::arm::its::Violation)s out. No time.
 //!
 //! - [`redistributor`]: physical LPIs: configuration (cached, INV refreshes), pending tables;

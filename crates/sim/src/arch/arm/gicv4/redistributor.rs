@@ -1,7 +1,7 @@
 //! One redistributor's physical LPI state: GICR_CTLR.EnableLPIs, GICR_PROPBASER (the LPI
 //! configuration table, shared by all redistributors), GICR_PENDBASER (this redistributor's
 //! pending table), and the configuration cache that INV / INVALL / GICR_INVLPIR refresh
-//! (architecture.md A.4, A.5).
+//! (docs/sources.md A.4, A.5).
 //!
 //! The cache is what makes invalidation matter: a configuration byte is read from memory the
 //! first time the redistributor needs it and then only re-read on an invalidation, so a driver

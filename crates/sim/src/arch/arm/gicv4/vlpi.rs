@@ -1,4 +1,4 @@
-//! The redistributor side of vLPIs (architecture.md B.2–B.4; QEMU `arm_gicv3_redist.c`
+//! The redistributor side of vLPIs (docs/sources.md B.2–B.4; QEMU `arm_gicv3_redist.c`
 //! `gicv3_redist_process_vlpi`, `gicv3_redist_mov_vlpi`, `gicv3_redist_vinvall`): where a vLPI
 //! goes (resident vPE, VPT + doorbell), and the VPROPBASER/VPENDBASER register interface with
 //! the drain on schedule-in and PendingLast on schedule-out.

@@ -1,5 +1,5 @@
 //! The cross-ITS VMOVP rule: when GITS_TYPER.VMOVP = 0, a VMOVP carries a SeqNum and an ITSList
-//! and "must reach every ITS in the same order" (architecture.md B.1; Linux serialises them
+//! and "must reach every ITS in the same order" (docs/sources.md B.1; Linux serialises them
 //! under `vmovp_lock` with one global `vmovp_seq_num`). This tracker sees every VMOVP each ITS
 //! executes and reports the sequences that differ between ITSs: the same SeqNum with other
 //! fields, a VMOVP seen out of the order another ITS saw, and (at the end) an ITS of the list

@@ -1,6 +1,6 @@
 //! The VLPI frame of one GICv4 redistributor: GICR_VPROPBASER and GICR_VPENDBASER with Valid,
 //! Dirty and PendingLast, i.e. which vPE is resident and the schedule-in / schedule-out
-//! handshake (architecture.md B.2).
+//! handshake (docs/sources.md B.2).
 //!
 //! - v4.0: VPROPBASER = IDbits[4:0] | PA[51:12] of the VM's vLPI configuration table;
 //!   VPENDBASER = PA[51:16] of the VPT | Dirty[60] | PendingLast[61] | IDAI[62] | Valid[63].

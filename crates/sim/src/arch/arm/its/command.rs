@@ -2,7 +2,7 @@
 //! command as QEMU's `arm_gicv3_its.c` does, and encoded back (for drivers built on the model:
 //! the v4.0 doorbell proxy, tests, examples).
 //!
-//! Layouts: architecture.md A.2 (physical commands) and B.1 (virtual commands). A command is
+//! Layouts: docs/sources.md A.2 (physical commands) and B.1 (virtual commands). A command is
 //! four little-endian 64-bit words DW0–DW3; the opcode is DW0[7:0] (A.1). Decoding never fails
 //! except on an unknown opcode: whether a field is in range depends on the ITS configuration
 //! and is checked when the command executes.

@@ -1,4 +1,4 @@
-//! What the physical commands do (architecture.md A.2, A.5; QEMU `arm_gicv3_its.c`
+//! What the physical commands do (docs/sources.md A.2, A.5; QEMU `arm_gicv3_its.c`
 //! `process_mapd`, `process_mapc`, `process_mapti`, `process_movi`, `process_its_cmd`,
 //! `process_movall`). Each returns `Err(Fault::Skip)` for an UNPREDICTABLE use (the command is
 //! skipped, state untouched) and `Err(Fault::Memory)` when a table cannot be read (stall).

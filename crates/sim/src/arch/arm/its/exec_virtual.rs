@@ -1,4 +1,4 @@
-//! What the virtual (GICv4) commands do (architecture.md B.1, B.4; QEMU `process_vmapp`,
+//! What the virtual (GICv4) commands do (docs/sources.md B.1, B.4; QEMU `process_vmapp`,
 //! `process_vmapti`, `process_vmovi`, `process_vmovp`, `process_vinvall`, `process_inv_db`).
 //! The version gate (v4 / v4.1 only) is applied before these run ([`Its::execute`]).
 use super::command::{Vmapp, NO_DOORBELL};

@@ -6,7 +6,7 @@
 //! an ITT at the wrong place, or forgets to clear a table, gets what the hardware would give it.
 //! Memory is sparse (4 KB pages allocated on first write, zero when never written) and bounded
 //! by a RAM limit: an access beyond it is a memory error, which for a command read sets
-//! GITS_CREADR.Stalled (architecture.md A.1, "a memory error reading a command sets
+//! GITS_CREADR.Stalled (docs/sources.md A.1, "a memory error reading a command sets
 //! CREADR.Stalled and stops processing (QEMU)").
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
 //! GICv3 ITS (Interrupt Translation Service) with the GICv4.0 / GICv4.1 virtual commands, as a
-//! pure state machine over a simulated guest-physical memory (architecture.md sections A, B.1).
+//! pure state machine over a simulated guest-physical memory (docs/sources.md sections A, B.1).
 //!
 //! Why a functional model: the ITS is the part of direct vLPI injection that drivers get wrong
 //! (ordering of VMAPP/VMAPTI/DISCARD, VMOVP across ITSs, doorbell invalidation), and its timing

@@ -1,4 +1,4 @@
-//! The ITS command queue: GITS_CBASER, GITS_CWRITER, GITS_CREADR (architecture.md A.1).
+//! The ITS command queue: GITS_CBASER, GITS_CWRITER, GITS_CREADR (docs/sources.md A.1).
 //!
 //! The queue is a ring of 32-byte commands in guest memory at CBASER.PA, of (Size + 1) 4 KB
 //! pages. Software writes commands at CWRITER and advances it; the ITS consumes at CREADR.

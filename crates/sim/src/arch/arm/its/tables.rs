@@ -1,7 +1,7 @@
 //! The ITS tables in guest memory: device table (DTE), collection table (CTE), per-device
 //! interrupt translation tables (ITE) and the vPE table (VTE), located by GITS_BASER<n>.
 //!
-//! Entry formats are IMPLEMENTATION DEFINED; the model uses QEMU's (architecture.md A.3):
+//! Entry formats are IMPLEMENTATION DEFINED; the model uses QEMU's (docs/sources.md A.3):
 //! DTE 8 B: Valid[0], Size[5:1], ITT_addr[49:6] (= PA[51:8]); CTE 8 B: Valid[0], RDbase[16:1];
 //! ITE 12 B: Valid[0], IntType[1] (1 physical), INTID[25:2], ICID[47:32], vPEID[63:48], then a
 //! 32-bit word with Doorbell[24:0]; VTE: Valid[0], VPT_size[5:1], VPT_addr[41:6] (PA >> 16),

@@ -1,5 +1,5 @@
 //! Violations: uses of the ITS and the GICv4 redistributor interface that the architecture
-//! calls UNPREDICTABLE or CONSTRAINED UNPREDICTABLE (architecture.md A.1, A.5, B.1, B.2), found
+//! calls UNPREDICTABLE or CONSTRAINED UNPREDICTABLE (docs/sources.md A.1, A.5, B.1, B.2), found
 //! while the model runs. QEMU skips such a command and carries on; the model does the same and
 //! reports what happened. Only a memory error reading a command or a table stalls the queue
 //! (A.1).
