@@ -65,11 +65,15 @@ pub const CLOCK_OVERFLOW: &str = "simulated clock overflow: the run would pass u
 #[inline]
 pub fn round_to_u64(x: f64) -> u64 {
     debug_assert!((0.0..u64::MAX as f64).contains(&x), "{x}");
-    let i = x as u64;
+    if x >= 9.2e18 {
+        return x as u64; // an integer already (beyond 2^53); u64 conversion is the slow path
+    }
+    // Signed conversions are single instructions; unsigned ones are not.
+    let i = x as i64;
     if x - i as f64 >= 0.5 {
-        i + 1
+        i as u64 + 1
     } else {
-        i
+        i as u64
     }
 }
 
