@@ -100,7 +100,7 @@ while squeue -h -o %i | grep -q .; do
     sleep 2
 done
 echo "== jobs done in $(( $(date +%s) - start )) s"
-if [ ! -s "$OUT/result.json" ]; then
+if [ ! -s "$OUT/merged/result.json" ]; then
     echo "no merged result; logs:" >&2
     tail -n 20 "$OUT"/*.log >&2 || true
     exit 1
@@ -108,10 +108,10 @@ fi
 
 "$IRQLAB" sim "$SCENARIO" --set "workload.samples=$SAMPLES" --out "$W/whole" --format csv > /dev/null
 strip() { jq -S 'del(.provenance)' "$1"; }
-if cmp <(strip "$OUT/result.json") <(strip "$W/whole/result.json"); then
+if cmp <(strip "$OUT/merged/result.json") <(strip "$W/whole/result.json"); then
     echo "OK: merged result of $SHARDS Slurm shards of $SCENARIO equals the unsharded run (provenance aside)"
-    echo "   ($(jq '.configs | length' "$OUT/result.json") points; work dir $W)"
+    echo "   ($(jq '.configs | length' "$OUT/merged/result.json") points; work dir $W)"
 else
-    echo "MISMATCH: $OUT/result.json differs from $W/whole/result.json" >&2
+    echo "MISMATCH: $OUT/merged/result.json differs from $W/whole/result.json" >&2
     exit 1
 fi
