@@ -124,7 +124,7 @@ impl CostDist {
             CostDist::Constant { ns } => *ns,
             CostDist::Uniform { min_ns, max_ns } => min_ns + (max_ns - min_ns) * rng.f64(),
             CostDist::Normal { mean_ns, sd_ns } => (mean_ns + sd_ns * rng.standard_normal()).max(0.0),
-            CostDist::LogNormal { median_ns, sigma, .. } => median_ns * (sigma * rng.standard_normal()).exp(),
+            CostDist::LogNormal { median_ns, sigma, .. } => median_ns * super::exp::exp(sigma * rng.standard_normal()),
             CostDist::Empirical { values_ns } => values_ns[rng.below(values_ns.len() as u64) as usize],
         }
     }
