@@ -11,7 +11,7 @@ use sim::scenario::Scenario;
 /// (model, shipped scenario, configuration, workload count key, count).
 const CASES: &[(&str, &str, &str, &str, i64)] = &[
     ("xen_arm", "xen-arm-zynq-timer", "vwfi=trap", "workload.samples", 100_000),
-    ("xen_gicv4", "xen-gicv4-fio", "xen", "workload.completions", 50_000),
+    ("xen_gicv4", "xen-gicv4-fio", "xen", "workload.completions", 5_000),
     ("kvm_ipi", "kvm-pv-ipi-skylake", "x2apic cluster, vanilla", "workload.iterations", 20_000),
     ("kvm_x86", "kvm-apic-timer-virt", "L1, off", "workload.samples", 50_000),
     ("kvm_arm_fwd", "kvm-arm-forwarded-irq", "default", "workload.transactions", 20_000),
