@@ -132,24 +132,27 @@ impl GuestMemory {
             // table is mostly zeros (this scan was most of an xen-gicv4 run byte by byte).
             let start = pno * PAGE;
             let (lo, hi) = (first.max(start) - start, last.min(start + PAGE) - start);
-            for (c, chunk) in page[lo as usize..hi as usize].chunks(8).enumerate() {
-                let mut word = [0u8; 8];
-                word[..chunk.len()].copy_from_slice(chunk);
-                if u64::from_le_bytes(word) == 0 {
-                    continue;
-                }
-                for (k, &byte) in chunk.iter().enumerate() {
-                    let a = start + lo + (c * 8 + k) as u64;
-                    let mut rest = byte;
-                    while rest != 0 {
-                        let n = (a - base) * 8 + rest.trailing_zeros() as u64;
-                        rest &= rest - 1;
-                        if n >= from as u64 && n < to as u64 {
-                            out.push(n as u32);
-                        }
+            let bytes = &page[lo as usize..hi as usize];
+            let mut push_bits = |off: usize, byte: u8| {
+                let a = start + lo + off as u64;
+                let mut rest = byte;
+                while rest != 0 {
+                    let n = (a - base) * 8 + rest.trailing_zeros() as u64;
+                    rest &= rest - 1;
+                    if n >= from as u64 && n < to as u64 {
+                        out.push(n as u32);
                     }
                 }
+            };
+            let words = bytes.chunks_exact(8);
+            let tail = words.remainder();
+            for (c, w) in words.enumerate() {
+                if u64::from_le_bytes(w.try_into().expect("chunks of 8")) != 0 {
+                    w.iter().enumerate().for_each(|(k, &b)| push_bits(c * 8 + k, b));
+                }
             }
+            let tail_off = bytes.len() - tail.len();
+            tail.iter().enumerate().for_each(|(k, &b)| push_bits(tail_off + k, b));
         }
         Ok(out)
     }
