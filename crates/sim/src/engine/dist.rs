@@ -10,14 +10,16 @@ use super::time::SimTime;
 const Z99: f64 = 2.326_347_874_040_841;
 
 /// A distribution of durations, parameters in nanoseconds.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub enum CostDist {
     Constant { ns: f64 },
     Uniform { min_ns: f64, max_ns: f64 },
     /// Normal, values below zero are clipped to zero.
     Normal { mean_ns: f64, sd_ns: f64 },
     /// Lognormal with the given median and 99th percentile (mu = ln median, sigma from p99).
-    LogNormal { median_ns: f64, p99_ns: f64 },
+    /// `sigma` is derived from the other two once, at construction ([`CostDist::lognormal`]),
+    /// so that a draw costs one `exp` and no `ln`.
+    LogNormal { median_ns: f64, p99_ns: f64, sigma: f64 },
     /// Resample uniformly from the listed values.
     Empirical { values_ns: Vec<f64> },
 }
@@ -52,9 +54,34 @@ fn check(v: f64) -> Result<(), DistError> {
     }
 }
 
+/// sigma of the lognormal with this median and p99 (NaN or infinite for impossible parameters,
+/// which [`CostDist::validate`] rejects).
+fn lognormal_sigma(median_ns: f64, p99_ns: f64) -> f64 {
+    (p99_ns / median_ns).ln() / Z99
+}
+
+// Written out rather than derived: the derived form would show `sigma`, and results record
+// each cost's `Debug` text in their metadata, which must not change with how it is sampled.
+impl std::fmt::Debug for CostDist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CostDist::Constant { ns } => f.debug_struct("Constant").field("ns", ns).finish(),
+            CostDist::Uniform { min_ns, max_ns } => f.debug_struct("Uniform").field("min_ns", min_ns).field("max_ns", max_ns).finish(),
+            CostDist::Normal { mean_ns, sd_ns } => f.debug_struct("Normal").field("mean_ns", mean_ns).field("sd_ns", sd_ns).finish(),
+            CostDist::LogNormal { median_ns, p99_ns, .. } => f.debug_struct("LogNormal").field("median_ns", median_ns).field("p99_ns", p99_ns).finish(),
+            CostDist::Empirical { values_ns } => f.debug_struct("Empirical").field("values_ns", values_ns).finish(),
+        }
+    }
+}
+
 impl CostDist {
     pub fn constant_ns(ns: f64) -> Self {
         CostDist::Constant { ns }
+    }
+
+    /// The lognormal with this median and 99th percentile.
+    pub fn lognormal(median_ns: f64, p99_ns: f64) -> Self {
+        CostDist::LogNormal { median_ns, p99_ns, sigma: lognormal_sigma(median_ns, p99_ns) }
     }
 
     /// Reject impossible parameters. Every constructor path from user input calls this.
@@ -73,7 +100,7 @@ impl CostDist {
                 check(*mean_ns)?;
                 check(*sd_ns)
             }
-            CostDist::LogNormal { median_ns, p99_ns } => {
+            CostDist::LogNormal { median_ns, p99_ns, .. } => {
                 check(*median_ns)?;
                 check(*p99_ns)?;
                 if *median_ns <= 0.0 || median_ns > p99_ns {
@@ -97,10 +124,7 @@ impl CostDist {
             CostDist::Constant { ns } => *ns,
             CostDist::Uniform { min_ns, max_ns } => min_ns + (max_ns - min_ns) * rng.f64(),
             CostDist::Normal { mean_ns, sd_ns } => (mean_ns + sd_ns * rng.standard_normal()).max(0.0),
-            CostDist::LogNormal { median_ns, p99_ns } => {
-                let sigma = (p99_ns / median_ns).ln() / Z99;
-                median_ns * (sigma * rng.standard_normal()).exp()
-            }
+            CostDist::LogNormal { median_ns, sigma, .. } => median_ns * super::exp::exp(sigma * rng.standard_normal()),
             CostDist::Empirical { values_ns } => values_ns[rng.below(values_ns.len() as u64) as usize],
         }
     }
@@ -118,10 +142,7 @@ impl CostDist {
             CostDist::Constant { ns } => *ns,
             CostDist::Uniform { min_ns, max_ns } => (min_ns + max_ns) / 2.0,
             CostDist::Normal { mean_ns, .. } => *mean_ns,
-            CostDist::LogNormal { median_ns, p99_ns } => {
-                let sigma = (p99_ns / median_ns).ln() / Z99;
-                median_ns * (sigma * sigma / 2.0).exp()
-            }
+            CostDist::LogNormal { median_ns, sigma, .. } => median_ns * (sigma * sigma / 2.0).exp(),
             CostDist::Empirical { values_ns } => values_ns.iter().sum::<f64>() / values_ns.len() as f64,
         }
     }
@@ -143,7 +164,7 @@ impl CostDist {
                 put("mean_ns", *mean_ns);
                 put("sd_ns", *sd_ns);
             }
-            CostDist::LogNormal { median_ns, p99_ns } => {
+            CostDist::LogNormal { median_ns, p99_ns, .. } => {
                 put("median_ns", *median_ns);
                 put("p99_ns", *p99_ns);
             }
@@ -160,7 +181,7 @@ impl CostDist {
             CostDist::Constant { ns } => CostDist::Constant { ns: ns * f },
             CostDist::Uniform { min_ns, max_ns } => CostDist::Uniform { min_ns: min_ns * f, max_ns: max_ns * f },
             CostDist::Normal { mean_ns, sd_ns } => CostDist::Normal { mean_ns: mean_ns * f, sd_ns: sd_ns * f },
-            CostDist::LogNormal { median_ns, p99_ns } => CostDist::LogNormal { median_ns: median_ns * f, p99_ns: p99_ns * f },
+            CostDist::LogNormal { median_ns, p99_ns, .. } => CostDist::lognormal(median_ns * f, p99_ns * f),
             CostDist::Empirical { values_ns } => CostDist::Empirical { values_ns: values_ns.iter().map(|v| v * f).collect() },
         }
     }
@@ -180,7 +201,7 @@ mod tests {
 
     #[test]
     fn lognormal_hits_median_and_p99() {
-        let d = CostDist::LogNormal { median_ns: 1000.0, p99_ns: 3000.0 };
+        let d = CostDist::lognormal(1000.0, 3000.0);
         let m = quantile(&d, 0.5);
         let p = quantile(&d, 0.99);
         assert!((m - 1000.0).abs() < 20.0, "median {m}");
@@ -208,8 +229,8 @@ mod tests {
         assert_eq!(CostDist::Constant { ns: -1.0 }.validate(), Err(DistError::Negative(-1.0)));
         assert!(CostDist::Constant { ns: f64::NAN }.validate().is_err());
         assert!(CostDist::Uniform { min_ns: 3.0, max_ns: 1.0 }.validate().is_err());
-        assert!(CostDist::LogNormal { median_ns: 5.0, p99_ns: 1.0 }.validate().is_err());
-        assert!(CostDist::LogNormal { median_ns: 0.0, p99_ns: 1.0 }.validate().is_err());
+        assert!(CostDist::lognormal(5.0, 1.0).validate().is_err());
+        assert!(CostDist::lognormal(0.0, 1.0).validate().is_err());
         assert!(CostDist::Empirical { values_ns: vec![] }.validate().is_err());
         assert!(CostDist::Normal { mean_ns: 1.0, sd_ns: -2.0 }.validate().is_err());
     }
@@ -218,7 +239,7 @@ mod tests {
     fn means_and_scaling() {
         assert_eq!(CostDist::Uniform { min_ns: 2.0, max_ns: 4.0 }.mean_ns(), 3.0);
         assert_eq!(CostDist::Constant { ns: 2.0 }.scaled(1.5), CostDist::Constant { ns: 3.0 });
-        let ln = CostDist::LogNormal { median_ns: 100.0, p99_ns: 100.0 };
+        let ln = CostDist::lognormal(100.0, 100.0);
         assert!((ln.mean_ns() - 100.0).abs() < 1e-9);
     }
 }

@@ -2,6 +2,7 @@
 //! per-interrupt traces. Nothing here knows about interrupts; models build on it.
 
 pub mod dist;
+pub mod exp;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -53,35 +53,87 @@ impl Trace {
 }
 
 /// Aggregates traces of one class into a breakdown and keeps the first `keep` for printing.
+///
+/// Built for one call per simulated interrupt: segments are tallied by their `&'static str`
+/// name, looked up first where the previous segment's successor was (a path repeats in order)
+/// and compared by address before by text; a trace that is not kept gives its segment buffer
+/// back for the next one ([`TraceSet::start`]), so steady state allocates nothing. The
+/// breakdown is the same as adding every segment to a [`BreakdownBuilder`] in order.
 #[derive(Debug, Clone, Default)]
 pub struct TraceSet {
     keep: usize,
     pub kept: Vec<Trace>,
-    breakdown: BreakdownBuilder,
+    /// (segment, passes, total ps), in first-seen order.
+    tally: Vec<(&'static str, u64, u128)>,
+    /// Where the next segment is looked for first.
+    cursor: usize,
+    /// The segment buffer of the last trace aggregated and not kept.
+    spare: Vec<(&'static str, SimTime)>,
+}
+
+/// The same segment name: usually the same literal, so the address check decides.
+#[inline]
+fn same(a: &'static str, b: &str) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
 }
 
 impl TraceSet {
     pub fn new(keep: usize) -> Self {
-        TraceSet { keep, kept: Vec::new(), breakdown: BreakdownBuilder::default() }
+        TraceSet { keep, ..Default::default() }
+    }
+
+    /// A new, unlabelled trace starting at `start`, reusing a spare segment buffer.
+    pub fn start(&mut self, start: SimTime) -> Trace {
+        let mut segments = std::mem::take(&mut self.spare);
+        segments.clear();
+        if segments.capacity() == 0 {
+            segments.reserve(8);
+        }
+        Trace { label: String::new(), start, segments }
+    }
+
+    /// The tally slot of `segment` (appended when first seen).
+    #[inline]
+    fn slot(&mut self, segment: &'static str) -> usize {
+        let i = match self.tally.get(self.cursor) {
+            Some(s) if same(s.0, segment) => self.cursor,
+            _ => match self.tally.iter().position(|s| same(s.0, segment)) {
+                Some(i) => i,
+                None => {
+                    self.tally.push((segment, 0, 0));
+                    self.tally.len() - 1
+                }
+            },
+        };
+        self.cursor = i + 1;
+        i
     }
 
     pub fn add(&mut self, t: Trace) {
-        for (name, d) in &t.segments {
-            self.breakdown.add_ps(name, d.ps());
+        for &(name, d) in &t.segments {
+            let i = self.slot(name);
+            let s = &mut self.tally[i];
+            s.1 += 1;
+            s.2 += d.ps() as u128;
         }
         if self.kept.len() < self.keep {
             self.kept.push(t);
+        } else {
+            self.spare = t.segments;
         }
     }
 
-    /// Whether another trace would still be kept for printing.
+    /// Whether another trace would still be kept for printing (label it only then).
     pub fn wants_more(&self) -> bool {
         self.kept.len() < self.keep
     }
 
     /// Aggregate `count` passes through `segment` totalling `total` (see `BreakdownBuilder::add_many`).
-    pub fn add_segment_total(&mut self, segment: &str, count: u64, total: u128) {
-        self.breakdown.add_many(segment, count, total);
+    pub fn add_segment_total(&mut self, segment: &'static str, count: u64, total: u128) {
+        let i = self.slot(segment);
+        let s = &mut self.tally[i];
+        s.1 += count;
+        s.2 += total;
     }
 
     /// Keep a trace for printing without aggregating it (its segments were added already).
@@ -92,7 +144,11 @@ impl TraceSet {
     }
 
     pub fn breakdown(&self) -> Vec<results::SegmentStat> {
-        self.breakdown.finish()
+        let mut b = BreakdownBuilder::default();
+        for &(name, count, total) in &self.tally {
+            b.add_many(name, count, total);
+        }
+        b.finish()
     }
 }
 
@@ -115,5 +171,29 @@ mod tests {
         let b = set.breakdown();
         assert_eq!(b[0].count, 2);
         assert_eq!(b[0].mean_ns, 300.0);
+    }
+
+    /// The tally equals a `BreakdownBuilder` fed every segment in order, whatever the paths
+    /// (repeated, skipped and new segments, names equal in text but not in address).
+    #[test]
+    fn tally_matches_breakdown_builder() {
+        let leaked: &'static str = Box::leak(String::from("exit").into_boxed_str());
+        let paths: [&[&'static str]; 4] = [&["exit", "inject", "ack"], &["exit", "ack"], &["wake", "exit", "inject", "ack", "ack"], &[leaked, "late"]];
+        let mut set = TraceSet::new(2);
+        let mut reference = BreakdownBuilder::default();
+        for k in 0..40u64 {
+            let mut t = set.start(SimTime::from_ns(k));
+            for (j, name) in paths[(k * 7 % 4) as usize].iter().enumerate() {
+                let d = SimTime::from_ps(k * 1000 + j as u64 * 17);
+                t.push(name, d);
+                reference.add_ps(name, d.ps());
+            }
+            set.add(t);
+        }
+        set.add_segment_total("bulk", 3, 999);
+        reference.add_many("bulk", 3, 999);
+        assert_eq!(set.breakdown(), reference.finish());
+        assert_eq!(set.kept.len(), 2);
+        assert!(set.kept.iter().all(|t| !t.segments.is_empty()));
     }
 }

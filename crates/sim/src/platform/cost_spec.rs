@@ -110,7 +110,7 @@ impl CostSpec {
             "uniform" => CostDist::Uniform { min_ns: need(self.min_ns, "min_ns")?, max_ns: need(self.max_ns, "max_ns")? },
             "normal" => CostDist::Normal { mean_ns: need(self.mean_ns, "mean_ns")?, sd_ns: need(self.sd_ns, "sd_ns")? },
             "lognormal" => {
-                CostDist::LogNormal { median_ns: need(self.median_ns, "median_ns")?, p99_ns: need(self.p99_ns, "p99_ns")? }
+                CostDist::lognormal(need(self.median_ns, "median_ns")?, need(self.p99_ns, "p99_ns")?)
             }
             "empirical" => CostDist::Empirical {
                 values_ns: self.values_ns.clone().ok_or_else(|| "dist = \"empirical\" needs `values_ns`".to_string())?,
@@ -137,7 +137,7 @@ mod tests {
     #[test]
     fn infers_kind_from_fields() {
         let s = spec("median_ns = 10\np99_ns = 20\nsource = \"x\"\nbasis = \"guess\"");
-        assert_eq!(s.to_dist(1.0).unwrap(), CostDist::LogNormal { median_ns: 10.0, p99_ns: 20.0 });
+        assert_eq!(s.to_dist(1.0).unwrap(), CostDist::lognormal(10.0, 20.0));
         let s = spec("cycles = 2500\nsource = \"x\"\nbasis = \"published\"");
         assert_eq!(s.to_dist(2.5).unwrap(), CostDist::Constant { ns: 1000.0 });
     }

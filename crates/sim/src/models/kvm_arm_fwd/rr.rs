@@ -186,13 +186,15 @@ impl Run<'_> {
     }
 
     /// One transaction starting at `t0` (A's application about to send). Returns its trace.
-    /// `label`: name the trace (only traces kept for printing need one).
-    fn transaction(&mut self, k: u64, t0: SimTime, label: bool, rtt_irq: &mut LatencyRecorder) -> Result<Trace, SimError> {
+    /// `traces`: where the trace comes from (labelled only when it will be kept for printing).
+    fn transaction(&mut self, k: u64, t0: SimTime, traces: &mut TraceSet, rtt_irq: &mut LatencyRecorder) -> Result<Trace, SimError> {
         let p = self.p;
         let c = &p.costs;
         let (tx, rx) = (&c.tcp_tx_stack, &c.tcp_rx_stack);
-        let name = if label { format!("transaction #{k} ({})", p.path.as_str()) } else { String::new() };
-        let mut tr = Trace::new(name, t0);
+        let mut tr = traces.start(t0);
+        if traces.wants_more() {
+            tr.label = format!("transaction #{k} ({})", p.path.as_str());
+        }
         // A sends the request and idles.
         let sent = t0 + self.seg(&mut tr, "tcp-tx-stack", tx);
         self.a_idle(sent);
@@ -271,7 +273,7 @@ pub(super) fn run(p: &Prepared, opts: &RunOpts) -> Result<(ConfigResult, Vec<Tra
         if k == p.warmup {
             measured_from = t;
         }
-        let tr = r.transaction(k, t, traces.wants_more(), &mut irq_lat)?;
+        let tr = r.transaction(k, t, &mut traces, &mut irq_lat)?;
         t = tr.start + tr.total();
         rtt.record(tr.total().ns());
         traces.add(tr);

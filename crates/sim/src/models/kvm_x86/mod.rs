@@ -24,7 +24,7 @@ use results::{ConfigResult, LatencyRecorder};
 
 use crate::arch::x86::apic_timer::{Level, TimerVirt};
 use crate::arch::x86::posted_interrupt::PiDesc;
-use crate::engine::{RngStreams, SimTime, Trace, TraceSet};
+use crate::engine::{RngStreams, SimTime, TraceSet};
 use crate::model::{Model, PointCtx, PointOutput, PreparedPoint, RunOpts, SimError};
 use crate::scenario::ScenarioError;
 
@@ -71,7 +71,10 @@ impl Class {
     }
     fn record(&mut self, label: impl FnOnce() -> String, start: SimTime, lat: SimTime, segs: &[(&'static str, SimTime)]) {
         self.lat.record(lat.ns());
-        let mut t = Trace::new(if self.traces.wants_more() { label() } else { String::new() }, start);
+        let mut t = self.traces.start(start);
+        if self.traces.wants_more() {
+            t.label = label();
+        }
         t.segments.extend_from_slice(segs);
         self.traces.add(t);
     }

@@ -107,11 +107,17 @@ pub struct JobQueue {
 }
 
 impl JobQueue {
-    /// Take every completion posted at or before `now` (what an NVMe interrupt handler reaps).
-    pub fn reap(&mut self, now: SimTime) -> Vec<InFlight> {
-        let (done, rest): (Vec<InFlight>, Vec<InFlight>) = self.posted.drain(..).partition(|c| c.completed <= now);
-        self.posted = rest;
-        done
+    /// Take every completion posted at or before `now` (what an NVMe interrupt handler reaps)
+    /// into `out` (cleared first; a buffer the caller reuses), in posting order.
+    pub fn reap_into(&mut self, now: SimTime, out: &mut Vec<InFlight>) {
+        out.clear();
+        self.posted.retain(|c| {
+            let done = c.completed <= now;
+            if done {
+                out.push(*c);
+            }
+            !done
+        });
     }
 }
 
@@ -151,8 +157,10 @@ mod tests {
         let mut q = JobQueue::default();
         let at = |us| InFlight { submitted: SimTime::ZERO, completed: SimTime::from_us(us) };
         q.posted = vec![at(5), at(20), at(10)];
-        let got = q.reap(SimTime::from_us(10));
-        assert_eq!(got.len(), 2);
-        assert_eq!(q.posted.len(), 1);
+        let mut got = vec![at(99)];
+        q.reap_into(SimTime::from_us(10), &mut got);
+        let us = |v: &[InFlight]| v.iter().map(|c| c.completed.ps() / 1_000_000).collect::<Vec<_>>();
+        assert_eq!(us(&got), [5, 10]);
+        assert_eq!(us(&q.posted), [20]);
     }
 }

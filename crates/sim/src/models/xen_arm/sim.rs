@@ -8,7 +8,7 @@ use results::{ConfigResult, LatencyRecorder};
 use super::{OtherKind, Prepared, TbmIdle};
 use crate::arch::arm::generic_timer::{forwarding, TimerKind};
 use crate::arch::arm::list_registers::{EoiEffect, InjectOutcome};
-use crate::engine::{RngStreams, SimRng, SimTime, Trace, TraceSet};
+use crate::engine::{RngStreams, SimRng, SimTime, TraceSet};
 use crate::model::{PointOutput, PreparedPoint, RunOpts, SimError};
 use crate::models::xen_core::{Act, Cont, Core, Delivery, Ev, Progress, VcpuInit};
 
@@ -102,7 +102,7 @@ impl<'a> Sim<'a> {
             Some(r) if r < self.p.cold_rounds => self.p.cold_factor,
             _ => core.interference(p),
         };
-        let mut t = Trace::new("", deadline);
+        let mut t = self.traces.start(deadline);
         if now > deadline {
             t.push("hyp-busy", now - deadline);
         }
@@ -188,7 +188,9 @@ impl<'a> Sim<'a> {
                     core.n.waited += 1;
                 }
                 let mut t = d.trace;
-                t.label = format!("timer #{round} ({}{})", d.case, if d.waited { ", waited" } else { "" });
+                if self.traces.wants_more() {
+                    t.label = format!("timer #{round} ({}{})", d.case, if d.waited { ", waited" } else { "" });
+                }
                 self.traces.add(t);
                 core.vcpus[v].act = Act::Handler;
                 let mut dur = core.c(&self.p.costs.guest_handler);

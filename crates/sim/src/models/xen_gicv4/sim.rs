@@ -57,6 +57,8 @@ struct Sim<'a> {
     traces: TraceSet,
     n: Counters,
     submitted: u64,
+    /// Buffer for the completions one handler reaps (reused).
+    reaped: Vec<InFlight>,
 }
 
 impl<'a> Sim<'a> {
@@ -79,6 +81,7 @@ impl<'a> Sim<'a> {
             traces: TraceSet::new(keep_traces),
             n: Counters::default(),
             submitted: 0,
+            reaped: Vec::new(),
         }
     }
 
@@ -108,8 +111,8 @@ impl<'a> Sim<'a> {
     }
 
     /// A new trace for the interrupt of an I/O submitted at `submitted`, raised at `raised`.
-    fn io_trace(now: SimTime, submitted: SimTime, raised: SimTime) -> Trace {
-        let mut t = Trace::new("", submitted);
+    fn io_trace(traces: &mut TraceSet, now: SimTime, submitted: SimTime, raised: SimTime) -> Trace {
+        let mut t = traces.start(submitted);
         t.push("device-service", raised - submitted);
         if now > raised {
             t.push("cpu-busy", now - raised);
@@ -140,7 +143,7 @@ impl<'a> Sim<'a> {
             return;
         }
         self.n.interrupts += 1;
-        let t = Self::io_trace(now, submitted, raised);
+        let t = Self::io_trace(&mut self.traces, now, submitted, raised);
         let Some(route) = route else {
             match self.p.mode {
                 Mode::BareMetal => self.direct_resident(now, v, t, "bare metal"),
@@ -280,7 +283,8 @@ impl<'a> Sim<'a> {
         let mut t = d.trace;
         let c = &self.p.costs;
         let mut at = now + self.core.seg(&mut t, "guest-irq-entry", &c.irq_entry, 1.0);
-        let reaped = self.jobs[v].reap(now);
+        let mut reaped = std::mem::take(&mut self.reaped);
+        self.jobs[v].reap_into(now, &mut reaped);
         if reaped.is_empty() {
             self.n.spurious += 1;
         }
@@ -289,12 +293,15 @@ impl<'a> Sim<'a> {
             at += done;
             self.rec.record((at - io.submitted).ps() / 1000);
         }
-        t.label = format!("I/O completion ({}, {} reaped)", d.case, reaped.len());
+        if self.traces.wants_more() {
+            t.label = format!("I/O completion ({}, {} reaped)", d.case, reaped.len());
+        }
         self.traces.add(t);
         for _ in 0..reaped.len() {
             at += self.core.c(&c.submit);
             self.submit(v, at);
         }
+        self.reaped = reaped;
         self.core.vcpus[v].act = Act::Handler;
         let j = self.core.vcpus[v].pcpu;
         self.core.start_path(j, now, at - now, Cont::Model(GCont::Handled { v }));

@@ -128,21 +128,31 @@ impl GuestMemory {
         let mut out = Vec::new();
         let (first, last) = (base + (from / 8) as u64, base + (to as u64).div_ceil(8));
         for (&pno, page) in self.pages.range(first / PAGE..=last.saturating_sub(1) / PAGE) {
-            for (off, &byte) in page.iter().enumerate() {
-                if byte == 0 {
-                    continue;
-                }
-                let a = pno * PAGE + off as u64;
-                if a < first || a >= last {
-                    continue;
-                }
-                for bit in 0..8 {
-                    let n = (a - base) * 8 + bit;
-                    if byte >> bit & 1 == 1 && n >= from as u64 && n < to as u64 {
+            // Only the bytes of this page inside [first, last), eight at a time: a pending
+            // table is mostly zeros (this scan was most of an xen-gicv4 run byte by byte).
+            let start = pno * PAGE;
+            let (lo, hi) = (first.max(start) - start, last.min(start + PAGE) - start);
+            let bytes = &page[lo as usize..hi as usize];
+            let mut push_bits = |off: usize, byte: u8| {
+                let a = start + lo + off as u64;
+                let mut rest = byte;
+                while rest != 0 {
+                    let n = (a - base) * 8 + rest.trailing_zeros() as u64;
+                    rest &= rest - 1;
+                    if n >= from as u64 && n < to as u64 {
                         out.push(n as u32);
                     }
                 }
+            };
+            let words = bytes.chunks_exact(8);
+            let tail = words.remainder();
+            for (c, w) in words.enumerate() {
+                if u64::from_le_bytes(w.try_into().expect("chunks of 8")) != 0 {
+                    w.iter().enumerate().for_each(|(k, &b)| push_bits(c * 8 + k, b));
+                }
             }
+            let tail_off = bytes.len() - tail.len();
+            tail.iter().enumerate().for_each(|(k, &b)| push_bits(tail_off + k, b));
         }
         Ok(out)
     }
@@ -180,5 +190,21 @@ mod tests {
         assert_eq!(m.set_bits(0x8000, 8196, 9000).unwrap(), Vec::<u32>::new());
         m.set_bit(0x8000, 8195, false).unwrap();
         assert_eq!(m.set_bits(0x8000, 0, 1 << 16).unwrap(), vec![9000]);
+    }
+
+    proptest::proptest! {
+        /// The word-at-a-time scan finds exactly the bits `bit` reports, for any range, across
+        /// page boundaries and an unaligned base.
+        #[test]
+        fn scan_equals_bit_by_bit(bits in proptest::collection::vec(0u32..70_000, 0..60), from in 0u32..70_000, len in 0u32..70_000, base_off in 0u64..4) {
+            let base = 0x7ff0 + base_off;
+            let mut m = GuestMemory::new(1 << 20);
+            for &b in &bits {
+                m.set_bit(base, b, true).unwrap();
+            }
+            let to = from.saturating_add(len);
+            let want: Vec<u32> = (from..to).filter(|&n| m.bit(base, n).unwrap()).collect();
+            proptest::prop_assert_eq!(m.set_bits(base, from, to).unwrap(), want);
+        }
     }
 }
