@@ -271,7 +271,8 @@ mod tests {
         assert!(matches!(resolve_free(&sc, &["nope".into()]), Err(FitError::UnknownFree(..))));
         assert!(matches!(resolve_free(&sc, &["params.xen_irq_handler".into()]), Err(FitError::UnknownFree(..))));
         assert!(resolve_free(&sc, &["params.cold_factor".into()]).is_ok());
-        let many: Vec<String> = ["xen_irq_handler", "context_restore", "sched", "eret", "gicv2_mmio_access"].map(String::from).to_vec();
+        // One more free knob than the scenario has `fit` references (5).
+        let many: Vec<String> = ["xen_irq_handler", "context_restore", "sched", "eret", "gicv2_mmio_access", "gicv3_sysreg_access"].map(String::from).to_vec();
         assert!(matches!(fit(&sc, &many, 5, false), Err(FitError::Underdetermined { .. })));
     }
 }

@@ -99,6 +99,16 @@ fn prepare_all(
             }
         }
     }
+    let unused = |used_c: &BTreeSet<String>, used_p: &BTreeSet<String>| {
+        overridden.iter().any(|(kind, name)| !if *kind == "cost" { used_c } else { used_p }.contains(name))
+    };
+    if problems.is_empty() && unused(&used_costs, &used_params) && (!sc.selected.is_empty() || sc.shard.is_some()) {
+        // A subset runs (`--config`, `--shard`): an override that only the other points use is
+        // still a real name. Prepare those points too (validation only, nothing runs).
+        let (c, p) = used_names_of_other_points(sc, model, points);
+        used_costs.extend(c);
+        used_params.extend(p);
+    }
     if problems.is_empty() {
         for (kind, name) in &overridden {
             let (used, table) = if *kind == "cost" { (&used_costs, "costs") } else { (&used_params, "params") };
@@ -117,6 +127,33 @@ fn prepare_all(
         return Err(ScenarioError::Unusable { problems });
     }
     Ok((prepared, platform_desc.unwrap_or_default(), calibrated))
+}
+
+/// The costs and params that the scenario's points outside `running` use (see [`prepare_all`]).
+fn used_names_of_other_points(
+    sc: &Scenario,
+    model: &dyn crate::model::Model,
+    running: &[(usize, Point)],
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut whole = sc.clone();
+    whole.selected.clear();
+    whole.shard = None;
+    let (mut costs, mut params) = (BTreeSet::new(), BTreeSet::new());
+    // Seeds do not change which costs a point uses.
+    let Ok(all) = whole.points(sc.header.seed) else { return (costs, params) };
+    for (i, p) in all {
+        if running.iter().any(|r| r.0 == i) {
+            continue;
+        }
+        let Ok(doc) = p.doc.as_ref() else { continue };
+        let Ok(platform) = whole.platform(doc) else { continue };
+        let ctx = PointCtx::new(&sc.file, &p.name, doc, &platform, p.seed);
+        if model.prepare(&ctx).is_ok() {
+            costs.extend(platform.used_names("cost"));
+            params.extend(platform.used_names("param"));
+        }
+    }
+    (costs, params)
 }
 
 /// Each point `n` times: first with its own seed (so a row with `seeds = N` equals the row with

@@ -99,12 +99,13 @@ fn references_record_role_and_value_in_the_result() {
     sc.select_configs(&["vwfi=native".into()]).unwrap();
     let out = run_scenario(&sc, &opts()).unwrap();
     assert_eq!(out.result.configs.len(), 1);
-    assert_eq!(out.result.references.len(), 8);
+    assert_eq!(out.result.references.len(), S3.matches("[[reference]]").count());
     let native: Vec<_> = out.result.references.iter().filter(|r| r.config == "vwfi=native").collect();
     assert!(native.iter().all(|r| r.model.is_some()));
-    assert!(out.result.references.iter().filter(|r| r.config == "vwfi=trap").all(|r| r.not_run()));
+    assert!(out.result.references.iter().filter(|r| r.config != "vwfi=native").all(|r| r.not_run()));
     let fits = out.result.references.iter().filter(|r| r.role == results::ReferenceRole::Fit).count();
-    assert_eq!(fits, 4, "AVG and MAX of both rows were fitted");
+    assert_eq!(fits, S3.matches("role = \"fit\"").count(), "roles are carried from the file");
+    assert!(fits >= 1 && fits < out.result.references.len(), "both roles present");
 }
 
 #[test]
