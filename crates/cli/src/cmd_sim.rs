@@ -3,7 +3,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use sim::runner::{run_scenario, ScenarioOpts};
+use sim::engine::TracePick;
+use sim::runner::{run_scenario_picking, ScenarioOpts};
 use sim::scenario::{parse_set, Scenario, DEFAULT_MAX_POINTS};
 
 use crate::cmd_report::UnitArg;
@@ -28,9 +29,17 @@ pub struct SimArgs {
     /// Also print the number of simulated events and events per wall-clock second.
     #[arg(long)]
     pub stats: bool,
-    /// Print the delivery path of N sample interrupts per configuration.
+    /// Print the delivery path of N sample interrupts per class and configuration (kept in
+    /// result.json and the HTML report too). Which ones: see --trace-at.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub trace: usize,
+    /// Which sample paths --trace keeps: `first` (default; the first rounds are the cold-cache
+    /// ones), `slowest`, a percentile such as `p99` or `p50` (the paths nearest that percentile of
+    /// their class; the scenario then runs twice), or round numbers from 0 as the paths are labelled
+    /// (`0,17,250`: `timer #17` is round 17).
+    /// Without --trace it keeps one path (or one per listed round).
+    #[arg(long, value_name = "WHICH", value_parser = parse_trace_at)]
+    pub trace_at: Option<TracePick>,
     /// Print where the time went (per-segment breakdown) and counters.
     #[arg(long)]
     pub breakdown: bool,
@@ -77,6 +86,7 @@ impl SimArgs {
             format: Format::Table,
             stats: false,
             trace: 0,
+            trace_at: None,
             breakdown: false,
             sets: sets.to_vec(),
             profile: None,
@@ -88,6 +98,21 @@ impl SimArgs {
             unit: UnitArg::Us,
         }
     }
+}
+
+/// "the 2 slowest per class" and the like, for the header of the printed paths.
+fn trace_choice_words(pick: &TracePick, n: usize) -> String {
+    match pick {
+        TracePick::First => format!("the first {n} per class"),
+        TracePick::Slowest => format!("the {n} slowest per class, slowest first"),
+        TracePick::Percentile(p) => format!("the {n} nearest to each class's p{p}, nearest first"),
+        TracePick::Rounds(_) => format!("rounds {} of each class", pick.describe().trim_start_matches("rounds ")),
+    }
+}
+
+/// `--trace-at WHICH`.
+fn parse_trace_at(s: &str) -> Result<TracePick, String> {
+    TracePick::parse(s)
 }
 
 /// `I/N` of `--shard`.
@@ -154,15 +179,22 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     check_output_dir(&a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name))))?;
     let progress = Progress::new(&sc.name);
     let started = Instant::now();
-    let out = run_scenario(
+    let pick = a.trace_at.clone().unwrap_or(TracePick::First);
+    let keep_traces = match (&a.trace_at, a.trace) {
+        (Some(TracePick::Rounds(r)), 0) => r.len(),
+        (Some(_), 0) => 1,
+        (_, n) => n,
+    };
+    let out = run_scenario_picking(
         &sc,
         &ScenarioOpts {
             seed: a.seed,
             seeds: None,
-            keep_traces: a.trace,
+            keep_traces,
             on_start: &|n| progress.set_total(n),
             progress: &|n| progress.inc(n),
         },
+        &pick,
     )?;
     progress.finish();
     let wall = started.elapsed().as_secs_f64();
@@ -210,6 +242,9 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
             extra.push('\n');
             extra.push_str(&counters);
         }
+    }
+    if out_traces.iter().any(|t| !t.1.is_empty()) {
+        extra.push_str(&format!("\nsample paths ({}):\n", trace_choice_words(&pick, keep_traces)));
     }
     for (name, traces) in &out_traces {
         for t in traces {
@@ -269,6 +304,7 @@ fn references_table(reproduces: &str, r: &results::RunResult) -> String {
                     report::table::format_value(c.published),
                     match (c.model, &c.missing) {
                         (Some(v), _) => report::table::format_value(v),
+                        (None, Some(_)) if c.not_run() => "–".into(),
                         (None, Some(e)) => format!("n/a: {}", e.lines().next().unwrap_or("")),
                         (None, None) => "n/a".into(),
                     },
@@ -287,6 +323,16 @@ fn references_table(reproduces: &str, r: &results::RunResult) -> String {
             &rows,
             3,
         ));
+    }
+    let mut not_run: Vec<String> = Vec::new();
+    for c in r.references.iter().filter(|c| c.not_run()) {
+        let name = format!("`{}`", c.config);
+        if !not_run.contains(&name) {
+            not_run.push(name);
+        }
+    }
+    if !not_run.is_empty() {
+        s.push_str(&format!("not run (not part of this run, e.g. --config chose others): {}\n", not_run.join(", ")));
     }
     s
 }

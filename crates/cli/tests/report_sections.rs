@@ -44,3 +44,26 @@ fn unit_ns_prints_nanoseconds() {
     let csv = String::from_utf8_lossy(&csv.stdout);
     assert!(csv.lines().next().unwrap().contains("p99_ns"), "{csv}");
 }
+
+#[test]
+fn chosen_sample_paths_reach_result_json_and_the_html_report() {
+    let d = tempfile::tempdir().unwrap();
+    let base = ["sim", "xen-arm-zynq-timer", "--config", "vwfi=trap", "--set", "workload.samples=300"];
+    let o = irqlab(&[&base[..], &["--trace", "2", "--trace-at", "slowest", "--out", "p"]].concat(), d.path());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && stdout.contains("sample paths (the 2 slowest per class, slowest first)"), "{stdout}");
+    let r = results::read_json(&d.path().join("p/result.json")).unwrap();
+    let c = &r.configs[0];
+    assert_eq!(c.traces.len(), 2);
+    assert!(c.traces[0].total_ns >= c.traces[1].total_ns);
+    assert!((c.traces[0].total_ns - c.classes["timer"].summary.max as f64).abs() <= 0.01 * c.traces[0].total_ns, "the slowest is the max");
+    let o = irqlab(&["report", "p/result.json", "-o", "p/report.html"], d.path());
+    assert!(o.status.success());
+    let html = std::fs::read_to_string(d.path().join("p/report.html")).unwrap();
+    assert!(html.contains("sample paths (slowest, 2 per class)") && html.matches("<table class=\"path\">").count() == 2);
+    // A bad choice is refused up front, naming what is allowed.
+    let o = irqlab(&[&base[..], &["--trace-at", "p100", "--out", "q"]].concat(), d.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("0 < number < 100"));
+    assert!(!d.path().join("q").exists());
+}

@@ -184,6 +184,9 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
         if let Some((title, html)) = crate::seed_spread::seed_spread_html(r, unit) {
             references.push(Section { anchor: format!("seeds-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
         }
+        if let Some((title, html)) = crate::sample_paths::sample_paths_html(r, unit) {
+            references.push(Section { anchor: format!("paths-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
+        }
     }
     let classes: Vec<Section> = by_class.into_iter().enumerate().map(|(i, (class, series))| cdf_section(i, &class, series, unit)).collect();
 

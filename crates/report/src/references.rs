@@ -33,6 +33,7 @@ fn table(refs: &[&Reference], unit: LatencyUnit) -> String {
         };
         let model = match (r.model, &r.missing) {
             (Some(v), _) => value(r, v, unit),
+            (None, Some(_)) if r.not_run() => "–".into(),
             (None, Some(m)) => format!("n/a: {m}"),
             (None, None) => "n/a".into(),
         };

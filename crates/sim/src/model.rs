@@ -115,8 +115,8 @@ impl<'a> PointCtx<'a> {
 
 /// Options for running a prepared point.
 pub struct RunOpts<'a> {
-    /// How many sample traces to keep per class (for `--trace N`).
-    pub keep_traces: usize,
+    /// Which sample traces to keep per class (`--trace N --trace-at WHICH`).
+    pub traces: &'a crate::engine::TraceKeep,
     /// Called now and then with the number of work units done since the last call.
     pub progress: &'a (dyn Fn(u64) + Sync),
 }

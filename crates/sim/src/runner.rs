@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
-use crate::engine::Trace;
+use crate::engine::{PickRule, SimTime, Trace, TraceKeep, TracePick};
 use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts, SimError};
 use crate::engine::rng::derive_seed;
 use crate::scenario::{check_references, Point, Scenario, ScenarioError};
@@ -207,10 +207,66 @@ pub fn validate_scenario(sc: &Scenario, seed: Option<u64>) -> Result<u64, Scenar
     Ok(prepared.iter().map(|p| p.work()).sum())
 }
 
+/// Run every point, keeping the first `opts.keep_traces` sample traces per class.
+pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput, ScenarioError> {
+    run_scenario_picking(sc, opts, &TracePick::First)
+}
+
+/// [`run_scenario`], keeping the `opts.keep_traces` sample traces per class that `pick` chooses.
+/// Nearest-to-a-percentile needs the percentile first: the scenario runs twice (the models are
+/// deterministic, so the second run has the same samples and the same result) and the progress
+/// callbacks see both runs as one.
+pub fn run_scenario_picking(sc: &Scenario, opts: &ScenarioOpts, pick: &TracePick) -> Result<ScenarioOutput, ScenarioError> {
+    let n = opts.keep_traces;
+    let choice = (n > 0).then(|| results::TraceChoice { how: pick.describe(), per_class: n as u64 });
+    let rule = match pick {
+        TracePick::First => PickRule::First,
+        TracePick::Slowest => PickRule::Slowest,
+        TracePick::Rounds(r) => PickRule::Rounds(r.clone()),
+        TracePick::Percentile(p) if n > 0 => {
+            let learn = ScenarioOpts {
+                seed: opts.seed,
+                seeds: opts.seeds,
+                keep_traces: 0,
+                on_start: &|total| (opts.on_start)(2 * total),
+                progress: opts.progress,
+            };
+            let first = run_points(sc, &learn, &|_| TraceKeep::none(), None)?;
+            let targets: Vec<BTreeMap<String, SimTime>> = first.result.configs.iter().map(|c| percentile_targets(c, *p)).collect();
+            let again = ScenarioOpts { seed: opts.seed, seeds: opts.seeds, keep_traces: n, on_start: &|_| {}, progress: opts.progress };
+            let keep = |point: usize| TraceKeep {
+                n,
+                rule: PickRule::Nearest(SimTime::ZERO),
+                targets: targets.get(point).cloned().unwrap_or_default(),
+            };
+            return run_points(sc, &again, &keep, choice);
+        }
+        TracePick::Percentile(_) => PickRule::First,
+    };
+    let keep = TraceKeep { n, rule, targets: BTreeMap::new() };
+    run_points(sc, opts, &|_| keep.clone(), choice)
+}
+
+/// Per latency class of a finished configuration, its `p`-th percentile as a simulated time.
+fn percentile_targets(c: &ConfigResult, p: f64) -> BTreeMap<String, SimTime> {
+    c.classes
+        .iter()
+        .filter_map(|(name, l)| {
+            let h = l.histogram(name).ok()?;
+            (h.len() > 0).then(|| (name.clone(), SimTime::from_ns(h.value_at_quantile(p / 100.0))))
+        })
+        .collect()
+}
+
 /// Run every point. Every point is prepared (validated) first: if any input is unusable
 /// nothing runs and the error names each distinct problem. A point that fails while running is
 /// kept as a failed configuration with its error; the other points' results are unaffected.
-pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput, ScenarioError> {
+fn run_points(
+    sc: &Scenario,
+    opts: &ScenarioOpts,
+    keep_for_point: &(dyn Fn(usize) -> TraceKeep + Sync),
+    choice: Option<results::TraceChoice>,
+) -> Result<ScenarioOutput, ScenarioError> {
     let model = find_model(&sc.header.model).ok_or_else(|| ScenarioError::UnknownModel {
         file: sc.file.clone(),
         model: sc.header.model.clone(),
@@ -236,8 +292,8 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
         .enumerate()
         .map(|(i, (prep, (_, point)))| {
             // Traces are kept for each point's first seed only.
-            let keep_traces = if i as u64 % n_seeds == 0 { opts.keep_traces } else { 0 };
-            let run_opts = RunOpts { keep_traces, progress: &progress };
+            let keep = if i as u64 % n_seeds == 0 { keep_for_point(i / n_seeds as usize) } else { TraceKeep::none() };
+            let run_opts = RunOpts { traces: &keep, progress: &progress };
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prep.run(&run_opts)))
                 .unwrap_or_else(|p| Err(SimError(panic_message(p))));
             let mut out = match ran.map_err(|e| format!("{}: point `{}`: {e}", sc.file, point.name)) {
@@ -282,6 +338,7 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
     let mut events = 0;
     for (mut cfg, tr, ev) in outputs {
         cfg.traces = tr.iter().map(Trace::to_sample).collect();
+        cfg.trace_choice = choice.clone();
         traces.push((cfg.name.clone(), tr));
         events += ev;
         result.configs.push(cfg);

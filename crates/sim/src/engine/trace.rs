@@ -6,6 +6,7 @@
 use results::BreakdownBuilder;
 
 use super::time::SimTime;
+use super::trace_pick::Picker;
 
 /// One interrupt's path: (segment name, duration) in order, plus free-form notes per step.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -61,7 +62,8 @@ impl Trace {
 /// breakdown is the same as adding every segment to a [`BreakdownBuilder`] in order.
 #[derive(Debug, Clone, Default)]
 pub struct TraceSet {
-    keep: usize,
+    /// Which traces are kept (the first N, the slowest, ...).
+    picker: Picker,
     pub kept: Vec<Trace>,
     /// (segment, passes, total ps), in first-seen order.
     tally: Vec<(&'static str, u64, u128)>,
@@ -78,8 +80,14 @@ fn same(a: &'static str, b: &str) -> bool {
 }
 
 impl TraceSet {
+    /// Keep the first `keep` traces.
     pub fn new(keep: usize) -> Self {
-        TraceSet { keep, ..Default::default() }
+        TraceSet::picking(Picker::first(keep))
+    }
+
+    /// Keep what `picker` chooses (see [`super::trace_pick`]).
+    pub fn picking(picker: Picker) -> Self {
+        TraceSet { picker, ..Default::default() }
     }
 
     /// A new, unlabelled trace starting at `start`, reusing a spare segment buffer.
@@ -116,16 +124,15 @@ impl TraceSet {
             s.1 += 1;
             s.2 += d.ps() as u128;
         }
-        if self.kept.len() < self.keep {
-            self.kept.push(t);
-        } else {
-            self.spare = t.segments;
+        if let Some(back) = self.picker.offer(&mut self.kept, t) {
+            self.spare = back.segments;
         }
     }
 
-    /// Whether another trace would still be kept for printing (label it only then).
+    /// Whether the next trace could be kept for printing (label it only then).
+    #[inline]
     pub fn wants_more(&self) -> bool {
-        self.kept.len() < self.keep
+        self.picker.may_keep(self.kept.len())
     }
 
     /// Aggregate `count` passes through `segment` totalling `total` (see `BreakdownBuilder::add_many`).
@@ -138,9 +145,7 @@ impl TraceSet {
 
     /// Keep a trace for printing without aggregating it (its segments were added already).
     pub fn keep(&mut self, t: Trace) {
-        if self.wants_more() {
-            self.kept.push(t);
-        }
+        let _ = self.picker.offer(&mut self.kept, t);
     }
 
     pub fn breakdown(&self) -> Vec<results::SegmentStat> {

@@ -21,12 +21,13 @@ pub enum TracePick {
     Slowest,
     /// The `n` nearest to this percentile (0..100, exclusive) of each class's latency, nearest first.
     Percentile(f64),
-    /// These 1-based rounds (sample numbers) of each class, in order.
+    /// These rounds of each class, counted from 0 in the order the paths happen (a timer
+    /// model's label `timer #17` is round 17), in order.
     Rounds(Arc<[u64]>),
 }
 
 impl TracePick {
-    /// Parse `first`, `slowest`, `p99` / `p99.9` / `p50`, or a list of round numbers `1,17,250`.
+    /// Parse `first`, `slowest`, `p99` / `p99.9` / `p50`, or a list of round numbers `0,17,250`.
     pub fn parse(s: &str) -> Result<TracePick, String> {
         let s = s.trim();
         match s {
@@ -43,10 +44,10 @@ impl TracePick {
         let mut rounds = Vec::new();
         for part in s.split(',') {
             match part.trim().parse::<u64>() {
-                Ok(r) if r >= 1 => rounds.push(r),
+                Ok(r) => rounds.push(r),
                 _ => {
                     return Err(format!(
-                        "`{s}`: expected first, slowest, a percentile (p50, p99, p99.9) or round numbers from 1 (e.g. 1,17,250)"
+                        "`{s}`: expected first, slowest, a percentile (p50, p99, p99.9) or round numbers from 0 (e.g. 0,17,250)"
                     ))
                 }
             }
@@ -112,7 +113,7 @@ impl TraceKeep {
 pub struct Picker {
     n: usize,
     rule: PickRule,
-    /// Traces offered so far (the round number of the next one is `seen + 1`).
+    /// Traces offered so far (the round number of the next one).
     seen: u64,
 }
 
@@ -137,13 +138,14 @@ impl Picker {
         match &self.rule {
             PickRule::First => kept < self.n,
             PickRule::Slowest | PickRule::Nearest(_) => true,
-            PickRule::Rounds(r) => kept < self.n && r.binary_search(&(self.seen + 1)).is_ok(),
+            PickRule::Rounds(r) => kept < self.n && r.binary_search(&self.seen).is_ok(),
         }
     }
 
     /// Offer a finished trace. It joins `kept` (which stays in the rule's order: arrival,
     /// slowest first, nearest first) or is handed back, as is a trace it displaces.
     pub fn offer(&mut self, kept: &mut Vec<Trace>, t: Trace) -> Option<Trace> {
+        let round = self.seen;
         self.seen += 1;
         if self.n == 0 {
             return Some(t);
@@ -157,7 +159,7 @@ impl Picker {
                 Some(t)
             }
             PickRule::Rounds(r) => {
-                if kept.len() < self.n && r.binary_search(&self.seen).is_ok() {
+                if kept.len() < self.n && r.binary_search(&round).is_ok() {
                     kept.push(t);
                     return None;
                 }
@@ -233,9 +235,9 @@ mod tests {
 
     #[test]
     fn rounds_keep_those_sample_numbers_and_announce_them() {
-        let k = TraceKeep { n: 10, rule: PickRule::Rounds(vec![2, 5, 40].into()), targets: BTreeMap::new() };
+        let k = TraceKeep { n: 10, rule: PickRule::Rounds(vec![1, 4, 40].into()), targets: BTreeMap::new() };
         let p = k.picker("x");
-        assert!(!p.may_keep(0), "round 1 is not asked for");
+        assert!(!p.may_keep(0), "round 0 is not asked for");
         assert_eq!(run(p, T), ["#2", "#5"]);
     }
 
@@ -251,7 +253,7 @@ mod tests {
         assert_eq!(TracePick::parse("slowest").unwrap(), TracePick::Slowest);
         assert_eq!(TracePick::parse("p99.9").unwrap(), TracePick::Percentile(99.9));
         assert_eq!(TracePick::parse("250, 17,17").unwrap(), TracePick::Rounds(vec![17, 250].into()));
-        for bad in ["p100", "p0", "pnan", "p-1", "0", "x", "1,,2", ""] {
+        for bad in ["p100", "p0", "pnan", "p-1", "-1", "x", "1,,2", ""] {
             assert!(TracePick::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(TracePick::Percentile(99.0).describe(), "nearest p99");

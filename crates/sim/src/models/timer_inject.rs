@@ -189,7 +189,7 @@ impl PreparedPoint for Prepared {
         let mut guest_rng = streams.stream("guest");
         let mut q: EventQueue<Ev> = EventQueue::with_capacity(4);
         let mut rec = LatencyRecorder::new(self.warmup);
-        let mut traces = TraceSet::new(opts.keep_traces);
+        let mut traces = TraceSet::picking(opts.traces.picker("timer"));
         let mut result = ConfigResult::default();
         q.schedule_at(self.period, Ev::Deadline(0));
         let mut reported = 0;

@@ -265,7 +265,7 @@ pub(super) fn run(p: &Prepared, opts: &RunOpts) -> Result<(ConfigResult, Vec<Tra
     };
     let mut rtt = LatencyRecorder::new(p.warmup);
     let mut irq_lat = LatencyRecorder::new(p.warmup);
-    let mut traces = TraceSet::new(opts.keep_traces);
+    let mut traces = TraceSet::picking(opts.traces.picker("rtt"));
     let mut t = SimTime::ZERO;
     let mut measured_from = SimTime::ZERO;
     let mut reported = 0;

@@ -110,7 +110,7 @@ impl PreparedPoint for Prepared {
                 delivery_ns: 0.0,
                 total_ns: 0.0,
                 lat: LatencyRecorder::new(self.wl.warmup),
-                traces: TraceSet::new(opts.keep_traces),
+                traces: TraceSet::picking(opts.traces.picker(row.key())),
                 segs: [(0, 0); SEGMENTS.len()],
             };
             let mut counts = Counts::default();

@@ -66,8 +66,9 @@ struct Outcome {
 }
 
 impl Class {
-    fn new(name: String, warmup: u64, keep: usize) -> Self {
-        Class { name, lat: LatencyRecorder::new(warmup), traces: TraceSet::new(keep) }
+    fn new(name: String, warmup: u64, keep: &crate::engine::TraceKeep) -> Self {
+        let traces = TraceSet::picking(keep.picker(&name));
+        Class { name, lat: LatencyRecorder::new(warmup), traces }
     }
     fn record(&mut self, label: impl FnOnce() -> String, start: SimTime, lat: SimTime, segs: &[(&'static str, SimTime)]) {
         self.lat.record(lat.ns());
@@ -86,7 +87,7 @@ impl Prepared {
         let mut rng = streams.stream("paths");
         let c = &self.costs;
         let mut w = Walk::new(&mut rng, &c.guest_ring0_insn, &c.vmexit_roundtrip, &c.nested_reflect);
-        let keep = opts.keep_traces;
+        let keep = opts.traces;
         let warm = self.wl.warmup;
         let n = self.wl.samples;
         let mut done = 0u64;
@@ -243,7 +244,7 @@ impl PreparedPoint for Prepared {
                 (0.0, 0.0)
             } else {
                 self.hyp.timer_virt = TimerVirt::Off;
-                let quiet = RunOpts { keep_traces: 0, progress: opts.progress };
+                let quiet = RunOpts { traces: &crate::engine::TraceKeep::none(), progress: opts.progress };
                 let base = self.simulate(&quiet, false)?;
                 let b = base.classes[0].lat.summary();
                 let m = r.classes.get("timer").map(|c| c.summary.clone()).ok_or_else(|| SimError("no timer samples".into()))?;

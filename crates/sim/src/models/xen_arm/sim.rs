@@ -49,7 +49,7 @@ struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    fn new(p: &'a Prepared, keep_traces: usize) -> Self {
+    fn new(p: &'a Prepared, picker: crate::engine::Picker) -> Self {
         let streams = RngStreams::new(p.seed);
         let total = p.pcpus * p.vcpus_per_pcpu;
         let roles: Vec<Role> = (0..total)
@@ -75,7 +75,7 @@ impl<'a> Sim<'a> {
             demand: vec![SimTime::ZERO; total],
             roles,
             rec: LatencyRecorder::new(p.warmup),
-            traces: TraceSet::new(keep_traces),
+            traces: TraceSet::picking(picker),
             tick_ps: 1e6 / p.counter_mhz,
         }
     }
@@ -279,7 +279,7 @@ impl PreparedPoint for Prepared {
     }
 
     fn run(self: Box<Self>, opts: &RunOpts) -> Result<PointOutput, SimError> {
-        let mut sim = Sim::new(&self, opts.keep_traces);
+        let mut sim = Sim::new(&self, opts.traces.picker("timer"));
         let end = sim.run(opts)?;
         for p in 0..sim.core.pcpus.len() {
             sim.core.settle(p, end);

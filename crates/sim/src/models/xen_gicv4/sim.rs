@@ -62,7 +62,7 @@ struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    fn new(p: &'a Prepared, keep_traces: usize) -> Self {
+    fn new(p: &'a Prepared, picker: crate::engine::Picker) -> Self {
         let streams = RngStreams::new(p.seed);
         let is_job = |v: usize| v >= p.first_vcpu && v < p.first_vcpu + p.job.numjobs as usize;
         let inits: Vec<VcpuInit> = (0..p.vcpus)
@@ -78,7 +78,7 @@ impl<'a> Sim<'a> {
             dev_rng: RngStreams::new(p.device_seed).stream("device"),
             mig_rng: streams.stream("credit2-migrate"),
             rec: LatencyRecorder::new(p.warmup),
-            traces: TraceSet::new(keep_traces),
+            traces: TraceSet::picking(picker),
             n: Counters::default(),
             submitted: 0,
             reaped: Vec::new(),
@@ -385,7 +385,7 @@ impl PreparedPoint for Prepared {
     }
 
     fn run(self: Box<Self>, opts: &RunOpts) -> Result<PointOutput, SimError> {
-        let mut sim = Sim::new(&self, opts.keep_traces);
+        let mut sim = Sim::new(&self, opts.traces.picker("io"));
         let end = sim.run(opts)?;
         let mut r = ConfigResult::default();
         let done = sim.rec.count();
