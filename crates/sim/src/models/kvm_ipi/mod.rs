@@ -11,6 +11,7 @@
 
 mod bench;
 mod config;
+mod lock;
 
 use crate::model::{Model, PointCtx, PreparedPoint};
 use crate::scenario::ScenarioError;
