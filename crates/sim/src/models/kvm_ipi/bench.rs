@@ -16,7 +16,7 @@ use results::{ConfigResult, LatencyRecorder};
 
 use super::config::{PollRule, Prepared, Row};
 use super::lock::SpinLock;
-use crate::arch::x86::destination::{icr_writes, resolve, Shorthand};
+use crate::arch::x86::destination::{icr_writes, resolve, IcrDest, Shorthand};
 use crate::arch::x86::lapic::{Accept, Lapic};
 use crate::arch::x86::posted_interrupt::{PiDesc, PostEffect, VcpuState};
 use crate::arch::x86::pv_ipi::pack;
@@ -47,6 +47,23 @@ impl Target {
             (PollRule::Adaptive(_), None) => false,
         }
     }
+}
+
+/// How the sender leaves the guest for one group of destinations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExitKind {
+    /// KVM_HC_SEND_IPI: VMCALL exit, `kvm_pv_send_ipi` walks the bitmap through `phys_map`.
+    Hypercall,
+    /// WRMSR(ICR) with a physical destination: `phys_map[dest]`.
+    IcrPhysical,
+    /// WRMSR(ICR) with a logical (cluster) destination: cluster table lookup, then the mask.
+    IcrLogical,
+}
+
+/// One exit of an operation and the APIC IDs it delivers to, in order.
+struct Exit {
+    kind: ExitKind,
+    ids: Vec<u32>,
 }
 
 /// The path an IPI takes to one destination, by the target's state.
@@ -112,6 +129,7 @@ struct Counts {
     poll_grows: u64,
     poll_shrinks: u64,
     lock_contended: u64,
+    logical_decodes: u64,
 }
 
 impl Counts {
@@ -132,6 +150,7 @@ impl Counts {
             ("halt_poll.grow", self.poll_grows),
             ("halt_poll.shrink", self.poll_shrinks),
             ("lock.contended", self.lock_contended),
+            ("icr.logical_decode", self.logical_decodes),
         ] {
             if v > 0 {
                 r.add_counter(k, v);
@@ -222,18 +241,28 @@ impl Prepared {
     /// The exits one operation of `row` takes, each with the APIC IDs it delivers to, in order:
     /// one hypercall per 128-ID window (multicast with PV IPI), else one ICR write per
     /// destination group of the APIC mode. The same every operation, so computed once per row.
-    fn exit_groups(&self, row: Row) -> Vec<(bool, Vec<u32>)> {
+    ///
+    /// Where cluster and physical mode differ: the guest's ICR writes (`icr_writes`), and on the
+    /// host a logical destination is decoded through the cluster table
+    /// (`kvm_apic_map_get_logical_dest`) while a physical one indexes `phys_map` directly. The PV
+    /// hypercall is the same in both modes: the guest's `__send_ipi_mask` packs APIC IDs and the
+    /// host's `kvm_pv_send_ipi` indexes `map->phys_map[min + i]` for each set bit whatever the
+    /// guest's mode (arch/x86/kvm/lapic.c, 4180bf1b655a); only unicasts keep the mode's ICR write.
+    fn exit_groups(&self, row: Row) -> Vec<Exit> {
         let dests: Vec<u32> = match row {
             Row::DryRun | Row::SelfIpi => return Vec::new(),
             Row::NormalIpi => vec![self.wl.normal_target],
             Row::BroadcastIpi | Row::BroadcastLock => (1..self.vcpus).collect(),
         };
         if dests.len() > 1 && self.hyp.pv_ipi {
-            pack(dests.iter().copied()).iter().map(|call| (true, call.destinations().collect())).collect()
+            pack(dests.iter().copied()).iter().map(|call| Exit { kind: ExitKind::Hypercall, ids: call.destinations().collect() }).collect()
         } else {
             icr_writes(self.hyp.apic_mode, &dests)
                 .into_iter()
-                .map(|d| (false, resolve(self.hyp.apic_mode, d, Shorthand::None, 0, &dests)))
+                .map(|d| Exit {
+                    kind: if matches!(d, IcrDest::Logical(_)) { ExitKind::IcrLogical } else { ExitKind::IcrPhysical },
+                    ids: resolve(self.hyp.apic_mode, d, Shorthand::None, 0, &dests),
+                })
                 .collect()
         }
     }
@@ -243,7 +272,7 @@ impl Prepared {
     fn run_op(
         &self,
         row: Row,
-        groups: &[(bool, Vec<u32>)],
+        groups: &[Exit],
         op: u64,
         q: &mut EventQueue<Ev>,
         targets: &mut [Target],
@@ -268,7 +297,7 @@ impl Prepared {
                 q.schedule_in(total, Ev::OpDone);
                 return drain(q);
             }
-            _ => groups.iter().map(|g| g.1.len()).sum::<usize>(),
+            _ => groups.iter().map(|g| g.ids.len()).sum::<usize>(),
         };
         let send_start = t0 + loop_cost;
         // The guest walks its cpumask (and packs the PV bitmap) before the first exit.
@@ -280,14 +309,23 @@ impl Prepared {
         let keep = op == 1 && rr.traces.wants_more();
         let mut pending = 0u32;
         let mut last_trace_for: Vec<Trace> = Vec::new();
-        for (hypercall, ids) in groups {
+        for Exit { kind, ids } in groups {
+            let hypercall = *kind == ExitKind::Hypercall;
             let exit_start = t;
-            let exit = if *hypercall {
-                n.hypercall_exits += 1;
-                c.vmcall_exit.sample(rng) + c.pv_ipi_handler.sample(rng)
-            } else {
-                n.icr_write_exits += 1;
-                c.icr_write_exit.sample(rng)
+            let exit = match kind {
+                ExitKind::Hypercall => {
+                    n.hypercall_exits += 1;
+                    c.vmcall_exit.sample(rng) + c.pv_ipi_handler.sample(rng)
+                }
+                ExitKind::IcrPhysical => {
+                    n.icr_write_exits += 1;
+                    c.icr_write_exit.sample(rng)
+                }
+                ExitKind::IcrLogical => {
+                    n.icr_write_exits += 1;
+                    n.logical_decodes += 1;
+                    c.icr_write_exit.sample(rng) + c.icr_logical_decode.sample(rng)
+                }
             };
             t += exit;
             for id in ids {
@@ -332,7 +370,7 @@ impl Prepared {
                         (c.deliver_to_polling.sample(rng), c.kick_exit_to_handler.sample(rng), 9)
                     }
                 };
-                let extra = if !*hypercall && ids.len() > 1 { c.icr_multicast_extra.sample(rng) } else { SimTime::ZERO };
+                let extra = if !hypercall && ids.len() > 1 { c.icr_multicast_extra.sample(rng) } else { SimTime::ZERO };
                 let before = t;
                 t += deliver + extra;
                 n.kicks += 1;
@@ -353,7 +391,7 @@ impl Prepared {
                 let segments = [
                     (0, walk_end - send_start),
                     (1, exit_start - walk_end),
-                    (if *hypercall { 3 } else { 2 }, exit),
+                    (if hypercall { 3 } else { 2 }, exit),
                     (4, before - (exit_start + exit)),
                     (5, deliver + extra),
                     (respond_seg, respond),
