@@ -17,8 +17,9 @@ Python HdrHistogram libraries exchange. The Python `hdrhistogram` package (modul
     h = HdrHistogram.decode(cls["histogram"])
     h.get_value_at_percentile(99.9)          # ns
 
-`summary` has the exact count/min/mean/max/warm_max and the percentiles p50 p90 p99 p999 p9999
-(ns) — the same p50, p90, p99, p99.9, p99.99 as the tables and the CSV's `p99.9_us` columns.
+`summary` has the exact count/min/mean/max/warm_max and the percentiles p50 p90 p99 p99.9 p99.99
+(ns) — the same names as the tables and the CSV's `p99.9_us` columns (files written before
+2026-11-23 spell the last two p999 and p9999; both are read).
 
 This script builds one DataFrame row per (file, configuration, class) with the parameters,
 summary, figures and counters as columns (like result.csv), prints it, and plots each
@@ -51,9 +52,9 @@ def load(paths):
                 row = dict(base, **{"class": cls})
                 if lat is not None:
                     s = lat["summary"]
-                    names = {"p999": "p99.9", "p9999": "p99.99"}
-                    row.update({f"{names.get(k, k)}_ns": v for k, v in s.items()
-                                if k in ("count", "min", "mean", "p50", "p90", "p99", "p999", "p9999", "max", "warm_max")})
+                    old = {"p999": "p99.9", "p9999": "p99.99"}
+                    row.update({f"{old.get(k, k)}_ns": v for k, v in s.items()
+                                if old.get(k, k) in ("count", "min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max")})
                     row["count"] = row.pop("count_ns")
                     hists[(path, c["name"], cls)] = HdrHistogram.decode(lat["histogram"])
                 rows.append(row)

@@ -1,84 +1,130 @@
-//! `irqlab run`: real measurements on this host's KVM with the micro-VMM (crate `kvm`).
+//! `irqlab run`: real measurements on this host's KVM with the micro-VMM (crate `kvm`), with the
+//! conventions of cyclictest and rtla (µs by default, `--duration`, `--stop-above` like `-b`,
+//! `-h`-style histogram, `--priority`/`--mlock`, per-sample output).
 //!
-//! Two forms: flags (`irqlab run timer --samples 10000 --period-us 77`) or a matrix file
-//! (`irqlab run matrix.toml`) whose `[run]` table sets the flags and whose `[sweep]` lists values
-//! per flag; its points run one after another (measurements must not disturb each other), and a
-//! point that fails keeps its error while the others' results are written.
+//! Two forms: a benchmark subcommand (`irqlab run timer --samples 10000`) or a matrix file
+//! (`irqlab run --matrix FILE`, format in [`crate::cmd_run_points`]) whose points run one after
+//! another (measurements must not disturb each other); a point that fails keeps its error while
+//! the others' results are written. An existing output directory with results is not replaced
+//! without `--force`.
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
-use kvm::{BenchConfig, BenchKind, DeviceVia, WaitMode};
+use clap::{Args, Subcommand};
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
-use serde::Deserialize;
 
+use crate::cmd_run_points::{points, Bench, PinSpec, RunTable, Via, Wait};
+use crate::cmd_run_show::{self as show, RunUnit};
 use crate::output::{check_output_dir, print, write_files, Format};
-use crate::term::{note, out};
 use crate::progress::Progress;
+use crate::term::{note, out};
 use crate::{CliError, Outcome};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Bench {
-    Timer,
-    Ipi,
-    Device,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Wait {
-    Hlt,
-    Busy,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Via {
-    Irqfd,
-    Msi,
-    Line,
-    Level,
-}
-
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, arg_required_else_help = true)]
 pub struct RunArgs {
-    /// timer, ipi, device — or a matrix file (.toml) with [run] and [sweep] tables.
-    pub what: String,
-    #[arg(long, default_value_t = 10_000)]
-    pub samples: u64,
-    /// Samples excluded from warm max.
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u64,
-    /// Period between samples (timer: how far ahead the deadline is), µs.
-    #[arg(long, default_value_t = 77.0)]
-    pub period_us: f64,
-    /// Period in TSC cycles (overrides --period-us), as tscdeadline_latency's `delta`.
+    #[command(subcommand)]
+    pub bench: Option<BenchCmd>,
+    /// Run every point of a matrix file: a `[run]` table of settings (the flags' names with `_`,
+    /// plus `bench`, `wait`, `via`, `pv_ipi`) and a `[sweep]` table of lists; see the README.
+    #[arg(long, value_name = "FILE")]
+    pub matrix: Option<PathBuf>,
+    /// With --matrix: run only these points, by name (`via=msi`; repeatable).
+    #[arg(long = "config", value_name = "NAME", requires = "matrix")]
+    pub configs: Vec<String>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Subcommand)]
+pub enum BenchCmd {
+    /// TSC-deadline timer latency: the guest arms its LAPIC timer (TSC-deadline mode) one period
+    /// ahead and records arrival − deadline in its handler, as kvm-unit-tests'
+    /// tscdeadline_latency does. Negative values are early arrivals (lapic_timer_advance).
+    Timer {
+        /// How the guest waits for the interrupt.
+        #[arg(long, value_enum, default_value_t = Wait::Hlt)]
+        wait: Wait,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Inter-processor interrupt latency: vCPU 0 sends an x2APIC IPI to vCPU 1, which records the
+    /// arrival and replies. ipi_one_way = arrival − send; ipi_round_trip = reply seen on vCPU 0 −
+    /// send. Between round trips vCPU 0 pauses one period (--period-us, its TSC deadline) so that
+    /// vCPU 1 is back in HLT: each IPI measures a wake-up from halt, not a running receiver.
+    Ipi {
+        /// Also probe the KVM PV IPI hypercall (KVM_HC_SEND_IPI), bounded by a timeout.
+        #[arg(long)]
+        pv_ipi: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Device interrupt latency: a host thread raises an interrupt every period and the guest's
+    /// handler records its arrival; latency = guest TSC at the handler − host TSC at the trigger
+    /// (the guest's TSC offset is checked first).
+    Device {
+        /// How the host raises the interrupt.
+        #[arg(long, value_enum, default_value_t = Via::Irqfd)]
+        via: Via,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Flags every form of `irqlab run` takes.
+#[derive(Args, Clone)]
+pub struct Common {
+    /// Samples to keep [default: 10000]. One more interrupt is taken first and discarded (its
+    /// deadline was armed while the VM started), as kvm-unit-tests does.
+    #[arg(long, conflicts_with = "duration")]
+    pub samples: Option<u64>,
+    /// Run for this long instead of a sample count (`30s`, `10m`, `1h`; at most 24h and
+    /// 10,000,000 samples).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub duration: Option<Duration>,
+    /// Kept samples left out of WARM_MAX (tbm's warm max) [default: 1].
+    #[arg(long)]
+    pub warmup: Option<u64>,
+    /// Period between samples in µs: timer, how far ahead the deadline is; ipi, the pause between
+    /// round trips; device, the gap between triggers [default: 77]. 77 µs takes 10,000 samples in
+    /// about a second and does not divide the host's 1 or 4 ms tick, so samples drift across
+    /// periodic host work instead of locking to it.
+    #[arg(long)]
+    pub period_us: Option<f64>,
+    /// The period in TSC cycles instead (overrides --period-us), as tscdeadline_latency's `delta`.
     #[arg(long)]
     pub period_cycles: Option<u64>,
-    #[arg(long, value_enum, default_value_t = Wait::Hlt)]
-    pub wait: Wait,
-    #[arg(long, value_enum, default_value_t = Via::Irqfd)]
-    pub via: Via,
-    /// Also probe the PV IPI hypercall (ipi).
-    #[arg(long)]
-    pub pv_ipi: bool,
-    /// KVM_CAP_HALT_POLL for this VM, ns (default: the host's).
+    /// KVM_CAP_HALT_POLL for this VM, ns [default: the host's halt_poll_ns].
     #[arg(long)]
     pub halt_poll_ns: Option<u64>,
     /// Ask KVM to stop HLT exits (KVM_CAP_X86_DISABLE_EXITS); the result says whether it worked.
     #[arg(long)]
     pub disable_hlt_exits: bool,
-    /// vCPUs (ipi needs 2).
+    /// vCPUs [default: 2 for ipi, else 1].
     #[arg(long)]
     pub vcpus: Option<u32>,
-    /// Host CPU per vCPU thread, comma-separated (e.g. 0,1).
-    #[arg(long, value_delimiter = ',')]
-    pub pin: Vec<usize>,
-    /// Watchdog: stop a run that makes no progress for this many seconds.
-    #[arg(long, default_value_t = 5.0)]
-    pub stall_timeout_s: f64,
+    /// Host CPU of each vCPU thread, in vCPU order: a list or ranges (`0-1`, `0,1`, `2-3,5`).
+    /// Unpinned runs record the CPUs the threads were seen on.
+    #[arg(long, value_name = "CPUS")]
+    pub pin: Option<String>,
+    /// SCHED_FIFO priority (1-99) for the vCPU threads, as cyclictest -p; fails if not permitted.
+    #[arg(long)]
+    pub priority: Option<i32>,
+    /// Lock all memory (mlockall) before the VM starts, as cyclictest -m; fails if not permitted.
+    #[arg(long)]
+    pub mlock: bool,
+    /// Stop at the first sample above this latency (µs), as cyclictest -b: the sample is kept as
+    /// the last one, named in the result, and the exit status is 3 (ipi: the one-way latency).
+    #[arg(long, value_name = "US")]
+    pub stop_above: Option<f64>,
+    /// Watchdog: stop a run that makes no progress for this many seconds [default: 5].
+    #[arg(long)]
+    pub stall_timeout_s: Option<f64>,
+    /// Set a run setting by key, typed as in a matrix file's [run] table (`samples=1000`,
+    /// `via=msi`, `pin=0-1`); applied last. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
     /// Split each sample into host-side segments from KVM/timer/sched trace events (needs tracefs;
     /// as root irqlab mounts it). Also runs once untraced to state the tracing overhead.
     #[arg(long)]
@@ -86,209 +132,227 @@ pub struct RunArgs {
     /// With --breakdown: print this many sample paths.
     #[arg(long, default_value_t = 0, requires = "breakdown")]
     pub trace: usize,
-    /// Output directory (default: out/run-<bench>).
+    /// Print a histogram with this many 1 µs buckets, in cyclictest -h's layout.
+    #[arg(long, value_name = "US_BUCKETS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub histogram: Option<u32>,
+    /// Write every kept sample to this file: `index<TAB>latency_ns` per line (ipi: one-way and
+    /// round trip), the index counting arrivals from 0.
+    #[arg(long, value_name = "FILE")]
+    pub samples_out: Option<PathBuf>,
+    /// Output directory [default: out/run-<bench>, or out/<matrix name>].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace the results already in the output directory.
+    #[arg(long)]
+    pub force: bool,
+    /// What to print on stdout: a table, or the result as JSON or CSV (ns).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Latency unit of the table: µs (cyclictest, rtla), ns, or TSC cycles (kvm-unit-tests).
+    #[arg(long, value_enum, default_value_t = RunUnit::Us)]
+    pub unit: RunUnit,
 }
 
-/// The `[run]` table of a matrix file: the same knobs as the flags.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RunTable {
-    bench: Option<Bench>,
-    samples: Option<u64>,
-    warmup: Option<u64>,
-    period_us: Option<f64>,
-    period_cycles: Option<u64>,
-    wait: Option<Wait>,
-    via: Option<Via>,
-    pv_ipi: Option<bool>,
-    halt_poll_ns: Option<u64>,
-    disable_hlt_exits: Option<bool>,
-    vcpus: Option<u32>,
-    pin: Option<Vec<usize>>,
-    stall_timeout_s: Option<f64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MatrixFile {
-    #[serde(default)]
-    name: Option<String>,
-    run: toml::Table,
-    #[serde(default)]
-    sweep: toml::Table,
-}
-
-fn config_from(t: &RunTable, flags: &RunArgs) -> Result<BenchConfig, kvm::ConfigError> {
-    let kind = match t.bench {
-        Some(Bench::Timer) | None => BenchKind::Timer,
-        Some(Bench::Ipi) => BenchKind::Ipi,
-        Some(Bench::Device) => BenchKind::Device,
-    };
-    Ok(BenchConfig {
-        kind,
-        samples: t.samples.unwrap_or(flags.samples),
-        warmup: t.warmup.unwrap_or(flags.warmup),
-        period_us: t.period_us.unwrap_or(flags.period_us),
-        period_cycles: t.period_cycles.or(flags.period_cycles),
-        wait: match t.wait.unwrap_or(flags.wait) {
-            Wait::Hlt => WaitMode::Hlt,
-            Wait::Busy => WaitMode::Busy,
-        },
-        via: match t.via.unwrap_or(flags.via) {
-            Via::Irqfd => DeviceVia::Irqfd,
-            Via::Msi => DeviceVia::Msi,
-            Via::Line => DeviceVia::Line,
-            Via::Level => DeviceVia::Level,
-        },
-        pv_ipi: t.pv_ipi.unwrap_or(flags.pv_ipi),
-        halt_poll_ns: t.halt_poll_ns.or(flags.halt_poll_ns),
-        disable_hlt_exits: t.disable_hlt_exits.unwrap_or(flags.disable_hlt_exits),
-        vcpus: t.vcpus.or(flags.vcpus).unwrap_or(if kind == BenchKind::Ipi { 2 } else { 1 }),
-        pin: t.pin.clone().unwrap_or_else(|| flags.pin.clone()),
-        stall_timeout: kvm::config::stall_timeout_from_secs(t.stall_timeout_s.unwrap_or(flags.stall_timeout_s))?,
-    })
-}
-
-/// (point name, config or the error that makes it impossible).
-fn points(a: &RunArgs) -> Result<(String, Vec<(String, Result<BenchConfig, String>)>), CliError> {
-    if !a.what.ends_with(".toml") {
-        let bench = Bench::from_str(&a.what, true).map_err(|_| {
-            CliError(format!("irqlab run: `{}` is neither timer, ipi, device nor a .toml matrix file", a.what))
-        })?;
-        let t = RunTable { bench: Some(bench), ..Default::default() };
-        let cfg = config_from(&t, a)?;
-        return Ok((format!("run-{}", a.what), vec![(a.what.clone(), Ok(cfg))]));
+impl Common {
+    /// The flags' settings as a `[run]` table (only what was given).
+    fn table(&self, bench: Option<Bench>) -> RunTable {
+        RunTable {
+            bench,
+            samples: self.samples,
+            duration: self.duration.map(|d| humantime::format_duration(d).to_string()),
+            warmup: self.warmup,
+            period_us: self.period_us,
+            period_cycles: self.period_cycles,
+            halt_poll_ns: self.halt_poll_ns,
+            disable_hlt_exits: self.disable_hlt_exits.then_some(true),
+            vcpus: self.vcpus,
+            pin: self.pin.clone().map(PinSpec::Text),
+            stall_timeout_s: self.stall_timeout_s,
+            stop_above_us: self.stop_above,
+            priority: self.priority,
+            mlock: self.mlock.then_some(true),
+            ..Default::default()
+        }
     }
-    let file = &a.what;
-    let text = std::fs::read_to_string(file).map_err(|e| CliError(format!("{file}: cannot read: {e}")))?;
-    let m: MatrixFile = toml::from_str(&text).map_err(|e| CliError(format!("{file}: {e}")))?;
-    let mut combos: Vec<Vec<(String, toml::Value)>> = vec![vec![]];
-    for (k, v) in &m.sweep {
-        let vals = v.as_array().filter(|a| !a.is_empty()).ok_or_else(|| CliError(format!("{file}: key `sweep.{k}`: expected a non-empty array")))?;
-        combos = combos
-            .into_iter()
-            .flat_map(|c| vals.iter().map(move |x| {
-                let mut c = c.clone();
-                c.push((k.clone(), x.clone()));
-                c
-            }))
-            .collect();
-    }
-    let stem = std::path::Path::new(file).file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-    let pts = combos
-        .into_iter()
-        .map(|combo| {
-            let mut table = m.run.clone();
-            let mut label = Vec::new();
-            for (k, v) in &combo {
-                table.insert(k.clone(), v.clone());
-                label.push(format!("{k}={}", v.as_str().map(String::from).unwrap_or_else(|| v.to_string())));
-            }
-            let name = if label.is_empty() { stem.clone() } else { label.join(", ") };
-            let cfg = parse_run_table(table)
-                .and_then(|t| config_from(&t, a).map_err(|e| format!("[run]: {e}")))
-                .map_err(|e| format!("{file}: {e}"));
-            (name, cfg)
-        })
-        .collect();
-    Ok((m.name.unwrap_or(stem), pts))
 }
 
-fn parse_run_table(t: toml::Table) -> Result<RunTable, String> {
-    RunTable::deserialize(toml::Value::Table(t)).map_err(|e| format!("[run]: {e}"))
+/// The flags, as a `[run]` table, and the common options.
+fn settings(a: &RunArgs) -> (RunTable, &Common) {
+    match &a.bench {
+        Some(BenchCmd::Timer { wait, common }) => (RunTable { wait: Some(*wait), ..common.table(Some(Bench::Timer)) }, common),
+        Some(BenchCmd::Ipi { pv_ipi, common }) => (RunTable { pv_ipi: pv_ipi.then_some(true), ..common.table(Some(Bench::Ipi)) }, common),
+        Some(BenchCmd::Device { via, common }) => (RunTable { via: Some(*via), ..common.table(Some(Bench::Device)) }, common),
+        None => (a.common.table(None), &a.common),
+    }
+}
+
+/// Refuse to replace earlier results without --force.
+fn check_fresh(dir: &std::path::Path, force: bool) -> Result<(), CliError> {
+    if !force && dir.join("result.json").exists() {
+        return Err(CliError(format!(
+            "{} already holds the results of an earlier run; give another --out, or --force to replace them",
+            dir.display()
+        )));
+    }
+    check_output_dir(dir)
 }
 
 pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
-    let (scenario, pts) = points(&a)?;
+    let (flags, c) = settings(&a);
+    if a.bench.is_none() && a.matrix.is_none() {
+        return Err(CliError("run: give a benchmark (timer, ipi, device) or --matrix FILE".into()));
+    }
+    let (scenario, pts) = points(&flags, a.matrix.as_deref(), &c.sets, &a.configs)?;
     let cpus = kvm::config::allowed_cpus();
     // Impossible combinations are usage errors before anything runs: in the flag form, and when
     // no point of a matrix file could run. Nothing is written then.
-    let pts: Vec<(String, Result<BenchConfig, String>)> = pts
-        .into_iter()
-        .map(|(n, c)| (n, c.and_then(|c| c.validate(&cpus).map(|_| c).map_err(|e| e.to_string()))))
-        .collect();
+    let pts: Vec<(String, Result<kvm::BenchConfig, String>)> =
+        pts.into_iter().map(|(n, cfg)| (n, cfg.and_then(|cfg| cfg.validate(&cpus).map(|_| cfg).map_err(|e| e.to_string())))).collect();
     if pts.iter().all(|p| p.1.is_err()) {
         let mut reasons: Vec<&str> = pts.iter().filter_map(|p| p.1.as_ref().err().map(String::as_str)).collect();
         reasons.dedup();
         return Err(CliError(reasons.join("\n  ")));
     }
-    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario));
-    check_output_dir(&dir)?;
+    let dir = c.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario));
+    check_fresh(&dir, c.force)?;
     if let Err(why) = kvm::kvm_available() {
-        return Err(CliError(format!("irqlab run needs KVM: {why}")));
+        return Err(CliError(format!("this needs KVM: {why}")));
     }
-    if a.breakdown {
+    if c.breakdown {
         crate::run_breakdown::check(pts.iter().find_map(|p| p.1.as_ref().ok()))?;
     }
-    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario));
+    let mut samples_out = match &c.samples_out {
+        Some(p) => Some((std::fs::File::create(p).map_err(|e| CliError(format!("--samples-out {}: {e}", p.display())))?, p.clone())),
+        None => None,
+    };
     let host = kvm::host_description();
     let mut result = RunResult::new(RunMeta {
         tool_version: sim::runner::TOOL_VERSION.into(),
         scenario: scenario.clone(),
-        description: format!("measured with the irqlab micro-VMM on {}", host.get("host.hostname").cloned().unwrap_or_default()),
+        description: format!("measured with the irqlab micro-VMM on {}", crate::provenance::hostname()),
         seed: 0,
         kind: ResultKind::Measured,
         platform: host,
         knobs: BTreeMap::new(),
     });
+    let mut details = crate::cmd_run_points::set_details(&c.sets);
     let progress = Progress::new(&scenario);
-    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, |c| c.samples)).sum());
+    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, expected_samples)).sum());
+    let mut histograms = String::new();
     for (name, cfg) in pts {
         let cr = match cfg {
             Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
             Ok(cfg) => {
-                let mut cr = if a.breakdown {
-                    crate::run_breakdown::measure(&cfg, &name, &|n| progress.inc(n), a.trace, &dir)
+                let m = if c.breakdown {
+                    crate::run_breakdown::measure(&cfg, &name, &|n| progress.inc(n), c.trace, &dir)
                 } else {
-                    match kvm::run_bench(&cfg, &|n| progress.inc(n)) {
-                        Ok(m) => m.to_config_result(&name),
-                        Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e.to_string()),
-                    }
+                    kvm::run_bench(&cfg, &|n| progress.inc(n)).map_err(|e| e.to_string())
                 };
-                if cfg.pv_ipi {
-                    let verdict = kvm::probe_pv_ipi(Duration::from_secs(2)).unwrap_or_else(|e| format!("probe failed: {e}"));
-                    cr.notes.push(format!("PV IPI: {verdict}"));
+                match m {
+                    Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
+                    Ok(m) => {
+                        let mut cr = m.to_config_result(&name);
+                        let used = kvm::measurement::describe_cpus(&m.cpus_used);
+                        if !used.is_empty() {
+                            details.insert(format!("cpus_used.{name}"), used);
+                        }
+                        if let Some(b) = c.histogram {
+                            histograms.push_str(&show::histogram(&name, &m.classes, b as usize));
+                        }
+                        if let Some((f, p)) = samples_out.as_mut() {
+                            show::write_samples(f, p, &name, &m.classes)?;
+                        }
+                        if cfg.pv_ipi {
+                            let verdict = kvm::probe_pv_ipi(Duration::from_secs(2)).unwrap_or_else(|e| format!("probe failed: {e}"));
+                            cr.notes.push(format!("PV IPI: {verdict}"));
+                        }
+                        cr
+                    }
                 }
-                cr
             }
         };
         result.configs.push(cr);
     }
     progress.finish();
+    result.provenance = Some(crate::provenance::current(details));
     let json = write_files(&dir, &result)?;
-    print(&result, a.format)?;
+    summarize(&result, c, &histograms)?;
+    note(&format!("wrote {} and result.csv\n", json.display()));
+    if let Some((_, p)) = &samples_out {
+        note(&format!("wrote {}\n", p.display()));
+    }
+    outcome(&result)
+}
+
+/// Samples a point will take, for the progress bar: its count, or a `--duration` run's estimate
+/// at one sample per period.
+fn expected_samples(c: &kvm::BenchConfig) -> u64 {
+    match c.duration {
+        Some(d) => ((d.as_secs_f64() * 1e6 / c.period_us.max(1.0)) as u64).min(c.samples),
+        None => c.samples,
+    }
+}
+
+/// Print the table (or JSON/CSV), warnings, host line, counters and histograms.
+fn summarize(result: &RunResult, c: &Common, histograms: &str) -> Result<(), CliError> {
     let notes: Vec<String> = result.configs.iter().flat_map(|c| c.notes.iter().map(move |n| format!("[{}] {n}", c.name))).collect();
+    let tsc = result.configs.iter().find_map(|c| c.figures.get("tsc_khz")).map(|f| show::tsc_mhz(f.value)).unwrap_or_default();
+    let p = &result.meta.platform;
+    let get = |k: &str| p.get(k).cloned().unwrap_or_default();
     let extra = format!(
-        "\nhost: {} | kernel {} | KVM {} | guest ring 0: {}\n{}\n",
-        result.meta.platform.get("host.cpu_model").cloned().unwrap_or_default(),
-        result.meta.platform.get("host.kernel").cloned().unwrap_or_default(),
-        result.meta.platform.get("host.kvm_modules").cloned().unwrap_or_default(),
-        result.meta.platform.get("host.guest_ring0").cloned().unwrap_or_default(),
+        "\nhost: {} | TSC {tsc} | kernel {} | KVM {} | guest ring 0: {}\n{}\n",
+        get("host.cpu_model"),
+        get("host.kernel"),
+        get("host.kvm_modules"),
+        get("host.guest_ring0"),
         notes.join("\n")
     );
-    if a.format == Format::Table {
+    let warnings = show::early_warnings(result, c.unit);
+    if c.format == Format::Table {
+        out(&show::table(result, c.unit))?;
+        for w in &warnings {
+            out(&format!("{w}\n"))?;
+        }
+        let figs = report::table::figures_table(result);
+        if !figs.is_empty() {
+            out(&format!("\n{figs}"))?;
+        }
         out(&extra)?;
-        let counters = report::table::counters_table(&result);
+        let counters = report::table::counters_table(result);
         if !counters.is_empty() {
             out(&format!("\n{counters}\n"))?;
         }
+        out(histograms)?;
     } else {
+        print(result, c.format)?;
+        for w in &warnings {
+            note(&format!("{w}\n"));
+        }
         note(&extra);
+        note(histograms);
     }
-    note(&format!("wrote {} and result.csv\n", json.display()));
+    Ok(())
+}
+
+/// Exit status: 0, 1 when some points failed, 3 when --stop-above stopped a run, 2 when all failed.
+fn outcome(result: &RunResult) -> Result<Outcome, CliError> {
+    for c in &result.configs {
+        if let Some(i) = c.figures.get("stop_above.index") {
+            let v = c.figures.get("stop_above.latency").map(|f| format!(" ({} µs)", report::format::group(f.value / 1000.0, 2))).unwrap_or_default();
+            note(&format!("irqlab: [{}] stopped by --stop-above at sample {}{v}\n", c.name, i.value));
+        }
+    }
     let failed: Vec<_> = result.failures().collect();
     for (n, e) in &failed {
         note(&format!("irqlab: run `{n}` failed: {e}\n"));
     }
-    if failed.is_empty() {
-        Ok(Outcome::Ok)
-    } else if failed.len() == result.configs.len() && result.configs.iter().all(|c| c.classes.is_empty()) {
+    if failed.len() == result.configs.len() && result.configs.iter().all(|c| c.classes.is_empty()) {
         Err(CliError("every run failed".into()))
-    } else {
+    } else if !failed.is_empty() {
         Ok(Outcome::Partial)
+    } else if result.configs.iter().any(|c| c.figures.contains_key("stop_above.index")) {
+        Ok(Outcome::Stopped)
+    } else {
+        Ok(Outcome::Ok)
     }
 }

@@ -6,7 +6,8 @@ use clap::Args;
 use sim::runner::{run_scenario, ScenarioOpts};
 use sim::scenario::{parse_set, Scenario, DEFAULT_MAX_POINTS};
 
-use crate::output::{check_output_dir, print, write_files, Format};
+use crate::cmd_report::UnitArg;
+use crate::output::{check_output_dir, print_in, write_files, Format};
 use crate::term::{self, note};
 use crate::progress::Progress;
 use crate::{CliError, Outcome};
@@ -56,6 +57,14 @@ pub struct SimArgs {
     /// Exit with status 1 when any published reference is out of tolerance (for CI of scenarios).
     #[arg(long)]
     pub check: bool,
+    /// Run every point with N seeds (the first is the point's own) and print each statistic's
+    /// median and range over them (default: the scenario's `seeds`, usually 1).
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<u64>,
+    /// Latency unit of the printed table and CSV (µs like cyclictest and rtla, or ns). result.json
+    /// is always in ns and result.csv in µs.
+    #[arg(long, value_enum, default_value_t = UnitArg::Us)]
+    pub unit: UnitArg,
 }
 
 impl SimArgs {
@@ -75,6 +84,8 @@ impl SimArgs {
             shard: None,
             max_points: DEFAULT_MAX_POINTS,
             check: false,
+            seeds: None,
+            unit: UnitArg::Us,
         }
     }
 }
@@ -125,6 +136,10 @@ pub fn load(a: &SimArgs) -> Result<Scenario, CliError> {
     if let Some(p) = &a.profile {
         use_profile(&mut sc, p)?;
     }
+    if let Some(n) = a.seeds {
+        sim::scenario::ScenarioHeader::check_seeds("command line", "--seeds", n)?;
+        sc.header.seeds = n;
+    }
     sc.select_configs(&a.configs)?;
     if let Some(s) = &a.shard {
         let (i, n) = parse_shard(s)?;
@@ -143,6 +158,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         &sc,
         &ScenarioOpts {
             seed: a.seed,
+            seeds: None,
             keep_traces: a.trace,
             on_start: &|n| progress.set_total(n),
             progress: &|n| progress.inc(n),
@@ -177,10 +193,10 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name)));
     let json = write_files(&dir, r)?;
 
-    print(r, a.format)?;
+    print_in(r, a.format, a.unit.into())?;
     // Extra human-readable sections go to stdout with the table, to stderr otherwise, so that
     // `--format json` output stays machine-readable.
-    let mut extra = String::new();
+    let mut extra = report::seed_spread::seed_spread_table(r, a.unit.into());
     if !r.references.is_empty() {
         extra.push_str(&references_table(&sc.header.reproduces, r));
     }

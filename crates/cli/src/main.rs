@@ -11,7 +11,8 @@
 //! - `report`: one self-contained HTML file with plots.
 //!
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
-//! written), 2 on unusable input (bad flags, bad scenario file, unreadable result).
+//! written), 2 on unusable input (bad flags, bad scenario file, unreadable result), 3 when
+//! `irqlab run --stop-above` stopped a measurement at a sample above its threshold.
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,8 @@ mod cmd_merge;
 mod cmd_its_check;
 mod cmd_report;
 mod cmd_run;
+mod cmd_run_points;
+mod cmd_run_show;
 mod cmd_scenarios;
 mod cmd_sim;
 mod output;
@@ -67,6 +70,8 @@ pub enum Outcome {
     Ok,
     /// Some configurations failed; results were written.
     Partial,
+    /// `irqlab run --stop-above` stopped a run at a sample above the threshold.
+    Stopped,
 }
 
 /// A subcommand error: printed as `irqlab: <message>`, exit status 2.
@@ -109,6 +114,7 @@ fn main() -> ExitCode {
     match r {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(1),
+        Ok(Outcome::Stopped) => ExitCode::from(3),
         Err(CliError(msg)) => {
             term::note(&format!("irqlab: {msg}\n"));
             ExitCode::from(2)

@@ -163,11 +163,17 @@ fn exchange(new: &Path, target: &Path) -> io::Result<PathBuf> {
     Ok(aside)
 }
 
-/// Print the result in the chosen format.
+/// Print the result in the chosen format, latencies in µs.
 pub fn print(r: &RunResult, format: Format) -> Result<(), CliError> {
+    print_in(r, format, results::LatencyUnit::Us)
+}
+
+/// Print the result in the chosen format; `unit` applies to the table and the CSV (JSON is
+/// always in ns).
+pub fn print_in(r: &RunResult, format: Format, unit: results::LatencyUnit) -> Result<(), CliError> {
     match format {
         Format::Table => {
-            out(&report::table::latency_table(r))?;
+            out(&report::table::latency_table_in(r, unit))?;
             let figs = report::table::figures_table(r);
             if !figs.is_empty() {
                 out("\n")?;
@@ -176,7 +182,7 @@ pub fn print(r: &RunResult, format: Format) -> Result<(), CliError> {
             Ok(())
         }
         Format::Json => out_data(&results::to_json_string(r)),
-        Format::Csv => out_data(&results::to_csv(r)),
+        Format::Csv => out_data(&results::to_csv_in(r, unit)),
     }
 }
 

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use kvm::BenchConfig;
-use results::ConfigResult;
 
 use crate::CliError;
 
@@ -23,24 +22,18 @@ fn file_name(point: &str) -> String {
     format!("trace-{safe}.txt")
 }
 
-/// Run one point traced and print its sample paths and breakdown table; on failure the point's
-/// result carries the error.
-pub fn measure(cfg: &BenchConfig, name: &str, progress: &dyn Fn(u64), keep_paths: usize, dir: &Path) -> ConfigResult {
+/// Run one point traced and print its sample paths and breakdown table.
+pub fn measure(cfg: &BenchConfig, name: &str, progress: &dyn Fn(u64), keep_paths: usize, dir: &Path) -> Result<kvm::Measurement, String> {
     let _ = std::fs::create_dir_all(dir);
     let opts = kvm::tracefs::TraceOptions { keep_paths, save_to: Some(dir.join(file_name(name))), measure_overhead: true };
-    match kvm::tracefs::run_traced(cfg, progress, &opts) {
-        Ok(m) => {
-            if let Some(b) = &m.breakdown {
-                for p in &b.paths {
-                    report_out(&format!("[{name}] {p}"));
-                }
-            }
-            let cr = m.to_config_result(name);
-            report_out(&format!("{}\n", report::table::breakdown_table(&cr)));
-            cr
+    let m = kvm::tracefs::run_traced(cfg, progress, &opts).map_err(|e| e.to_string())?;
+    if let Some(b) = &m.breakdown {
+        for p in &b.paths {
+            report_out(&format!("[{name}] {p}"));
         }
-        Err(e) => ConfigResult::failed(name.to_string(), Default::default(), e.to_string()),
     }
+    report_out(&format!("{}\n", report::table::breakdown_table(&m.to_config_result(name))));
+    Ok(m)
 }
 
 #[cfg(test)]

@@ -213,10 +213,10 @@ fn run_rejects_impossible_flags_before_touching_kvm() {
     for (args, want) in [
         (vec!["run", "timer", "--samples", "0"], "--samples"),
         (vec!["run", "ipi", "--vcpus", "1"], "at least 2 for ipi"),
-        (vec!["run", "timer", "--pv-ipi"], "--pv-ipi does not apply to `timer`"),
-        (vec!["run", "device", "--wait", "busy"], "--wait busy"),
+        (vec!["run", "timer", "--set", "pv_ipi=true"], "--pv-ipi does not apply to `timer`"),
+        (vec!["run", "device", "--set", "wait=busy"], "--wait busy"),
         (vec!["run", "timer", "--pin", "0,1"], "--pin"),
-        (vec!["run", "warp"], "neither timer, ipi, device"),
+        (vec!["run", "warp"], "unrecognized subcommand 'warp'"),
     ] {
         let o = irqlab(&args, d.path());
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -250,10 +250,10 @@ fn run_measures_on_kvm_and_matrix_keeps_good_points() {
         "[run]\nbench = \"device\"\nsamples = 100\nperiod_us = 100\n[sweep]\nvia = [\"msi\", \"bogus\", \"line\"]\n",
     )
     .unwrap();
-    let o = irqlab(&["run", "matrix.toml", "--out", "mx"], d.path());
+    let o = irqlab(&["run", "--matrix", "matrix.toml", "--out", "mx"], d.path());
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("via=bogus") && err.contains("unknown variant `bogus`"), "{err}");
+    assert!(err.contains("via=bogus") && err.contains("`via`: expected irqfd, msi, line or level, got \"bogus\""), "{err}");
     let r = results::read_json(&d.path().join("mx/result.json")).unwrap();
     assert_eq!(r.configs.len(), 3);
     assert_eq!(r.configs[0].classes["device_msi"].summary.count, 100);

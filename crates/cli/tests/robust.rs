@@ -212,7 +212,7 @@ fn run_rejects_non_finite_stall_timeouts_before_kvm() {
         assert!(err(&o).contains("--stall-timeout-s: expected 0.1 to 3600 s"), "{bad}: {}", err(&o));
     }
     std::fs::write(d.path().join("m.toml"), "[run]\nbench = \"timer\"\nstall_timeout_s = nan\n").unwrap();
-    let o = irqlab(&["run", "m.toml"], d.path());
+    let o = irqlab(&["run", "--matrix", "m.toml"], d.path());
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     assert!(err(&o).contains("m.toml") && err(&o).contains("--stall-timeout-s"), "{}", err(&o));
     assert!(!d.path().join("out").exists(), "unusable matrix writes nothing");
@@ -227,13 +227,13 @@ fn run_pins_against_the_allowed_cpu_ids() {
     let d = tempfile::tempdir().unwrap();
     let run = |pin: &str| {
         let o = Command::new("taskset")
-            .args(["-c", "1", env!("CARGO_BIN_EXE_irqlab"), "run", "timer", "--pin", pin, "--pv-ipi"])
+            .args(["-c", "1", env!("CARGO_BIN_EXE_irqlab"), "run", "timer", "--pin", pin, "--set", "pv_ipi=true"])
             .current_dir(d.path())
             .output()
             .unwrap();
         err(&o)
     };
-    // --pv-ipi on timer is refused after the pins are checked: the error shows which check failed.
+    // pv_ipi on timer is refused after the pins are checked: the error shows which check failed.
     assert!(run("1").contains("--pv-ipi does not apply"), "CPU 1 is allowed under taskset -c 1: {}", run("1"));
     assert!(run("0").contains("--pin: host CPU 0 is not one this process may run on (allowed: 1)"), "{}", run("0"));
 }

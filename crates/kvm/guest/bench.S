@@ -4,7 +4,10 @@
  * instructions: wait in HLT (or spin in ring 3), record rdtsc, EOI, return.
  *
  * Shared data page at 0x8000 (u64 slots, see layout.rs), sample records at 0x100000 (32 bytes
- * each: [0] host trigger / send tsc, [1] arrival tsc, [2] reply tsc, [3] unused).
+ * each: [0] host trigger / send tsc, [1] arrival tsc, [2] reply tsc, [3] unused). The records
+ * form a ring: sample k goes to record k & RING_MASK, and the host drains them while the guest
+ * runs, so a run's length is not bounded by guest memory. The host ends a run early (--duration,
+ * --stop-above) by lowering NSAMP: every loop compares the count with it after each sample.
  * Port 0xf0: benchmark finished; 0xf1: unknown benchmark; 0xf2: vCPU parked. */
         .intel_syntax noprefix
         .code64
@@ -19,6 +22,7 @@
         .set ENTRY_TSC, DATA + 0x40
         .set PV, DATA + 0x48
         .set SAMPLES, 0x100000
+        .set RING_MASK, 0x7ffff  /* 2^19 records: layout::RING */
         .set USER_STACK, 0x7f000
 
 
@@ -110,9 +114,10 @@ timer_isr:
         mov rbx, [COUNT]
         mov rcx, rax
         sub rcx, [EXPECT]
+        and ebx, RING_MASK
         shl rbx, 5
         mov [SAMPLES + rbx + 8], rcx
-        shr rbx, 5
+        mov rbx, [COUNT]
         inc rbx
         mov [COUNT], rbx
         cmp rbx, [NSAMP]
@@ -141,9 +146,10 @@ device_isr:
         ISR_SAVE
         RDTSC64
         mov rbx, [COUNT]
+        and ebx, RING_MASK
         shl rbx, 5
         mov [SAMPLES + rbx + 8], rax
-        shr rbx, 5
+        mov rbx, [COUNT]
         inc rbx
         mov [COUNT], rbx
         EOI_RESTORE_IRET
@@ -152,11 +158,12 @@ device_isr:
 ipi_main:
         sti
 ipi_loop:
-        mov rbx, [COUNT]
-        shl rbx, 5
+        mov rbx, [COUNT]        /* rbx: this sample's number, rcx: its record */
+        mov rcx, rbx
+        and ecx, RING_MASK
+        shl rcx, 5
         RDTSC64
-        mov [SAMPLES + rbx], rax
-        shr rbx, 5
+        mov [SAMPLES + rcx], rax
         mov edx, 1              /* destination APIC ID 1 */
         mov eax, 0xe0           /* fixed, physical, vector 0xe0 */
         mov ecx, 0x830
@@ -194,6 +201,7 @@ ipi_target_isr:
         ISR_SAVE
         RDTSC64
         mov rbx, [COUNT]
+        and ebx, RING_MASK
         shl rbx, 5
         mov [SAMPLES + rbx + 8], rax
         xor edx, edx
@@ -208,9 +216,10 @@ ipi_reply_isr:
         ISR_SAVE
         RDTSC64
         mov rbx, [COUNT]
+        and ebx, RING_MASK
         shl rbx, 5
         mov [SAMPLES + rbx + 16], rax
-        shr rbx, 5
+        mov rbx, [COUNT]
         inc rbx
         mov [COUNT], rbx
         EOI_RESTORE_IRET

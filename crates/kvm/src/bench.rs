@@ -16,11 +16,12 @@ use kvm_ioctls::{VcpuExit, VcpuFd};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 use vmm_sys_util::signal::{register_signal_handler, Killable, SIGRTMIN};
 
-use crate::config::{BenchConfig, BenchKind, DeviceVia};
+use crate::config::{BenchConfig, BenchKind, DeviceVia, DISCARDED_FIRST};
 use crate::error::KvmError;
 use crate::exit::{handle_exit, Action, Exit};
 use crate::layout::{self, slot};
-use crate::measurement::Measurement;
+use crate::measurement::{Ended, Measurement};
+use crate::threads;
 use crate::tracefs::split::Stamps;
 use crate::stats::{delta, fd::StatsFd};
 use crate::vm::{Vm, EDGE_PIN, LEVEL_PIN, MSI_GSI};
@@ -49,12 +50,22 @@ fn to_exit(r: Result<VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit {
     }
 }
 
-fn pin_thread(cpu: usize) {
-    // SAFETY: plain libc affinity call on the current thread with a zeroed, then filled, set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+/// What a vCPU thread sets up for itself before entering the guest.
+#[derive(Debug, Clone, Copy, Default)]
+struct ThreadSetup {
+    pin: Option<usize>,
+    priority: Option<i32>,
+}
+
+impl ThreadSetup {
+    fn apply(self) -> Result<(), String> {
+        if let Some(c) = self.pin {
+            threads::pin_current(c)?;
+        }
+        if let Some(p) = self.priority {
+            threads::fifo_current(p)?;
+        }
+        Ok(())
     }
 }
 
@@ -64,18 +75,17 @@ pub fn gettid() -> i32 {
     unsafe { libc::gettid() }
 }
 
-/// A vCPU thread reports its thread id on the sender, then waits at the barrier before KVM_RUN.
-type Gate = Option<(mpsc::Sender<(u32, i32)>, Arc<Barrier>)>;
+/// A vCPU thread reports its thread id and whether its setup worked on the sender, then waits at
+/// the barrier before KVM_RUN.
+type Gate = Option<(mpsc::Sender<(u32, i32, Result<(), String>)>, Arc<Barrier>)>;
 
-fn spawn_vcpu(id: u32, mut vcpu: VcpuFd, stop: Arc<AtomicBool>, tx: mpsc::Sender<(u32, Action)>, pin: Option<usize>, gate: Gate) -> JoinHandle<()> {
+fn spawn_vcpu(id: u32, mut vcpu: VcpuFd, stop: Arc<AtomicBool>, tx: mpsc::Sender<(u32, Action)>, setup: ThreadSetup, gate: Gate) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name(format!("vcpu{id}"))
         .spawn(move || {
-            if let Some(c) = pin {
-                pin_thread(c);
-            }
+            let set = setup.apply();
             if let Some((tids, barrier)) = gate {
-                let _ = tids.send((id, gettid()));
+                let _ = tids.send((id, gettid(), set));
                 barrier.wait();
             }
             while !stop.load(Ordering::Acquire) {
@@ -143,6 +153,9 @@ pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measuremen
 /// the guest (tracing is armed there, filtered to those threads).
 pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mut dyn FnMut(&Threads) -> Result<(), KvmError>) -> Result<Measurement, KvmError> {
     cfg.validate(&crate::config::allowed_cpus())?;
+    if cfg.mlock {
+        threads::mlock_all().map_err(KvmError::Host)?;
+    }
     let started = Instant::now();
     let kvm_probe = kvm_ioctls::Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
     drop(kvm_probe);
@@ -190,16 +203,26 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     let threads: Vec<JoinHandle<()>> = vcpus
         .into_iter()
         .enumerate()
-        .map(|(i, v)| spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), cfg.pin.get(i).copied(), Some((tid_tx.clone(), barrier.clone()))))
+        .map(|(i, v)| {
+            let setup = ThreadSetup { pin: cfg.pin.get(i).copied(), priority: cfg.priority };
+            spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), setup, Some((tid_tx.clone(), barrier.clone())))
+        })
         .collect();
     drop(tx);
     drop(tid_tx);
     let mut vcpu_tids = vec![0; cfg.vcpus as usize];
-    for (i, tid) in (0..cfg.vcpus).map_while(|_| tid_rx.recv_timeout(Duration::from_secs(5)).ok()) {
+    let mut setup_error = None;
+    for (i, tid, set) in (0..cfg.vcpus).map_while(|_| tid_rx.recv_timeout(Duration::from_secs(5)).ok()) {
         vcpu_tids[i as usize] = tid;
+        if let Err(e) = set {
+            setup_error.get_or_insert(e);
+        }
     }
     m.threads = Threads { vcpu_tids, host_tid: gettid() };
-    let armed = on_threads(&m.threads);
+    let armed = match setup_error {
+        Some(e) => Err(KvmError::Host(e)),
+        None => on_threads(&m.threads),
+    };
     let host_before = rdtsc();
     barrier.wait();
     if let Err(e) = armed {
@@ -214,23 +237,27 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
         entry_tsc = vm.slot(slot::ENTRY_TSC);
     }
     let host_after_entry = rdtsc();
+    let (offset, tsc_note) = tsc_offset(entry_tsc, host_before, host_after_entry);
+    m.notes.push(tsc_note);
+    m.tsc_offset = offset;
 
-    let mut host_trigger: Vec<u64> = Vec::with_capacity(cfg.samples as usize);
+    let mut w = Watch::new(&vm, cfg, offset, tsc_khz, m.threads.vcpu_tids.clone());
     let outcome = match cfg.kind {
-        BenchKind::Device => trigger_loop(&vm, cfg, period, tsc_khz, &rx, &mut host_trigger, progress, started, &mut m),
-        _ => wait_loop(&vm, cfg, cfg.watchdog(tsc_khz), &rx, progress, started, &mut m),
+        BenchKind::Device => trigger_loop(&mut w, period, tsc_khz, &rx, progress, started, &mut m),
+        _ => wait_loop(&mut w, cfg.watchdog(tsc_khz), &rx, progress, started, &mut m),
     };
     if let Some(e) = stop_all(&stop, threads) {
         m.error.get_or_insert(e);
     }
+    let finished = outcome.is_ok();
     if let Err(e) = outcome {
         m.error = Some(e);
     }
     m.counters = delta(&stats_before, &read_stats());
-    let (offset, tsc_note) = tsc_offset(entry_tsc, host_before, host_after_entry);
-    m.notes.push(tsc_note);
-    m.tsc_offset = offset;
-    collect(&vm, cfg, &host_trigger, offset, &mut m);
+    m.cpus_used = w.cpus.0.clone();
+    m.ended = w.ended;
+    let expect = vm.slot(slot::EXPECT);
+    collect(&w.raw, cfg, expect, period, finished, offset, &mut m);
     if cfg.disable_hlt_exits {
         let halts = m.counters.get("kvm.vcpu.halt_exits").copied().unwrap_or(0);
         m.notes.push(if halts == 0 {
@@ -243,14 +270,99 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     Ok(m)
 }
 
-/// Wait for the guest to finish (timer, ipi), watching the sample counter.
-fn wait_loop(vm: &Vm, cfg: &BenchConfig, watchdog: Duration, rx: &mpsc::Receiver<(u32, Action)>, progress: &dyn Fn(u64), started: Instant, m: &mut Measurement) -> Result<(), String> {
+/// The main class's latency of one raw record in TSC cycles (signed: a timer can fire before its
+/// deadline): timer arrival − deadline, device arrival − trigger, IPI one-way.
+fn main_cycles(kind: BenchKind, r: &[u64; 3], offset: i64) -> i64 {
+    match kind {
+        BenchKind::Timer => r[1] as i64,
+        BenchKind::Device => (r[1] as i64).wrapping_sub(offset).wrapping_sub(r[0] as i64),
+        BenchKind::Ipi => (r[1] as i64).wrapping_sub(r[0] as i64),
+    }
+}
+
+/// What the host watches while the guest runs: the records drained from the ring so far, the CPUs
+/// the vCPU threads run on, and whether the run must end early (`--duration`, `--stop-above`).
+struct Watch<'a> {
+    vm: &'a Vm,
+    cfg: &'a BenchConfig,
+    /// Every record taken, in order (device: the host trigger TSC in field 0).
+    raw: Vec<[u64; 3]>,
+    offset: i64,
+    stop_cycles: Option<i64>,
+    until: Option<Instant>,
+    /// The guest was asked to stop (NSAMP lowered).
+    stopping: bool,
+    ended: Option<Ended>,
+    cpus: threads::CpuSamples,
+    tids: Vec<i32>,
+}
+
+impl<'a> Watch<'a> {
+    fn new(vm: &'a Vm, cfg: &'a BenchConfig, offset: i64, tsc_khz: u64, tids: Vec<i32>) -> Self {
+        Watch {
+            vm,
+            cfg,
+            raw: Vec::new(),
+            offset,
+            stop_cycles: cfg.stop_above_ns.map(|ns| (ns as u128 * tsc_khz as u128 / 1_000_000) as i64),
+            until: cfg.duration.map(|d| Instant::now() + d),
+            stopping: false,
+            ended: None,
+            cpus: Default::default(),
+            tids,
+        }
+    }
+
+    /// Raw records the guest has completed up to `count` (not yet drained).
+    fn drain(&mut self, count: u64) -> Result<(), String> {
+        let have = self.raw.len() as u64;
+        if count.saturating_sub(have) > layout::RING {
+            return Err(format!("the host fell more than {} samples behind the guest; samples were overwritten", layout::RING));
+        }
+        for k in have..count.min(self.cfg.samples + DISCARDED_FIRST) {
+            let a = layout::record(k);
+            self.push([self.vm.r64(a), self.vm.r64(a + 8), self.vm.r64(a + 16)]);
+        }
+        Ok(())
+    }
+
+    /// Keep one record; note a sample over the --stop-above threshold.
+    fn push(&mut self, r: [u64; 3]) {
+        let k = self.raw.len() as u64;
+        self.raw.push(r);
+        if let (None, Some(limit)) = (&self.ended, self.stop_cycles) {
+            if k >= DISCARDED_FIRST && main_cycles(self.cfg.kind, &r, self.offset) > limit {
+                self.ended = Some(Ended::Above { index: k - DISCARDED_FIRST });
+            }
+        }
+    }
+
+    /// After each look at the guest: sample the vCPU threads' CPUs, end the run once --duration
+    /// has passed, and ask the guest to stop if the run must end. Returns whether it must.
+    fn check(&mut self) -> bool {
+        self.cpus.sample(&self.tids);
+        if self.ended.is_none() && self.until.is_some_and(|u| Instant::now() >= u) {
+            self.ended = Some(Ended::Duration);
+        }
+        if self.ended.is_some() && !self.stopping {
+            // The guest compares its count with NSAMP after each sample: 0 ends it at the next.
+            let _ = self.vm.set_slot(slot::NSAMP, 0);
+            self.stopping = true;
+        }
+        self.ended.is_some()
+    }
+}
+
+/// Wait for the guest to finish (timer, ipi), draining its samples and watching the count.
+fn wait_loop(w: &mut Watch, watchdog: Duration, rx: &mpsc::Receiver<(u32, Action)>, progress: &dyn Fn(u64), started: Instant, m: &mut Measurement) -> Result<(), String> {
     let mut last = 0;
     let mut last_change = Instant::now();
     loop {
         match rx.recv_timeout(Duration::from_millis(5)) {
             Ok((_, Action::Done)) => {
-                progress(vm.slot(slot::COUNT) - last);
+                let count = w.vm.slot(slot::COUNT);
+                w.drain(count)?;
+                progress(count - last);
                 return Ok(());
             }
             Ok((_, Action::Parked)) | Ok((_, Action::Continue)) => {}
@@ -258,7 +370,9 @@ fn wait_loop(vm: &Vm, cfg: &BenchConfig, watchdog: Duration, rx: &mpsc::Receiver
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Err("every vCPU thread ended without finishing the benchmark".into()),
         }
-        let count = vm.slot(slot::COUNT);
+        let count = w.vm.slot(slot::COUNT);
+        w.drain(count)?;
+        w.check();
         if count != last {
             if last == 0 {
                 m.first_sample = Some(started.elapsed());
@@ -267,24 +381,14 @@ fn wait_loop(vm: &Vm, cfg: &BenchConfig, watchdog: Duration, rx: &mpsc::Receiver
             last = count;
             last_change = Instant::now();
         } else if last_change.elapsed() > watchdog {
-            return Err(format!("watchdog: the guest made no progress for {watchdog:?} after {count} of {} samples", cfg.samples));
+            return Err(format!("watchdog: the guest made no progress for {watchdog:?} after {count} of {} samples", w.cfg.samples + DISCARDED_FIRST));
         }
     }
 }
 
 /// The device benchmark: trigger from this thread, wait for the guest handler, repeat.
-#[allow(clippy::too_many_arguments)]
-fn trigger_loop(
-    vm: &Vm,
-    cfg: &BenchConfig,
-    period: u64,
-    tsc_khz: u64,
-    rx: &mpsc::Receiver<(u32, Action)>,
-    host: &mut Vec<u64>,
-    progress: &dyn Fn(u64),
-    started: Instant,
-    m: &mut Measurement,
-) -> Result<(), String> {
+fn trigger_loop(w: &mut Watch, period: u64, tsc_khz: u64, rx: &mpsc::Receiver<(u32, Action)>, progress: &dyn Fn(u64), started: Instant, m: &mut Measurement) -> Result<(), String> {
+    let (vm, cfg) = (w.vm, w.cfg);
     let efd = |what| EventFd::new(EFD_NONBLOCK).map_err(|e| format!("{what}: {e}"));
     let irqfd = efd("irqfd")?;
     let resample = efd("resamplefd")?;
@@ -304,7 +408,7 @@ fn trigger_loop(
     }
     let period_ns = period * 1_000_000 / tsc_khz;
     let mut next = Instant::now() + Duration::from_nanos(period_ns);
-    for k in 0..cfg.samples {
+    for k in 0..cfg.samples + DISCARDED_FIRST {
         if let Ok((_, Action::Fail(e))) = rx.try_recv() {
             return Err(e);
         }
@@ -312,7 +416,6 @@ fn trigger_loop(
             std::hint::spin_loop();
         }
         let t = rdtsc();
-        host.push(t);
         let r = match cfg.via {
             DeviceVia::Irqfd | DeviceVia::Level => irqfd.write(1).map_err(|e| format!("irqfd write: {e}")),
             DeviceVia::Msi => vm.fd.signal_msi(msi).map(|_| ()).map_err(|e| format!("KVM_SIGNAL_MSI: {e}")),
@@ -326,11 +429,11 @@ fn trigger_loop(
         let waited = Instant::now();
         while vm.slot(slot::COUNT) <= k {
             if waited.elapsed() > cfg.stall_timeout {
-                host.pop();
                 return Err(format!("watchdog: interrupt {k} never reached the guest handler within {:?}", cfg.stall_timeout));
             }
             std::hint::spin_loop();
         }
+        w.push([t, vm.r64(layout::record(k) + 8), 0]);
         if cfg.via == DeviceVia::Level {
             // The guest's EOI de-asserts the line and signals the resamplefd.
             while resample.read().is_err() {
@@ -344,36 +447,43 @@ fn trigger_loop(
             m.first_sample = Some(started.elapsed());
         }
         progress(1);
+        if k % 64 == 0 && w.check() || w.ended.is_some() {
+            break;
+        }
         next = Instant::now() + Duration::from_nanos(period_ns);
     }
+    w.check();
     Ok(())
 }
 
-/// Read the samples the guest recorded and turn them into latencies in ns.
-fn collect(vm: &Vm, cfg: &BenchConfig, host: &[u64], offset: i64, m: &mut Measurement) {
-    let count = vm.slot(slot::COUNT).min(cfg.samples);
+/// Turn the drained records into latencies in ns: the first [`DISCARDED_FIRST`] are dropped, and
+/// a run stopped by --stop-above ends at the sample that crossed.
+fn collect(raw: &[[u64; 3]], cfg: &BenchConfig, expect: u64, delta: u64, finished: bool, offset: i64, m: &mut Measurement) {
+    let count = raw.len() as u64;
     let ns = |cycles: i64| cycles as f64 * 1e6 / m.tsc_khz as f64;
-    let rec = |k: u64, field: u64| vm.r64(layout::SAMPLES + k * layout::SAMPLE_BYTES + 8 * field);
-    match cfg.kind {
+    let keep = match m.ended {
+        Some(Ended::Above { index }) => index as usize + 1,
+        _ => usize::MAX,
+    };
+    let kept = |v: Vec<f64>| v.into_iter().skip(DISCARDED_FIRST as usize).take(keep).collect::<Vec<f64>>();
+    let main: Vec<f64> = raw.iter().map(|r| ns(main_cycles(cfg.kind, r, offset))).collect();
+    let stamps = match cfg.kind {
         BenchKind::Timer => {
-            let v = (0..count).map(|k| ns(rec(k, 1) as i64)).collect();
-            m.classes.push(("timer".into(), v));
-            m.stamps = timer_stamps(vm.slot(slot::EXPECT), vm.slot(slot::DELTA), count, count == cfg.samples, &|k| rec(k, 1), offset);
+            m.classes.push(("timer".into(), kept(main)));
+            timer_stamps(expect, delta, count, finished, &|k| raw[k as usize][1], offset)
         }
         BenchKind::Device => {
-            let n = count.min(host.len() as u64);
-            let v = (0..n).map(|k| ns(rec(k, 1) as i64 - offset - host[k as usize] as i64)).collect();
-            m.classes.push((format!("device_{}", via_name(cfg.via)), v));
-            m.stamps = (0..n).map(|k| Stamps { start: host[k as usize], arrival: rec(k, 1).wrapping_sub(offset as u64) }).collect();
+            m.classes.push((format!("device_{}", via_name(cfg.via)), kept(main)));
+            raw.iter().map(|r| Stamps { start: r[0], arrival: r[1].wrapping_sub(offset as u64) }).collect()
         }
         BenchKind::Ipi => {
-            let one: Vec<f64> = (0..count).map(|k| ns(rec(k, 1) as i64 - rec(k, 0) as i64)).collect();
-            let rt: Vec<f64> = (0..count).map(|k| ns(rec(k, 2) as i64 - rec(k, 0) as i64)).collect();
-            m.classes.push(("ipi_one_way".into(), one));
-            m.classes.push(("ipi_round_trip".into(), rt));
-            m.stamps = (0..count).map(|k| Stamps { start: rec(k, 0).wrapping_sub(offset as u64), arrival: rec(k, 1).wrapping_sub(offset as u64) }).collect();
+            let rt: Vec<f64> = raw.iter().map(|r| ns(r[2] as i64 - r[0] as i64)).collect();
+            m.classes.push(("ipi_one_way".into(), kept(main)));
+            m.classes.push(("ipi_round_trip".into(), kept(rt)));
+            raw.iter().map(|r| Stamps { start: r[0].wrapping_sub(offset as u64), arrival: r[1].wrapping_sub(offset as u64) }).collect()
         }
-    }
+    };
+    m.stamps = stamps.into_iter().skip(DISCARDED_FIRST as usize).take(keep).collect();
 }
 
 /// Each timer sample's deadline and arrival in host TSC cycles. The guest records only latencies
@@ -416,7 +526,7 @@ pub fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError> {
     register_signal_handler(SIGRTMIN(), on_kick).map_err(|e| KvmError::Setup { step: "signal handler", source: std::io::Error::from_raw_os_error(e.errno()) })?;
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
-    let threads: Vec<_> = vcpus.into_iter().enumerate().map(|(i, v)| spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), None, None)).collect();
+    let threads: Vec<_> = vcpus.into_iter().enumerate().map(|(i, v)| spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), ThreadSetup::default(), None)).collect();
     drop(tx);
     let verdict = match rx.recv_timeout(timeout) {
         Ok((0, Action::Done)) => format!("supported: KVM_HC_SEND_IPI returned {}", vm.slot(slot::FLAG) as i64),

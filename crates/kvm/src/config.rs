@@ -58,7 +58,22 @@ pub struct BenchConfig {
     pub pin: Vec<usize>,
     /// The watchdog: a run that makes no progress for this long is stopped.
     pub stall_timeout: Duration,
+    /// Run for this long instead of until `samples` are taken (`samples` stays the cap).
+    pub duration: Option<Duration>,
+    /// Stop at the first sample of the main class above this many ns (cyclictest `-b`); the
+    /// sample that crossed is kept and named in the result.
+    pub stop_above_ns: Option<u64>,
+    /// SCHED_FIFO priority for the vCPU threads (`None`: the default policy).
+    pub priority: Option<i32>,
+    /// mlockall(MCL_CURRENT | MCL_FUTURE) before the VM is created.
+    pub mlock: bool,
 }
+
+/// Samples taken before the ones kept: the first interrupt of a run (armed while the VM starts,
+/// caches cold) is discarded, as kvm-unit-tests' tscdeadline_latency skips it.
+pub const DISCARDED_FIRST: u64 = 1;
+/// Longest `--duration`.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 
 impl Default for BenchConfig {
     fn default() -> Self {
@@ -76,6 +91,10 @@ impl Default for BenchConfig {
             vcpus: 1,
             pin: Vec::new(),
             stall_timeout: Duration::from_secs(5),
+            duration: None,
+            stop_above_ns: None,
+            priority: None,
+            mlock: false,
         }
     }
 }
@@ -105,6 +124,12 @@ pub enum ConfigError {
     /// --pin does not match the vCPU count or names a CPU this process may not run on.
     #[error("--pin: {0}")]
     Pin(String),
+    /// --duration out of range.
+    #[error("--duration: expected 100ms to 24h, got {0:?}")]
+    Duration(Duration),
+    /// --priority out of SCHED_FIFO's range.
+    #[error("--priority: expected a SCHED_FIFO priority 1 to 99, got {0}")]
+    Priority(i32),
     /// A flag that does not apply to this benchmark.
     #[error("{flag} does not apply to `{bench}`")]
     NotApplicable { flag: &'static str, bench: &'static str },
@@ -177,6 +202,16 @@ impl BenchConfig {
         } else if !(10.0..=10_000_000.0).contains(&self.period_us) {
             return Err(ConfigError::Period(self.period_us));
         }
+        if let Some(d) = self.duration {
+            if d < Duration::from_millis(100) || d > MAX_DURATION {
+                return Err(ConfigError::Duration(d));
+            }
+        }
+        if let Some(p) = self.priority {
+            if !(1..=99).contains(&p) {
+                return Err(ConfigError::Priority(p));
+            }
+        }
         let min_vcpus = if self.kind == BenchKind::Ipi { 2 } else { 1 };
         if self.vcpus < min_vcpus || self.vcpus > MAX_VCPUS {
             return Err(ConfigError::Vcpus {
@@ -235,6 +270,12 @@ mod tests {
         assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 is not one this process may run on (allowed: 0-1)"));
         assert_eq!(e(BenchConfig { pv_ipi: true, ..ok.clone() }), "--pv-ipi does not apply to `timer`");
         assert!(e(BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() }).contains("--wait busy"));
+        assert_eq!(e(BenchConfig { priority: Some(0), ..ok.clone() }), "--priority: expected a SCHED_FIFO priority 1 to 99, got 0");
+        assert!(e(BenchConfig { priority: Some(100), ..ok.clone() }).starts_with("--priority"));
+        assert!(e(BenchConfig { duration: Some(Duration::from_millis(10)), ..ok.clone() }).starts_with("--duration: expected 100ms to 24h"));
+        assert!(e(BenchConfig { duration: Some(MAX_DURATION + Duration::from_secs(1)), ..ok.clone() }).starts_with("--duration"));
+        assert!(BenchConfig { duration: Some(Duration::from_secs(30)), priority: Some(99), ..ok.clone() }.validate(&[0]).is_ok());
+        assert!(e(BenchConfig { samples: MAX_SAMPLES + 1, ..ok.clone() }).starts_with("--samples: expected 1 to 10000000"));
     }
 
     #[test]

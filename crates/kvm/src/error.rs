@@ -12,6 +12,10 @@ pub enum KvmError {
     /// A KVM ioctl failed during setup.
     #[error("KVM setup failed at {step}: {source}")]
     Setup { step: &'static str, source: std::io::Error },
+    /// A host-side setting of the run (--mlock, --priority, --pin) was refused; the message says
+    /// which and why.
+    #[error("{0}")]
+    Host(String),
     /// Guest memory could not be set up.
     #[error("guest memory: {0}")]
     Memory(String),

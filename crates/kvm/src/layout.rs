@@ -21,10 +21,19 @@ pub const MAX_VCPUS: u32 = 8;
 pub const USER_STACK: u64 = 0x7f000;
 /// Kernel stack used on ring 3 → ring 0 transitions (TSS.rsp0).
 pub const RSP0: u64 = 0x3f000;
-/// Sample records: 32 bytes each.
+/// Sample records: 32 bytes each, a ring of [`RING`] records (sample k at record k % RING) that
+/// the host drains while the guest runs (mirrored as RING_MASK in guest/bench.S).
 pub const SAMPLES: u64 = 0x100000;
 pub const SAMPLE_BYTES: u64 = 32;
-pub const MAX_SAMPLES: u64 = (MEM_SIZE - SAMPLES) / SAMPLE_BYTES;
+pub const RING: u64 = 1 << 19;
+/// Most samples one run keeps: the host holds every sample (raw records, latencies, stamps:
+/// about 60 bytes each), so 10 million is ~600 MB. A `--duration` run ends there with a note.
+pub const MAX_SAMPLES: u64 = 10_000_000;
+
+/// Guest address of sample `k`'s record.
+pub fn record(k: u64) -> u64 {
+    SAMPLES + (k % RING) * SAMPLE_BYTES
+}
 
 /// Slots of the shared data page (byte offsets from DATA), mirrored in guest/bench.S.
 pub mod slot {
@@ -127,10 +136,20 @@ mod tests {
     }
 
     #[test]
+    fn the_guest_ring_mask_matches_ring() {
+        let src = include_str!("../guest/bench.S");
+        let line = src.lines().find(|l| l.contains(".set RING_MASK")).expect("RING_MASK in bench.S");
+        let hex = line.split(',').nth(1).unwrap().split_whitespace().next().unwrap().trim_start_matches("0x");
+        assert_eq!(u64::from_str_radix(hex, 16).unwrap(), RING - 1);
+    }
+
+    #[test]
     fn regions_do_not_overlap() {
         assert!(stack_top(MAX_VCPUS - 1) <= USER_STACK - 0x1000);
         assert!(RSP0 < stack_top(0) - 0x4000 + 1);
         assert!(CODE + 0x1000 < RSP0 - 0x4000);
-        assert!(MAX_SAMPLES > 100_000);
+        assert!(SAMPLES + RING * SAMPLE_BYTES <= MEM_SIZE, "the ring fits in guest memory");
+        assert_eq!(record(RING + 3), record(3));
+        assert_eq!(record(1), SAMPLES + SAMPLE_BYTES);
     }
 }

@@ -30,6 +30,8 @@ mod bench;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub use bench::Threads;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub mod threads;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod vm;
 
 pub use config::{BenchConfig, BenchKind, ConfigError, DeviceVia, WaitMode};

@@ -1,13 +1,36 @@
 //! What one measurement produced, and its conversion to the shared result format.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use results::{ConfigResult, LatencyRecorder};
 
 use crate::bench::Threads;
-use crate::config::{BenchConfig, BenchKind, WaitMode};
+use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
 use crate::tracefs::split::Stamps;
 use crate::tracefs::Breakdown;
+
+/// Why a run ended before taking `samples`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// `--duration` passed.
+    Duration,
+    /// The kept sample `index` (0-based, after the discarded first one) of the main class was
+    /// above `--stop-above`; it is the last sample kept.
+    Above { index: u64 },
+}
+
+/// Suffix of the class that holds early arrivals: `timer` → `timer_early`.
+pub const EARLY_SUFFIX: &str = "_early";
+
+/// `vcpu0: 0,1; vcpu1: 1` for the CPUs each vCPU thread was seen on (empty: none seen).
+pub fn describe_cpus(cpus: &[BTreeSet<usize>]) -> String {
+    cpus.iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(i, s)| format!("vcpu{i}: {}", s.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 #[derive(Debug, Clone)]
 pub struct Measurement {
@@ -30,6 +53,10 @@ pub struct Measurement {
     pub stamps: Vec<Stamps>,
     /// `--breakdown`: where the time went, from host trace events.
     pub breakdown: Option<Breakdown>,
+    /// Host CPUs each vCPU thread was seen running on.
+    pub cpus_used: Vec<BTreeSet<usize>>,
+    /// Why the run ended early (`--duration`, `--stop-above`), if it did.
+    pub ended: Option<Ended>,
 }
 
 impl Measurement {
@@ -47,6 +74,8 @@ impl Measurement {
             threads: Threads::default(),
             stamps: Vec::new(),
             breakdown: None,
+            cpus_used: Vec::new(),
+            ended: None,
         }
     }
 
@@ -72,6 +101,18 @@ impl Measurement {
         if !c.pin.is_empty() {
             p.insert("pin".into(), c.pin.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
         }
+        if let Some(pr) = c.priority {
+            p.insert("priority".into(), format!("SCHED_FIFO {pr}"));
+        }
+        if c.mlock {
+            p.insert("mlock".into(), "true".into());
+        }
+        if let Some(d) = c.duration {
+            p.insert("duration_s".into(), d.as_secs_f64().to_string());
+        }
+        if let Some(ns) = c.stop_above_ns {
+            p.insert("stop_above_ns".into(), ns.to_string());
+        }
         p
     }
 
@@ -79,11 +120,36 @@ impl Measurement {
         let mut r = ConfigResult::new(name);
         r.params = self.params();
         for (class, samples) in &self.classes {
+            // Early arrivals (before the deadline: lapic_timer_advance, or clock skew) count as 0
+            // in the class's histogram; how early they were goes into `<class>_early` and the
+            // figures `early.<class>` (count) and `min_signed.<class>` (the most negative, ns).
             let mut rec = LatencyRecorder::new(self.config.warmup);
+            let mut early = LatencyRecorder::new(0);
             for v in samples {
-                rec.record_signed(v.round() as i64);
+                let ns = v.round() as i64;
+                rec.record_signed(ns);
+                if ns < 0 {
+                    early.record(ns.unsigned_abs());
+                }
             }
             r.classes.insert(class.clone(), rec.finish());
+            if early.count() > 0 {
+                let min = samples.iter().copied().fold(f64::INFINITY, f64::min).round();
+                r.classes.insert(format!("{class}{EARLY_SUFFIX}"), early.finish());
+                r.set_figure(&format!("early.{class}"), early.count() as f64, "samples");
+                r.set_figure(&format!("min_signed.{class}"), min, "ns");
+            }
+        }
+        r.set_figure("discarded_first", DISCARDED_FIRST as f64, "samples");
+        match self.ended {
+            Some(Ended::Above { index }) => {
+                r.set_figure("stop_above.index", index as f64, "sample");
+                if let Some(v) = self.classes.first().and_then(|(_, s)| s.get(index as usize)) {
+                    r.set_figure("stop_above.latency", v.round(), "ns");
+                }
+            }
+            Some(Ended::Duration) => r.notes.push(format!("ended by --duration after {} samples", self.classes.first().map_or(0, |c| c.1.len()))),
+            None => {}
         }
         r.counters = self.counters.clone();
         r.set_figure("tsc_khz", self.tsc_khz as f64, "kHz");
@@ -92,7 +158,7 @@ impl Measurement {
         if let Some(f) = self.first_sample {
             r.set_figure("vm_start_to_first_sample", f.as_secs_f64() * 1e3, "ms");
         }
-        r.notes = self.notes.clone();
+        r.notes.extend(self.notes.iter().cloned());
         r.error = self.error.clone();
         if let Some(b) = &self.breakdown {
             b.apply(&mut r);
@@ -116,8 +182,27 @@ mod tests {
         assert_eq!(s.count, 4);
         assert_eq!(s.clamped_low, 1);
         assert_eq!(s.warm_max, 18000);
+        assert_eq!(r.classes["timer_early"].summary.count, 1);
+        assert_eq!(r.classes["timer_early"].summary.max, 3);
+        assert_eq!(r.figures["early.timer"].value, 1.0);
+        assert_eq!(r.figures["min_signed.timer"].value, -3.0);
+        assert_eq!(r.figures["discarded_first"].value, 1.0);
         assert_eq!(r.error.as_deref(), Some("watchdog: no progress"));
         assert_eq!(r.figures["vm_start_to_first_sample"].value, 12.0);
         assert_eq!(r.params["wait"], "hlt");
+    }
+
+    #[test]
+    fn a_stopped_run_names_the_sample_that_crossed() {
+        let mut m = Measurement::new(BenchConfig { stop_above_ns: Some(10_000), ..Default::default() }, 2_596_138);
+        m.classes.push(("timer".into(), vec![5000.0, 6000.0, 12000.4]));
+        m.ended = Some(Ended::Above { index: 2 });
+        let r = m.to_config_result("t");
+        assert_eq!(r.figures["stop_above.index"].value, 2.0);
+        assert_eq!(r.figures["stop_above.latency"].value, 12000.0);
+        assert_eq!(r.params["stop_above_ns"], "10000");
+        assert!(!r.classes.contains_key("timer_early"), "no early class without early samples");
+        let cpus = [BTreeSet::from([0, 1]), BTreeSet::new(), BTreeSet::from([1])];
+        assert_eq!(describe_cpus(&cpus), "vcpu0: 0,1; vcpu2: 1");
     }
 }

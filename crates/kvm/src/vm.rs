@@ -115,7 +115,7 @@ impl Vm {
         self.mem.write_slice(PAYLOAD, GuestAddress(layout::CODE)).map_err(|e| KvmError::Memory(e.to_string()))?;
         self.set_slot(slot::KIND, kind)?;
         self.set_slot(slot::DELTA, delta)?;
-        self.set_slot(slot::NSAMP, cfg.samples)?;
+        self.set_slot(slot::NSAMP, cfg.samples + crate::config::DISCARDED_FIRST)?;
         self.set_slot(slot::COUNT, 0)?;
         self.set_slot(slot::WAIT, if cfg.wait == crate::config::WaitMode::Busy { 1 } else { 0 })?;
         Ok(())

@@ -92,3 +92,49 @@ fn watchdog_waits_a_period_before_calling_a_stall() {
     assert_eq!(m.error, None);
     assert!(t.elapsed() >= Duration::from_secs(3), "two periods: {:?}", t.elapsed());
 }
+
+#[test]
+fn duration_ends_the_run_and_keeps_its_samples() {
+    need_kvm!();
+    let d = Duration::from_millis(600);
+    let cfg = BenchConfig { kind: BenchKind::Timer, samples: kvm::layout::MAX_SAMPLES, period_us: 200.0, duration: Some(d), ..Default::default() };
+    let t = Instant::now();
+    let m = run_bench(&cfg, &|_| {}).unwrap();
+    assert!(m.error.is_none(), "{:?}", m.error);
+    assert_eq!(m.ended, Some(kvm::measurement::Ended::Duration));
+    assert!(t.elapsed() >= d && t.elapsed() < d + Duration::from_secs(5), "{:?}", t.elapsed());
+    let n = m.classes[0].1.len();
+    assert!(n > 50 && n < 3000, "{n} samples of 200 µs in 0.6 s");
+    assert_eq!(m.stamps.len(), n, "stamps align with the kept samples");
+}
+
+#[test]
+fn stop_above_keeps_the_sample_that_crossed_last() {
+    need_kvm!();
+    for kind in [BenchKind::Timer, BenchKind::Device] {
+        let cfg = BenchConfig { kind, samples: 500, period_us: 100.0, stop_above_ns: Some(1), ..Default::default() };
+        let m = run_bench(&cfg, &|_| {}).unwrap();
+        assert!(m.error.is_none(), "{:?}", m.error);
+        let v = &m.classes[0].1;
+        let Some(kvm::measurement::Ended::Above { index }) = m.ended else { panic!("{kind:?}: not stopped: {:?}", m.ended) };
+        assert_eq!(index as usize + 1, v.len(), "{kind:?}: the crossing sample is the last kept");
+        assert!(v[index as usize] > 1.0 && v[..index as usize].iter().all(|x| *x <= 1.0), "{kind:?}: {v:?}");
+    }
+}
+
+#[test]
+fn fifo_priority_and_the_cpus_used_are_recorded() {
+    need_kvm!();
+    let cfg = BenchConfig { kind: BenchKind::Ipi, vcpus: 2, samples: 50, period_us: 200.0, priority: Some(10), ..Default::default() };
+    match run_bench(&cfg, &|_| {}) {
+        Ok(m) => {
+            assert!(m.error.is_none(), "{:?}", m.error);
+            assert_eq!(m.cpus_used.len(), 2, "{:?}", m.cpus_used);
+            let allowed = kvm::config::allowed_cpus();
+            assert!(m.cpus_used.iter().all(|s| !s.is_empty() && s.iter().all(|c| allowed.contains(c))), "{:?}", m.cpus_used);
+            assert_eq!(m.to_config_result("x").params["priority"], "SCHED_FIFO 10");
+        }
+        // Not root and no CAP_SYS_NICE: the refusal must say so.
+        Err(e) => assert!(e.to_string().contains("--priority 10: cannot give the vCPU threads SCHED_FIFO"), "{e}"),
+    }
+}

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::format::{figure, group, latency, thousands, LatencyUnit};
 use crate::heatmap::heatmap_html;
 use crate::pivot::{pivot, CellSpec};
-use crate::references::{references_html, Reference};
+use crate::references::references_html;
 use crate::svg::{cdf_svg, esc, histogram_svg, scatter_svg, ScatterPoint};
 use crate::sweep::{axes, default_class, default_figure, find, Stat, SweepAxis};
 
@@ -132,11 +132,6 @@ pub fn host_caveat(r: &RunResult) -> Option<String> {
     })
 }
 
-/// The run's "vs published" references. (Reads `RunResult::references` once the schema has it.)
-fn run_references(_r: &RunResult) -> Vec<Reference> {
-    Vec::new()
-}
-
 /// Render runs (with their labels, usually file names) into one HTML document, with defaults.
 pub fn render_html(runs: &[(String, RunResult)]) -> Result<String, ReportError> {
     render_html_with(runs, &ReportOptions::default())
@@ -182,9 +177,12 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     }
     let mut references = Vec::new();
     for (ri, (label, r)) in runs.iter().enumerate() {
-        let html = references_html(&run_references(r), unit);
+        let html = references_html(&r.references, unit);
         if !html.is_empty() {
             references.push(Section { anchor: format!("refs-{ri}"), title: format!("{label}: vs published ({})", r.meta.knobs.get("reproduces").map(String::as_str).unwrap_or("references")), html, parts: vec![] });
+        }
+        if let Some((title, html)) = crate::seed_spread::seed_spread_html(r, unit) {
+            references.push(Section { anchor: format!("seeds-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
         }
     }
     let classes: Vec<Section> = by_class.into_iter().enumerate().map(|(i, (class, series))| cdf_section(i, &class, series, unit)).collect();

@@ -16,6 +16,7 @@ pub mod format;
 pub mod heatmap;
 pub mod html;
 pub mod pivot;
+pub mod seed_spread;
 pub mod references;
 pub mod svg;
 pub mod sweep;

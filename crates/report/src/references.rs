@@ -2,47 +2,14 @@
 //! residuals (figures the costs were calibrated to: a small deviation only shows the fit
 //! converged) and held-out checks (never used to calibrate: their deviation is a prediction error).
 //!
-//! The record mirrors `results::ReferenceOutcome` (which the result schema is gaining); once it
-//! lands, [`Reference`] becomes an alias of it.
+//! Rows are `results::ReferenceOutcome` as `irqlab sim` records them in result.json.
 use std::fmt::Write as _;
+
+use results::{ReferenceOutcome as Reference, ReferenceRole as Role};
 
 use crate::format::{figure_text, group, latency, LatencyUnit};
 use crate::svg::esc;
 use crate::sweep::LATENCY_STATS;
-
-/// What a published figure was used for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Fit,
-    Check,
-}
-
-/// One published figure and the model's value for it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reference {
-    pub config: String,
-    /// Latency class, empty for figures.
-    pub class: String,
-    pub stat: String,
-    pub over: Option<String>,
-    pub role: Role,
-    pub published: f64,
-    /// Relative tolerance (0.15 = ±15 %).
-    pub tolerance: f64,
-    pub source: String,
-    pub model: Option<f64>,
-    /// Why there is no model value.
-    pub missing: Option<String>,
-}
-
-impl Reference {
-    pub fn deviation(&self) -> Option<f64> {
-        self.model.map(|v| v / self.published - 1.0)
-    }
-    pub fn within(&self) -> bool {
-        matches!(self.model, Some(v) if (v - self.published).abs() <= self.tolerance * self.published.abs())
-    }
-}
 
 fn value(r: &Reference, v: f64, unit: LatencyUnit) -> String {
     if !r.class.is_empty() && LATENCY_STATS.contains(&r.stat.as_str()) {
@@ -69,7 +36,13 @@ fn table(refs: &[&Reference], unit: LatencyUnit) -> String {
             (None, Some(m)) => format!("n/a: {m}"),
             (None, None) => "n/a".into(),
         };
-        let verdict = if r.within() { "<td class=\"ok\">within</td>" } else { "<td class=\"out\">OUT</td>" };
+        let verdict = if r.not_run() {
+            "<td>not run</td>"
+        } else if r.within() {
+            "<td class=\"ok\">within</td>"
+        } else {
+            "<td class=\"out\">OUT</td>"
+        };
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">±{:.0}%</td>{verdict}<td>{}</td></tr>",
@@ -100,8 +73,9 @@ pub fn references_html(refs: &[Reference], unit: LatencyUnit) -> String {
         if group.is_empty() {
             continue;
         }
-        let out = group.iter().filter(|r| !r.within()).count();
-        let _ = write!(h, "<h3>{title} ({} of {} within tolerance)</h3><p>{}</p>{}", group.len() - out, group.len(), what, table(&group, unit));
+        let ran = group.iter().filter(|r| !r.not_run()).count();
+        let within = group.iter().filter(|r| r.within()).count();
+        let _ = write!(h, "<h3>{title} ({within} of {ran} within tolerance)</h3><p>{}</p>{}", what, table(&group, unit));
     }
     h
 }

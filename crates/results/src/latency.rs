@@ -26,7 +26,11 @@ pub struct Summary {
     pub p50: u64,
     pub p90: u64,
     pub p99: u64,
+    /// 99.9th percentile; named as in tables and CSV (`p999` is read too, from older files).
+    #[serde(rename = "p99.9", alias = "p999")]
     pub p999: u64,
+    /// 99.99th percentile (`p9999` is read too).
+    #[serde(rename = "p99.99", alias = "p9999")]
     pub p9999: u64,
     pub max: u64,
     /// Max over samples after the first `warmup` ones (0 when there are none).

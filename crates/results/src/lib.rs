@@ -21,6 +21,7 @@ mod latency;
 mod provenance;
 mod reference;
 mod run;
+mod seed_spread;
 
 pub use breakdown::{BreakdownBuilder, SegmentStat};
 pub use compare::{compare, compare_mapped, summary_stat, CompareRow, Comparison, Pair, PairedBy, COMPARED_STATS};
@@ -28,4 +29,5 @@ pub use csv::{escape_control, to_csv, to_csv_in, LatencyUnit};
 pub use error::ResultsError;
 pub use io::{from_json_str, read_json, sync_dir, to_json_string, write_atomic, write_json};
 pub use latency::{decode_histogram, LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
+pub use seed_spread::{SeedSpread, Spread};
 pub use run::{ConfigResult, Figure, Provenance, ReferenceOutcome, ReferenceRole, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};

@@ -85,6 +85,10 @@ pub struct ConfigResult {
     /// Set when this configuration failed; whatever was collected before the failure is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// With `seeds = N > 1`: each statistic's median and range over the N seeds (the fields
+    /// above are the first seed's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_spread: Option<crate::SeedSpread>,
 }
 
 impl ConfigResult {

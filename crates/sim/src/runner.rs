@@ -9,7 +9,8 @@ use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
 use crate::engine::Trace;
 use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts, SimError};
-use crate::scenario::{check_references, Scenario, ScenarioError};
+use crate::engine::rng::derive_seed;
+use crate::scenario::{check_references, Point, Scenario, ScenarioError};
 
 /// The version string written into every result.
 pub const TOOL_VERSION: &str = concat!("irqlab ", env!("CARGO_PKG_VERSION"));
@@ -29,6 +30,8 @@ pub struct ScenarioOutput {
 pub struct ScenarioOpts<'a> {
     /// Overrides `scenario.seed`.
     pub seed: Option<u64>,
+    /// Overrides `scenario.seeds` (seeds per point).
+    pub seeds: Option<u64>,
     pub keep_traces: usize,
     /// Called with the total work of the run once, before anything runs.
     pub on_start: &'a (dyn Fn(u64) + Sync),
@@ -116,6 +119,41 @@ fn prepare_all(
     Ok((prepared, platform_desc.unwrap_or_default(), calibrated))
 }
 
+/// Each point `n` times: first with its own seed (so a row with `seeds = N` equals the row with
+/// `seeds = 1`), then with seeds derived from it.
+fn seed_replicas(points: &[(usize, Point)], n: u64) -> Vec<(usize, Point)> {
+    let mut out = Vec::with_capacity(points.len() * n as usize);
+    for (i, p) in points {
+        out.push((*i, p.clone()));
+        for k in 1..n {
+            let mut q = p.clone();
+            q.seed = derive_seed(p.seed, &format!("seed replica {k}"));
+            out.push((*i, q));
+        }
+    }
+    out
+}
+
+type PointOutput = (ConfigResult, Vec<Trace>, u64);
+
+/// One row from a point's replicas: the first seed's result with the spread over every seed
+/// that ran. A replica that failed fails the row (its error names the seed); the first seed's
+/// figures are kept.
+fn merge_replicas(replicas: Vec<PointOutput>) -> PointOutput {
+    let events = replicas.iter().map(|r| r.2).sum();
+    let ok: Vec<&ConfigResult> = replicas.iter().map(|r| &r.0).filter(|c| c.error.is_none()).collect();
+    let spread = results::SeedSpread::over(&ok);
+    let failures: Vec<String> =
+        replicas.iter().filter_map(|r| r.0.error.as_ref().map(|e| format!("seed {}: {e}", r.0.seed))).collect();
+    let mut it = replicas.into_iter();
+    let (mut first, traces, _) = it.next().expect("at least one seed per point");
+    if first.error.is_none() && !failures.is_empty() {
+        first.error = Some(failures.join("; "));
+    }
+    first.seed_spread = Some(spread);
+    (first, traces, events)
+}
+
 /// Every check `run_scenario` makes before it runs anything (expand the points, resolve each
 /// point's platform, prepare the model, unread sections, unused overrides), without running a
 /// point. Returns the total work (simulated samples) the run would do. Fuzzers and `--dry-run`
@@ -127,7 +165,8 @@ pub fn validate_scenario(sc: &Scenario, seed: Option<u64>) -> Result<u64, Scenar
         known: model_names(),
     })?;
     let points = sc.points(seed.unwrap_or(sc.header.seed))?;
-    let (prepared, _, _) = prepare_all(sc, model, &points)?;
+    let runs = seed_replicas(&points, sc.header.seeds);
+    let (prepared, _, _) = prepare_all(sc, model, &runs)?;
     Ok(prepared.iter().map(|p| p.work()).sum())
 }
 
@@ -141,8 +180,11 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
         known: model_names(),
     })?;
     let seed = opts.seed.unwrap_or(sc.header.seed);
+    let n_seeds = opts.seeds.unwrap_or(sc.header.seeds);
+    crate::scenario::ScenarioHeader::check_seeds(&sc.file, "--seeds", n_seeds)?;
     let points = sc.points(seed)?;
-    let (prepared, platform_desc, calibrated) = prepare_all(sc, model, &points)?;
+    let runs = seed_replicas(&points, n_seeds);
+    let (prepared, platform_desc, calibrated) = prepare_all(sc, model, &runs)?;
     let total: u64 = prepared.iter().map(|p| p.work()).sum();
     (opts.on_start)(total);
 
@@ -151,17 +193,22 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
         done.fetch_add(n, Ordering::Relaxed);
         (opts.progress)(n)
     };
-    let outputs: Vec<_> = prepared
+    let mut outputs: Vec<_> = prepared
         .into_par_iter()
-        .zip(points.par_iter())
-        .map(|(prep, (_, point))| {
-            let run_opts = RunOpts { keep_traces: opts.keep_traces, progress: &progress };
+        .zip(runs.par_iter())
+        .enumerate()
+        .map(|(i, (prep, (_, point)))| {
+            // Traces are kept for each point's first seed only.
+            let keep_traces = if i as u64 % n_seeds == 0 { opts.keep_traces } else { 0 };
+            let run_opts = RunOpts { keep_traces, progress: &progress };
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prep.run(&run_opts)))
                 .unwrap_or_else(|p| Err(SimError(panic_message(p))));
             let mut out = match ran.map_err(|e| format!("{}: point `{}`: {e}", sc.file, point.name)) {
                 Ok(o) => o,
                 Err(e) => {
-                    return (ConfigResult::failed(point.name.clone(), point.params.clone(), e), Vec::new(), 0);
+                    let mut failed = ConfigResult::failed(point.name.clone(), point.params.clone(), e);
+                    failed.seed = point.seed;
+                    return (failed, Vec::new(), 0);
                 }
             };
             out.result.name = point.name.clone();
@@ -170,6 +217,9 @@ pub fn run_scenario(sc: &Scenario, opts: &ScenarioOpts) -> Result<ScenarioOutput
             (out.result, out.traces, out.events)
         })
         .collect();
+    if n_seeds > 1 {
+        outputs = outputs.chunks(n_seeds as usize).map(|replicas| merge_replicas(replicas.to_vec())).collect();
+    }
 
     let kind = if calibrated { ResultKind::Calibrated } else { ResultKind::Predicted };
     let mut knobs = BTreeMap::new();

@@ -17,7 +17,7 @@ fn scenario(edit: impl Fn(&mut toml::Table)) -> Scenario {
 }
 
 fn run(sc: &Scenario, traces: usize) -> ScenarioOutput {
-    run_scenario(sc, &ScenarioOpts { seed: None, keep_traces: traces, on_start: &|_| {}, progress: &|_| {} }).unwrap()
+    run_scenario(sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: traces, on_start: &|_| {}, progress: &|_| {} }).unwrap()
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn same_seed_same_bytes() {
 fn bad_input_names_the_key() {
     let err = |edit: &dyn Fn(&mut toml::Table)| {
         let sc = scenario(edit);
-        run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
+        run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
     };
     let e = err(&|d| set_path(d, "vm.0.vcpus", 1.into()).unwrap());
     assert!(e.contains("vm[0].vcpus") && e.contains("at least 2"), "{e}");

@@ -19,7 +19,7 @@ fn point(base: &str, sets: &[(&str, toml::Value)]) -> ConfigResult {
     }
     let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "t.toml", "t", None).unwrap();
     // Unusable input stops the run before it starts: report it as the point's error.
-    match run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }) {
+    match run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }) {
         Ok(out) => out.result.configs.into_iter().next().unwrap(),
         Err(e) => ConfigResult::failed("t", Default::default(), e.to_string()),
     }
@@ -52,7 +52,7 @@ fn same_seed_same_bytes() {
         let mut doc: toml::Table = toml::from_str(S5).unwrap();
         set_path(&mut doc, "workload.samples", 300.into()).unwrap();
         let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "s5.toml", "s5", None).unwrap();
-        let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+        let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
         results::to_json_string(&out.result)
     };
     let a = run();

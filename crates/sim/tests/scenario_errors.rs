@@ -9,7 +9,7 @@ fn parse(text: &str) -> Result<Scenario, String> {
 }
 
 fn opts() -> ScenarioOpts<'static> {
-    ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }
+    ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }
 }
 
 /// Run and return the error that made the input unusable (every point is validated before any
@@ -26,7 +26,7 @@ fn point_error(text: &str) -> String {
 fn good_scenario_runs() {
     let sc = parse(GOOD).unwrap();
     assert_eq!(sc.point_count().unwrap(), 2);
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }).unwrap();
     assert!(out.result.configs.iter().all(|c| c.error.is_none()));
 }
 
@@ -80,7 +80,7 @@ fn bad_sweep_value_stops_the_run_before_any_point_runs() {
 #[test]
 fn unknown_model_and_profile() {
     let sc = parse(&GOOD.replace("model = \"timer-inject\"", "model = \"warp-drive\"")).unwrap();
-    let e = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} })
+    let e = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} })
         .err()
         .unwrap()
         .to_string();

@@ -8,7 +8,7 @@ const S3: &str = include_str!("../../../scenarios/xen-arm-zynq-timer.toml");
 const WFI: &str = include_str!("../../../scenarios/xen-wfi-policy.toml");
 
 fn run(sc: &Scenario, seed: Option<u64>) -> RunResult {
-    let out = run_scenario(sc, &ScenarioOpts { seed, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(sc, &ScenarioOpts { seed, seeds: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }).unwrap();
     for c in &out.result.configs {
         assert!(c.error.is_none(), "{}: {:?}", c.name, c.error);
     }
@@ -121,7 +121,7 @@ fn wfi_policy_claims_on_a_small_grid() {
 #[test]
 fn traces_show_the_interrupt_path() {
     let sc = Scenario::parse(S3, "s3.toml", "s3", None).unwrap();
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 3, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 3, on_start: &|_| {}, progress: &|_| {} }).unwrap();
     let (name, trap) = &out.traces[0];
     assert_eq!(name, "vwfi=trap");
     let segs: Vec<&str> = trap[2].segments.iter().map(|s| s.0).collect();
@@ -145,7 +145,7 @@ fn debug_build_multiplier_adds_latency() {
 #[test]
 fn bad_input_names_the_key() {
     let err = |sc: Scenario| {
-        run_scenario(&sc, &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
+        run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
     };
     let e = err(with(S3, &[("hypervisor.pcpus", "9")]));
     assert!(e.contains("hypervisor.pcpus") && e.contains("4 CPUs"), "{e}");

@@ -33,10 +33,32 @@ pub struct ScenarioHeader {
     pub reproduces: String,
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Run every point with this many seeds (the first is the point's own) and report each
+    /// statistic's median and range over them beside the first seed's row.
+    #[serde(default = "default_seeds")]
+    pub seeds: u64,
 }
 
 fn default_seed() -> u64 {
     1
+}
+
+fn default_seeds() -> u64 {
+    1
+}
+
+/// Upper bound on `scenario.seeds` / `--seeds`.
+pub const MAX_SEEDS: u64 = 1000;
+
+impl ScenarioHeader {
+    /// `seeds` within 1..=[`MAX_SEEDS`].
+    pub fn check_seeds(file: &str, key: &str, n: u64) -> Result<(), ScenarioError> {
+        if (1..=MAX_SEEDS).contains(&n) {
+            Ok(())
+        } else {
+            Err(ScenarioError::invalid(file, key, &format!("a number of seeds per point from 1 to {MAX_SEEDS}"), n))
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -145,6 +167,7 @@ impl Scenario {
             message: "missing table `[scenario]` (with at least `model = \"...\"`)".into(),
         })?;
         let header: ScenarioHeader = from_value(header_v, file, "scenario")?;
+        ScenarioHeader::check_seeds(file, "scenario.seeds", header.seeds)?;
         if !doc.contains_key("platform") {
             return Err(ScenarioError::Syntax { file: file.into(), message: "missing table `[platform]` (with `profile = \"...\"`)".into() });
         }

@@ -49,6 +49,12 @@ pub fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
     let (key, raw) = arg.split_once('=').ok_or_else(|| format!("`{arg}`: expected KEY=VALUE (e.g. hypervisor.vwfi=native)"))?;
     let key = key.trim();
     check_key(key)?;
+    Ok((key.to_string(), parse_value(key, raw)?))
+}
+
+/// The value of one `KEY=VALUE` override, read as [`parse_set`] reads it (also used by
+/// `irqlab run --set`, whose keys are the `[run]` table's).
+pub fn parse_value(key: &str, raw: &str) -> Result<toml::Value, String> {
     let raw = raw.trim();
     if raw.is_empty() {
         return Err(format!("`{key}`: empty value"));
@@ -61,7 +67,7 @@ pub fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
         Err(_) if raw.chars().all(|c| c.is_alphanumeric() || "-_.:/+".contains(c)) => toml::Value::String(raw.to_string()),
         Err(e) => return Err(format!("`{key}`: value `{raw}` is neither TOML nor a bare word: {}", e.message())),
     };
-    Ok((key.to_string(), value))
+    Ok(value)
 }
 
 /// Whether two dotted keys touch the same place (one is the other or a prefix of it).

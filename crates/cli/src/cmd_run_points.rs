@@ -1,0 +1,395 @@
+//! What `irqlab run` measures: the points of a run, from a benchmark subcommand's flags or from a
+//! matrix file, with `--set` overrides and `--config` selection.
+//!
+//! Every source of settings is a `[run]`-style table, merged in this order (later wins): the
+//! command-line flags, the matrix file's `[run]`, one value of each `[sweep]` list, `--set`. The
+//! merged table is read once, strictly ([`RunTable`], unknown keys refused), so a typo in a file
+//! or in `--set` is an error naming the key, with a did-you-mean, never a silently ignored knob.
+//!
+//! Matrix file format (`irqlab run --matrix FILE`):
+//! ```toml
+//! name = "device-paths"        # optional: the output directory is out/<name> (default: file stem)
+//! [run]                        # any key of RUN_KEYS, as the flags spell them with `_`
+//! bench = "device"             # timer | ipi | device
+//! samples = 10000
+//! period_us = 100
+//! [sweep]                      # each key: a list; every combination is one point
+//! via = ["irqfd", "msi", "line", "level"]
+//! ```
+//! A point is named after its sweep values (`via=msi`), or after the file when there is no sweep.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kvm::{BenchConfig, BenchKind, DeviceVia, WaitMode};
+use serde::{Deserialize, Serialize};
+use sim::scenario::did_you_mean;
+
+use crate::CliError;
+
+/// The keys a `[run]` table, a `[sweep]` and `--set` may name.
+pub const RUN_KEYS: &[&str] = &[
+    "bench", "samples", "duration", "warmup", "period_us", "period_cycles", "wait", "via", "pv_ipi", "halt_poll_ns",
+    "disable_hlt_exits", "vcpus", "pin", "stall_timeout_s", "stop_above_us", "priority", "mlock",
+];
+
+/// Samples kept when neither `samples` nor `duration` is given.
+pub const DEFAULT_SAMPLES: u64 = 10_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bench {
+    Timer,
+    Ipi,
+    Device,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Wait {
+    /// The guest waits in HLT (the vCPU thread sleeps in the host; halt polling applies).
+    Hlt,
+    /// The guest spins in ring 3 (no halt: the vCPU is running when the interrupt comes).
+    Busy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// eventfd registered as irqfd on a GSI routed to an MSI (what vhost and VFIO use).
+    Irqfd,
+    /// KVM_SIGNAL_MSI from the VMM thread.
+    Msi,
+    /// KVM_IRQ_LINE on an edge-triggered IOAPIC pin.
+    Line,
+    /// irqfd with a resamplefd on a level-triggered IOAPIC pin.
+    Level,
+}
+
+/// Host CPUs: a list (`[0, 1]`) or a cpuset string (`"0-1,3"`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum PinSpec {
+    List(Vec<usize>),
+    Text(String),
+}
+
+/// One point's settings; every field optional (defaults apply when building the config).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunTable {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bench: Option<Bench>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+    /// `30s`, `10m`, `1h` (humantime).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_cycles: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<Wait>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<Via>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pv_ipi: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub halt_poll_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disable_hlt_exits: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vcpus: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin: Option<PinSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_timeout_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_above_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mlock: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatrixFile {
+    #[serde(default)]
+    name: Option<String>,
+    run: toml::Table,
+    #[serde(default)]
+    sweep: toml::Table,
+}
+
+/// A point: its name and its configuration, or why it cannot run.
+pub type Point = (String, Result<BenchConfig, String>);
+
+/// `0-1,3` → [0, 1, 3]: the cpuset list syntax of `taskset -c` and cyclictest `-a`.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let bad = || format!("`{s}` is not a CPU list (e.g. 0-1, 0,2 or 0-1,3)");
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+        if a > b || b - a > 4096 {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    Ok(out)
+}
+
+/// Parse `--set KEY=VALUE` for a run: KEY is a `[run]` key (optionally written `run.KEY`), the
+/// value is read as `irqlab sim --set` reads it.
+pub fn parse_run_set(arg: &str) -> Result<(String, toml::Value), CliError> {
+    let err = |m: String| CliError(format!("--set {m}"));
+    let (key, raw) = arg.split_once('=').ok_or_else(|| err(format!("`{arg}`: expected KEY=VALUE (e.g. samples=1000)")))?;
+    let key = key.trim();
+    let key = key.strip_prefix("run.").unwrap_or(key);
+    if !RUN_KEYS.contains(&key) {
+        return Err(err(format!("`{key}`: not a run setting{}; expected one of {}", did_you_mean(key, RUN_KEYS.iter().copied()), RUN_KEYS.join(", "))));
+    }
+    let value = sim::scenario::overrides::parse_value(key, raw).map_err(err)?;
+    Ok((key.to_string(), value))
+}
+
+/// Read a merged table strictly: unknown keys and wrong types are errors naming the key.
+fn read_table(t: toml::Table) -> Result<RunTable, String> {
+    if let Some(k) = t.keys().find(|k| !RUN_KEYS.contains(&k.as_str())) {
+        return Err(format!("[run]: unknown key `{k}`{}; expected one of {}", did_you_mean(k, RUN_KEYS.iter().copied()), RUN_KEYS.join(", ")));
+    }
+    for (k, v) in &t {
+        let one = toml::Table::from_iter([(k.clone(), v.clone())]);
+        if RunTable::deserialize(toml::Value::Table(one)).is_err() {
+            return Err(format!("[run] `{k}`: expected {}, got {}", expected(k), v));
+        }
+    }
+    RunTable::deserialize(toml::Value::Table(t)).map_err(|e| format!("[run]: {}", e.message().trim()))
+}
+
+/// What a `[run]` key takes, in words.
+fn expected(key: &str) -> &'static str {
+    match key {
+        "bench" => "timer, ipi or device",
+        "wait" => "hlt or busy",
+        "via" => "irqfd, msi, line or level",
+        "duration" => "a duration such as \"30s\" or \"10m\"",
+        "pin" => "host CPUs, as \"0-1,3\" or [0, 1]",
+        "pv_ipi" | "disable_hlt_exits" | "mlock" => "true or false",
+        "period_us" | "stall_timeout_s" | "stop_above_us" => "a number",
+        "priority" => "a whole number (SCHED_FIFO priority)",
+        _ => "a whole number ≥ 0",
+    }
+}
+
+/// The benchmark configuration a merged table describes (defaults for what it leaves out).
+pub fn config_from(t: &RunTable) -> Result<BenchConfig, String> {
+    let kind = match t.bench {
+        Some(Bench::Timer) | None => BenchKind::Timer,
+        Some(Bench::Ipi) => BenchKind::Ipi,
+        Some(Bench::Device) => BenchKind::Device,
+    };
+    let duration = match &t.duration {
+        None => None,
+        Some(d) => Some(Duration::from(humantime::parse_duration(d).map_err(|e| format!("--duration: `{d}`: {e} (expected e.g. 30s, 10m, 1h)"))?)),
+    };
+    let stop_above_ns = match t.stop_above_us {
+        None => None,
+        Some(us) if us.is_finite() && us > 0.0 && us <= 1e8 => Some((us * 1000.0).round() as u64),
+        Some(us) => return Err(format!("--stop-above: expected a latency above 0 and at most 100 s, in µs; got {us}")),
+    };
+    let pin = match &t.pin {
+        None => Vec::new(),
+        Some(PinSpec::List(v)) => v.clone(),
+        Some(PinSpec::Text(s)) => parse_cpu_list(s).map_err(|e| format!("--pin: {e}"))?,
+    };
+    let default = BenchConfig::default();
+    Ok(BenchConfig {
+        kind,
+        samples: t.samples.unwrap_or(if duration.is_some() { kvm::layout::MAX_SAMPLES } else { DEFAULT_SAMPLES }),
+        warmup: t.warmup.unwrap_or(default.warmup),
+        period_us: t.period_us.unwrap_or(default.period_us),
+        period_cycles: t.period_cycles,
+        wait: match t.wait.unwrap_or(Wait::Hlt) {
+            Wait::Hlt => WaitMode::Hlt,
+            Wait::Busy => WaitMode::Busy,
+        },
+        via: match t.via.unwrap_or(Via::Irqfd) {
+            Via::Irqfd => DeviceVia::Irqfd,
+            Via::Msi => DeviceVia::Msi,
+            Via::Line => DeviceVia::Line,
+            Via::Level => DeviceVia::Level,
+        },
+        pv_ipi: t.pv_ipi.unwrap_or(false),
+        halt_poll_ns: t.halt_poll_ns,
+        disable_hlt_exits: t.disable_hlt_exits.unwrap_or(false),
+        vcpus: t.vcpus.unwrap_or(if kind == BenchKind::Ipi { 2 } else { 1 }),
+        pin,
+        stall_timeout: kvm::config::stall_timeout_from_secs(t.stall_timeout_s.unwrap_or(5.0)).map_err(|e| e.to_string())?,
+        duration,
+        stop_above_ns,
+        priority: t.priority,
+        mlock: t.mlock.unwrap_or(false),
+    })
+}
+
+fn to_table(t: &RunTable) -> toml::Table {
+    toml::Table::try_from(t).expect("a RunTable serialises to a table")
+}
+
+fn show(v: &toml::Value) -> String {
+    v.as_str().map(String::from).unwrap_or_else(|| v.to_string())
+}
+
+/// The points of a run. `flags`: the command line's settings (the benchmark subcommand's, or the
+/// defaults under `--matrix`); `matrix`: the matrix file; `sets`: `--set` overrides; `configs`:
+/// `--config` names to keep. Returns the run's name (output directory) and its points.
+pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String], configs: &[String]) -> Result<(String, Vec<Point>), CliError> {
+    let sets = sets.iter().map(|s| parse_run_set(s)).collect::<Result<Vec<_>, _>>()?;
+    let Some(path) = matrix else {
+        let mut t = to_table(flags);
+        t.extend(sets);
+        let bench = match flags.bench {
+            Some(Bench::Ipi) => "ipi",
+            Some(Bench::Device) => "device",
+            _ => "timer",
+        };
+        let cfg = read_table(t).and_then(|t| config_from(&t));
+        return Ok((format!("run-{bench}"), vec![(bench.to_string(), cfg)]));
+    };
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| CliError(format!("{file}: cannot read: {e}")))?;
+    let m: MatrixFile = toml::from_str(&text).map_err(|e| CliError(format!("{file}: {}", e.message().trim())))?;
+    if let Some((k, _)) = sets.iter().find(|(k, _)| m.sweep.contains_key(k)) {
+        return Err(CliError(format!("--set {k}: {file} sweeps `{k}`; pick its points with --config instead")));
+    }
+    let mut combos: Vec<Vec<(String, toml::Value)>> = vec![vec![]];
+    for (k, v) in &m.sweep {
+        let vals = v.as_array().filter(|a| !a.is_empty()).ok_or_else(|| CliError(format!("{file}: key `sweep.{k}`: expected a non-empty array")))?;
+        if !RUN_KEYS.contains(&k.as_str()) {
+            return Err(CliError(format!("{file}: key `sweep.{k}`: not a run setting{}", did_you_mean(k, RUN_KEYS.iter().copied()))));
+        }
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                vals.iter().map(move |x| {
+                    let mut c = c.clone();
+                    c.push((k.clone(), x.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let mut pts: Vec<Point> = combos
+        .into_iter()
+        .map(|combo| {
+            let mut table = to_table(flags);
+            table.extend(m.run.clone());
+            let label: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={}", show(v))).collect();
+            table.extend(combo);
+            table.extend(sets.iter().cloned());
+            let name = if label.is_empty() { stem.clone() } else { label.join(", ") };
+            let cfg = read_table(table).and_then(|t| config_from(&t)).map_err(|e| format!("{file}: {e}"));
+            (name, cfg)
+        })
+        .collect();
+    if !configs.is_empty() {
+        let names: Vec<String> = pts.iter().map(|p| p.0.clone()).collect();
+        if let Some(c) = configs.iter().find(|c| !names.contains(c)) {
+            return Err(CliError(format!(
+                "--config `{c}`: {file} has no such point{}; its points: {}",
+                did_you_mean(c, names.iter().map(String::as_str)),
+                names.join(" | ")
+            )));
+        }
+        pts.retain(|p| configs.contains(&p.0));
+    }
+    Ok((m.name.unwrap_or(stem), pts))
+}
+
+/// The settings recorded with a run's provenance: each `--set`, by key.
+pub fn set_details(sets: &[String]) -> BTreeMap<String, String> {
+    sets.iter().filter_map(|s| parse_run_set(s).ok()).map(|(k, v)| (format!("set.{k}"), show(&v))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_take_ranges_and_lists() {
+        assert_eq!(parse_cpu_list("0-1").unwrap(), [0, 1]);
+        assert_eq!(parse_cpu_list("0,2").unwrap(), [0, 2]);
+        assert_eq!(parse_cpu_list("0-2, 5").unwrap(), [0, 1, 2, 5]);
+        for bad in ["", "a", "1-0", "0-", "-1", "0-99999"] {
+            assert!(parse_cpu_list(bad).unwrap_err().contains("is not a CPU list"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_run_key_is_a_field() {
+        // A value of the wrong type for each key must be refused for its type, not as unknown.
+        for k in RUN_KEYS {
+            let mut t = toml::Table::new();
+            t.insert(k.to_string(), toml::Value::Table(toml::Table::new()));
+            let e = read_table(t).unwrap_err();
+            assert!(e.starts_with(&format!("[run] `{k}`: expected ")), "{k}: {e}");
+        }
+        let round = to_table(&RunTable { bench: Some(Bench::Ipi), pin: Some(PinSpec::Text("0-1".into())), ..Default::default() });
+        assert_eq!(round.len(), 2);
+    }
+
+    #[test]
+    fn set_keys_are_checked_typed_and_suggested() {
+        assert_eq!(parse_run_set("samples=100").unwrap(), ("samples".into(), toml::Value::Integer(100)));
+        assert_eq!(parse_run_set("run.via=msi").unwrap().1, toml::Value::String("msi".into()));
+        let e = parse_run_set("sampels=100").unwrap_err().0;
+        assert!(e.starts_with("--set `sampels`: not a run setting, did you mean `samples`?"), "{e}");
+        let flags = RunTable { bench: Some(Bench::Timer), ..Default::default() };
+        let (_, pts) = points(&flags, None, &["samples=\"many\"".into()], &[]).unwrap();
+        assert_eq!(pts[0].1.as_ref().unwrap_err(), "[run] `samples`: expected a whole number ≥ 0, got \"many\"");
+        let (_, pts) = points(&flags, None, &["pin=0-1".into(), "duration=30s".into()], &[]).unwrap();
+        let c = pts[0].1.as_ref().unwrap();
+        assert_eq!((c.pin.clone(), c.duration, c.samples), (vec![0, 1], Some(Duration::from_secs(30)), kvm::layout::MAX_SAMPLES));
+    }
+
+    #[test]
+    fn matrix_points_sets_and_config_selection() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("m.toml");
+        std::fs::write(&f, "[run]\nbench = \"device\"\nsamples = 100\n[sweep]\nvia = [\"msi\", \"line\"]\n").unwrap();
+        let flags = RunTable::default();
+        let (name, pts) = points(&flags, Some(&f), &["samples=7".into()], &[]).unwrap();
+        assert_eq!(name, "m");
+        assert_eq!(pts.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(), ["via=msi", "via=line"]);
+        assert!(pts.iter().all(|p| p.1.as_ref().unwrap().samples == 7), "--set beats [run]");
+        let (_, pts) = points(&flags, Some(&f), &[], &["via=line".into()]).unwrap();
+        assert_eq!(pts.len(), 1);
+        assert_eq!(pts[0].1.as_ref().unwrap().via, DeviceVia::Line);
+        let e = points(&flags, Some(&f), &[], &["via=lin".into()]).unwrap_err().0;
+        assert!(e.contains("no such point, did you mean `via=line`?") && e.contains("via=msi | via=line"), "{e}");
+        let e = points(&flags, Some(&f), &["via=msi".into()], &[]).unwrap_err().0;
+        assert!(e.contains("sweeps `via`"), "{e}");
+        std::fs::write(&f, "[run]\nbench = \"timer\"\nperiod = 5\n").unwrap();
+        let (_, pts) = points(&flags, Some(&f), &[], &[]).unwrap();
+        let e = pts[0].1.as_ref().unwrap_err();
+        assert!(e.contains("unknown key `period`, did you mean `period_us`?"), "{e}");
+    }
+
+    #[test]
+    fn the_shipped_example_matrix_is_valid() {
+        let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/run-matrix.toml");
+        let (name, pts) = points(&RunTable::default(), Some(&f), &[], &[]).unwrap();
+        assert_eq!(name, "device-paths");
+        assert_eq!(pts.len(), 8);
+        for (n, c) in &pts {
+            let c = c.as_ref().unwrap_or_else(|e| panic!("{n}: {e}"));
+            assert!(c.validate(&[0]).is_ok() && c.kind == BenchKind::Device, "{n}");
+        }
+        assert_eq!(pts[0].0, "via=irqfd, halt_poll_ns=0", "named in the file's order");
+    }
+}
