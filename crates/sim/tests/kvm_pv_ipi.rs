@@ -247,7 +247,7 @@ fn cluster_and_physical_differ_in_icr_decoding_not_in_the_pv_hypercall() {
 #[test]
 fn fixed_window_needs_a_window_and_windows_are_bounded() {
     let err = |edit: &dyn Fn(&mut toml::Table)| {
-        run_scenario(&scenario(edit), &ScenarioOpts { seed: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
+        run_scenario(&scenario(edit), &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
     };
     let e = err(&|d| set_path(d, "hypervisor.halt_poll", "fixed".into()).unwrap());
     assert!(e.contains("hypervisor.halt_poll_ns") && e.contains("fixed"), "{e}");
