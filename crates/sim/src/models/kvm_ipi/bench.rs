@@ -14,13 +14,13 @@
 //! taken in arrival order.
 use results::{ConfigResult, LatencyRecorder};
 
-use super::config::{PollRule, Prepared, Row};
+use super::config::{Costs, PollRule, Prepared, Row};
 use super::lock::SpinLock;
 use crate::arch::x86::destination::{icr_writes, resolve, IcrDest, Shorthand};
 use crate::arch::x86::lapic::{Accept, Lapic};
 use crate::arch::x86::posted_interrupt::{PiDesc, PostEffect, VcpuState};
 use crate::arch::x86::pv_ipi::pack;
-use crate::engine::{EventQueue, RngStreams, SimRng, SimTime, Trace, TraceSet};
+use crate::engine::{CostDist, EventQueue, RngStreams, SimRng, SimTime, Trace, TraceSet};
 use crate::hyp::halt_poll::{HaltOutcome, HaltPoll};
 use crate::model::{PointOutput, PreparedPoint, RunOpts, SimError};
 
@@ -77,6 +77,19 @@ enum Path {
     Notify,
     /// In guest mode, no posted interrupts: a kick IPI forces an exit, injection on re-entry.
     KickExit,
+}
+
+impl Path {
+    /// What KVM's delivery to the target costs, what the target's way to its handler costs, and
+    /// the trace segment of the latter.
+    fn costs(self, c: &Costs) -> (&CostDist, &CostDist, usize) {
+        match self {
+            Path::Polling => (&c.deliver_to_polling, &c.wake_from_poll, 6),
+            Path::Blocked => (&c.deliver_to_blocked, &c.wake_from_block, 7),
+            Path::Notify => (&c.pi_notification_send, &c.pi_notification_to_handler, 8),
+            Path::KickExit => (&c.deliver_to_polling, &c.kick_exit_to_handler, 9),
+        }
+    }
 }
 
 enum Ev {
@@ -352,24 +365,14 @@ impl Prepared {
                         _ => Path::Blocked,
                     }
                 };
-                let (deliver, respond, respond_seg) = match path {
-                    Path::Polling => {
-                        n.poll_success += 1;
-                        (c.deliver_to_polling.sample(rng), c.wake_from_poll.sample(rng), 6)
-                    }
-                    Path::Blocked => {
-                        n.poll_fail += 1;
-                        (c.deliver_to_blocked.sample(rng), c.wake_from_block.sample(rng), 7)
-                    }
-                    Path::Notify => {
-                        n.pi_notifications += 1;
-                        (c.pi_notification_send.sample(rng), c.pi_notification_to_handler.sample(rng), 8)
-                    }
-                    Path::KickExit => {
-                        n.kick_exits += 1;
-                        (c.deliver_to_polling.sample(rng), c.kick_exit_to_handler.sample(rng), 9)
-                    }
-                };
+                *match path {
+                    Path::Polling => &mut n.poll_success,
+                    Path::Blocked => &mut n.poll_fail,
+                    Path::Notify => &mut n.pi_notifications,
+                    Path::KickExit => &mut n.kick_exits,
+                } += 1;
+                let (deliver_cost, respond_cost, respond_seg) = path.costs(c);
+                let (deliver, respond) = (deliver_cost.sample(rng), respond_cost.sample(rng));
                 let extra = if !hypercall && ids.len() > 1 { c.icr_multicast_extra.sample(rng) } else { SimTime::ZERO };
                 let before = t;
                 t += deliver + extra;
