@@ -35,6 +35,13 @@ pub enum KernelDefaults {
     /// v4.3, aca6ff29c406 "KVM: dynamic halt-polling": `halt_poll_ns` 500000 (all arches),
     /// grow 2, shrink 0, a hard-coded 10 µs first window (`val == 0 → 10000, else val *= grow`).
     Linux4_3,
+    /// x86 in the v4.x kernels after the per-arch default (the S2 era, 4.17/4.18): kvm_main.c
+    /// `halt_poll_ns = KVM_HALT_POLL_NS_DEFAULT`, grow 2, shrink 0, no `grow_start` parameter (a
+    /// window of 0 grows to a hard-coded 10 µs, otherwise it is multiplied); x86's
+    /// KVM_HALT_POLL_NS_DEFAULT is 200000 since 14ebda33 "KVM: x86: reduce default value of
+    /// halt_poll_ns parameter" (v4.6-rc, 2016) and still in the Linux 5.0 header
+    /// (arch/x86/include/asm/kvm_host.h; the 4.17 file itself not re-read).
+    Linux4_17X86,
     /// v5.1, 49113d360bde / dee339b5c1da: `halt_poll_ns_grow_start` = 10000 becomes a parameter
     /// and the floor of every grow; `halt_poll_ns` = KVM_HALT_POLL_NS_DEFAULT, 200000 on x86
     /// (arch/x86/include/asm/kvm_host.h [value not re-read]); grow 2; shrink 0.
@@ -48,6 +55,7 @@ impl KernelDefaults {
     pub fn params(self) -> HaltPollParams {
         match self {
             KernelDefaults::Linux4_3 => HaltPollParams { max_ns: 500_000, grow: 2, grow_start_ns: 10_000, shrink: 0, legacy_grow: true },
+            KernelDefaults::Linux4_17X86 => HaltPollParams { max_ns: 200_000, grow: 2, grow_start_ns: 10_000, shrink: 0, legacy_grow: true },
             KernelDefaults::Linux5_1 => HaltPollParams { max_ns: 200_000, grow: 2, grow_start_ns: 10_000, shrink: 0, legacy_grow: false },
             KernelDefaults::ShrinkTwo => HaltPollParams { max_ns: 200_000, grow: 2, grow_start_ns: 10_000, shrink: 2, legacy_grow: false },
         }

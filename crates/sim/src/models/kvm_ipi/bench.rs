@@ -5,19 +5,23 @@
 //! each write a VM exit in which KVM delivers to that group's vCPUs one after another — or makes
 //! one `KVM_HC_SEND_IPI` hypercall per 128-ID window. Each destination is kicked at the moment KVM
 //! reaches it; what the kick costs and how fast the target reaches its handler depends on the
-//! target's state: still halt-polling, blocked (halted longer than the poll window), or in guest
-//! mode (not reached here: the benchmark's targets idle between operations). Targets run the handler (serialised on a
-//! spinlock in Broadcast lock), acknowledge, and go back to halt; the sender waits for every
-//! acknowledgement (smp_call_function_many with wait=1). Handler entries are events in the queue,
-//! so the lock is taken in arrival order.
+//! target's state: still halt-polling (KVM's per-vCPU window, `hyp::halt_poll`, or a fixed one),
+//! blocked (halted longer than its window: wake-up vector), or in guest mode (HLT exits disabled:
+//! with posted interrupts the notification vector, PIR → vIRR without an exit; without them a kick
+//! that forces an exit). Targets run the handler (in Broadcast lock under one spinlock, `lock.rs`),
+//! acknowledge, and go back to idle; the sender waits for every acknowledgement
+//! (smp_call_function_many with wait=1). Handler entries are events in the queue, so the lock is
+//! taken in arrival order.
 use results::{ConfigResult, LatencyRecorder};
 
-use super::config::{Prepared, Row};
-use crate::arch::x86::destination::{icr_writes, resolve, Shorthand};
+use super::config::{Costs, PollRule, Prepared, Row};
+use super::lock::SpinLock;
+use crate::arch::x86::destination::{icr_writes, resolve, IcrDest, Shorthand};
 use crate::arch::x86::lapic::{Accept, Lapic};
 use crate::arch::x86::posted_interrupt::{PiDesc, PostEffect, VcpuState};
 use crate::arch::x86::pv_ipi::pack;
-use crate::engine::{EventQueue, RngStreams, SimRng, SimTime, Trace, TraceSet};
+use crate::engine::{CostDist, EventQueue, RngStreams, SimRng, SimTime, Trace, TraceSet};
+use crate::hyp::halt_poll::{HaltOutcome, HaltPoll};
 use crate::model::{PointOutput, PreparedPoint, RunOpts, SimError};
 
 struct Target {
@@ -25,6 +29,67 @@ struct Target {
     pi: PiDesc,
     /// When the vCPU last went idle (HLT); `None`: idle since long before the row started.
     idle_since: Option<SimTime>,
+    /// KVM's per-vCPU poll window (adaptive rules only).
+    poll: Option<HaltPoll>,
+}
+
+/// How long "idle since before the row" counts as: far beyond any poll window.
+const LONG_IDLE_NS: u64 = 1_000_000_000;
+
+impl Target {
+    /// Is this halted target still polling when KVM reaches it at `t`? With an adaptive rule this
+    /// ends the halt, so KVM's grow/shrink update is applied.
+    fn still_polling(&mut self, t: SimTime, rule: PollRule) -> bool {
+        let idle_ns = self.idle_since.map_or(LONG_IDLE_NS, |since| t.saturating_sub(since).ps() / 1000);
+        match (rule, self.poll.as_mut()) {
+            (PollRule::Adaptive(_), Some(hp)) => hp.halt(idle_ns, true) == HaltOutcome::Polled,
+            (PollRule::Fixed(window), _) => idle_ns < window,
+            (PollRule::Adaptive(_), None) => false,
+        }
+    }
+}
+
+/// How the sender leaves the guest for one group of destinations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExitKind {
+    /// KVM_HC_SEND_IPI: VMCALL exit, `kvm_pv_send_ipi` walks the bitmap through `phys_map`.
+    Hypercall,
+    /// WRMSR(ICR) with a physical destination: `phys_map[dest]`.
+    IcrPhysical,
+    /// WRMSR(ICR) with a logical (cluster) destination: cluster table lookup, then the mask.
+    IcrLogical,
+}
+
+/// One exit of an operation and the APIC IDs it delivers to, in order.
+struct Exit {
+    kind: ExitKind,
+    ids: Vec<u32>,
+}
+
+/// The path an IPI takes to one destination, by the target's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// Halt-polling in the host: kick, the poll loop sees it, VM entry injects.
+    Polling,
+    /// Blocked: wake the vCPU thread (wake-up vector with posted interrupts).
+    Blocked,
+    /// In guest mode, posted interrupts: notification vector to its pCPU, no exit.
+    Notify,
+    /// In guest mode, no posted interrupts: a kick IPI forces an exit, injection on re-entry.
+    KickExit,
+}
+
+impl Path {
+    /// What KVM's delivery to the target costs, what the target's way to its handler costs, and
+    /// the trace segment of the latter.
+    fn costs(self, c: &Costs) -> (&CostDist, &CostDist, usize) {
+        match self {
+            Path::Polling => (&c.deliver_to_polling, &c.wake_from_poll, 6),
+            Path::Blocked => (&c.deliver_to_blocked, &c.wake_from_block, 7),
+            Path::Notify => (&c.pi_notification_send, &c.pi_notification_to_handler, 8),
+            Path::KickExit => (&c.deliver_to_polling, &c.kick_exit_to_handler, 9),
+        }
+    }
 }
 
 enum Ev {
@@ -35,7 +100,7 @@ enum Ev {
 }
 
 /// Segments of a destination's path, in order (indices into `RowRun::segs`).
-const SEGMENTS: [&str; 8] = [
+const SEGMENTS: [&str; 10] = [
     "guest-cpumask-walk",
     "earlier-exits-of-this-op",
     "icr-write-exit",
@@ -44,12 +109,16 @@ const SEGMENTS: [&str; 8] = [
     "kvm-deliver+kick",
     "halt-poll-exit+vmentry",
     "vcpu-wakeup+vmentry",
+    "pi-notification-to-handler",
+    "kick-exit+vmentry",
 ];
 
 /// Per-row accumulators (plain counters on the hot path; named only at the end).
 struct RowRun {
     delivery_ns: f64,
     total_ns: f64,
+    /// Time handlers waited for the Broadcast-lock spinlock.
+    lock_wait_ns: f64,
     lat: LatencyRecorder,
     traces: TraceSet,
     /// (passes, total ps) per entry of SEGMENTS.
@@ -68,6 +137,12 @@ struct Counts {
     coalesced: u64,
     eoi_exits: u64,
     hlt_exits: u64,
+    pi_notifications: u64,
+    kick_exits: u64,
+    poll_grows: u64,
+    poll_shrinks: u64,
+    lock_contended: u64,
+    logical_decodes: u64,
 }
 
 impl Counts {
@@ -83,6 +158,12 @@ impl Counts {
             ("wakeups", self.poll_fail),
             ("kicks", self.kicks),
             ("ipi.coalesced", self.coalesced),
+            ("pi.notifications", self.pi_notifications),
+            ("exits.kick", self.kick_exits),
+            ("halt_poll.grow", self.poll_grows),
+            ("halt_poll.shrink", self.poll_shrinks),
+            ("lock.contended", self.lock_contended),
+            ("icr.logical_decode", self.logical_decodes),
         ] {
             if v > 0 {
                 r.add_counter(k, v);
@@ -103,12 +184,21 @@ impl PreparedPoint for Prepared {
         let mut result = ConfigResult::default();
         let mut traces_out = Vec::new();
         let mut targets: Vec<Target> = (0..self.vcpus)
-            .map(|_| Target { apic: Lapic::default(), pi: PiDesc::default(), idle_since: None })
+            .map(|_| Target {
+                apic: Lapic::default(),
+                pi: PiDesc::default(),
+                idle_since: None,
+                poll: match self.poll {
+                    PollRule::Adaptive(p) => Some(HaltPoll::new(p)),
+                    PollRule::Fixed(_) => None,
+                },
+            })
             .collect();
         for row in &self.wl.rows {
             let mut rr = RowRun {
                 delivery_ns: 0.0,
                 total_ns: 0.0,
+                lock_wait_ns: 0.0,
                 lat: LatencyRecorder::new(self.wl.warmup),
                 traces: TraceSet::picking(opts.traces.picker(row.key())),
                 segs: [(0, 0); SEGMENTS.len()],
@@ -119,6 +209,9 @@ impl PreparedPoint for Prepared {
             // a row's steady state does not depend on which row ran before it.
             for tg in targets.iter_mut() {
                 tg.idle_since = None;
+                if let Some(hp) = tg.poll.as_mut() {
+                    (hp.grows, hp.shrinks) = (0, 0);
+                }
             }
             let mut reported = 0;
             for op in 0..self.wl.iterations {
@@ -129,6 +222,10 @@ impl PreparedPoint for Prepared {
                 }
             }
             (opts.progress)(self.wl.iterations - reported);
+            for hp in targets.iter().filter_map(|t| t.poll.as_ref()) {
+                counts.poll_grows += hp.grows;
+                counts.poll_shrinks += hp.shrinks;
+            }
             counts.add_to(&mut result);
             for (name, (n, ps)) in SEGMENTS.iter().zip(rr.segs) {
                 if n > 0 {
@@ -136,8 +233,12 @@ impl PreparedPoint for Prepared {
                 }
             }
             let k = row.key();
-            result.set_figure(&format!("{k}.delivery"), rr.delivery_ns, "ns");
-            result.set_figure(&format!("{k}.total"), rr.total_ns, "ns");
+            let per = self.wl.totals_over.unwrap_or(self.wl.iterations) as f64 / self.wl.iterations as f64;
+            result.set_figure(&format!("{k}.delivery"), rr.delivery_ns * per, "ns");
+            result.set_figure(&format!("{k}.total"), rr.total_ns * per, "ns");
+            if *row == Row::BroadcastLock {
+                result.set_figure(&format!("{k}.lock_wait"), rr.lock_wait_ns * per, "ns");
+            }
             if rr.lat.count() > 0 {
                 result.classes.insert(k.to_string(), rr.lat.finish());
                 result.breakdown.insert(k.to_string(), rr.traces.breakdown());
@@ -153,18 +254,28 @@ impl Prepared {
     /// The exits one operation of `row` takes, each with the APIC IDs it delivers to, in order:
     /// one hypercall per 128-ID window (multicast with PV IPI), else one ICR write per
     /// destination group of the APIC mode. The same every operation, so computed once per row.
-    fn exit_groups(&self, row: Row) -> Vec<(bool, Vec<u32>)> {
+    ///
+    /// Where cluster and physical mode differ: the guest's ICR writes (`icr_writes`), and on the
+    /// host a logical destination is decoded through the cluster table
+    /// (`kvm_apic_map_get_logical_dest`) while a physical one indexes `phys_map` directly. The PV
+    /// hypercall is the same in both modes: the guest's `__send_ipi_mask` packs APIC IDs and the
+    /// host's `kvm_pv_send_ipi` indexes `map->phys_map[min + i]` for each set bit whatever the
+    /// guest's mode (arch/x86/kvm/lapic.c, 4180bf1b655a); only unicasts keep the mode's ICR write.
+    fn exit_groups(&self, row: Row) -> Vec<Exit> {
         let dests: Vec<u32> = match row {
             Row::DryRun | Row::SelfIpi => return Vec::new(),
             Row::NormalIpi => vec![self.wl.normal_target],
             Row::BroadcastIpi | Row::BroadcastLock => (1..self.vcpus).collect(),
         };
         if dests.len() > 1 && self.hyp.pv_ipi {
-            pack(dests.iter().copied()).iter().map(|call| (true, call.destinations().collect())).collect()
+            pack(dests.iter().copied()).iter().map(|call| Exit { kind: ExitKind::Hypercall, ids: call.destinations().collect() }).collect()
         } else {
             icr_writes(self.hyp.apic_mode, &dests)
                 .into_iter()
-                .map(|d| (false, resolve(self.hyp.apic_mode, d, Shorthand::None, 0, &dests)))
+                .map(|d| Exit {
+                    kind: if matches!(d, IcrDest::Logical(_)) { ExitKind::IcrLogical } else { ExitKind::IcrPhysical },
+                    ids: resolve(self.hyp.apic_mode, d, Shorthand::None, 0, &dests),
+                })
                 .collect()
         }
     }
@@ -174,7 +285,7 @@ impl Prepared {
     fn run_op(
         &self,
         row: Row,
-        groups: &[(bool, Vec<u32>)],
+        groups: &[Exit],
         op: u64,
         q: &mut EventQueue<Ev>,
         targets: &mut [Target],
@@ -199,7 +310,7 @@ impl Prepared {
                 q.schedule_in(total, Ev::OpDone);
                 return drain(q);
             }
-            _ => groups.iter().map(|g| g.1.len()).sum::<usize>(),
+            _ => groups.iter().map(|g| g.ids.len()).sum::<usize>(),
         };
         let send_start = t0 + loop_cost;
         // The guest walks its cpumask (and packs the PV bitmap) before the first exit.
@@ -211,40 +322,58 @@ impl Prepared {
         let keep = op == 1 && rr.traces.wants_more();
         let mut pending = 0u32;
         let mut last_trace_for: Vec<Trace> = Vec::new();
-        for (hypercall, ids) in groups {
+        for Exit { kind, ids } in groups {
+            let hypercall = *kind == ExitKind::Hypercall;
             let exit_start = t;
-            let exit = if *hypercall {
-                n.hypercall_exits += 1;
-                c.vmcall_exit.sample(rng) + c.pv_ipi_handler.sample(rng)
-            } else {
-                n.icr_write_exits += 1;
-                c.icr_write_exit.sample(rng)
+            let exit = match kind {
+                ExitKind::Hypercall => {
+                    n.hypercall_exits += 1;
+                    c.vmcall_exit.sample(rng) + c.pv_ipi_handler.sample(rng)
+                }
+                ExitKind::IcrPhysical => {
+                    n.icr_write_exits += 1;
+                    c.icr_write_exit.sample(rng)
+                }
+                ExitKind::IcrLogical => {
+                    n.icr_write_exits += 1;
+                    n.logical_decodes += 1;
+                    c.icr_write_exit.sample(rng) + c.icr_logical_decode.sample(rng)
+                }
             };
             t += exit;
             for id in ids {
                 let tg = &mut targets[*id as usize];
-                let polling = tg.idle_since.is_some_and(|since| t.saturating_sub(since).ps() < self.hyp.halt_poll_ns * 1000);
-                let state = if polling { VcpuState::InHost } else { VcpuState::Blocked };
-                let effect = if self.hyp.posted_interrupts {
-                    n.posted += 1;
-                    tg.pi.post(self.wl.vector, state)
-                } else if polling {
-                    PostEffect::KickToEntry
+                let state = if !self.hyp.hlt_exits {
+                    VcpuState::InGuest
+                } else if tg.still_polling(t, self.poll) {
+                    VcpuState::InHost
                 } else {
-                    PostEffect::WakeupVector
+                    VcpuState::Blocked
                 };
-                let (deliver, respond, respond_seg) = match effect {
-                    PostEffect::KickToEntry => {
-                        n.poll_success += 1;
-                        (c.deliver_to_polling.sample(rng), c.wake_from_poll.sample(rng), 6)
+                let path = if self.hyp.posted_interrupts {
+                    n.posted += 1;
+                    match tg.pi.post(self.wl.vector, state) {
+                        PostEffect::NotifyInGuest => Path::Notify,
+                        PostEffect::KickToEntry => Path::Polling,
+                        PostEffect::WakeupVector => Path::Blocked,
+                        other => return Err(SimError(format!("vCPU {id}: unexpected posted-interrupt effect {other:?} for an idle target"))),
                     }
-                    PostEffect::WakeupVector => {
-                        n.poll_fail += 1;
-                        (c.deliver_to_blocked.sample(rng), c.wake_from_block.sample(rng), 7)
+                } else {
+                    match state {
+                        VcpuState::InGuest => Path::KickExit,
+                        VcpuState::InHost => Path::Polling,
+                        _ => Path::Blocked,
                     }
-                    other => return Err(SimError(format!("vCPU {id}: unexpected posted-interrupt effect {other:?} for an idle target"))),
                 };
-                let extra = if !*hypercall && ids.len() > 1 { c.icr_multicast_extra.sample(rng) } else { SimTime::ZERO };
+                *match path {
+                    Path::Polling => &mut n.poll_success,
+                    Path::Blocked => &mut n.poll_fail,
+                    Path::Notify => &mut n.pi_notifications,
+                    Path::KickExit => &mut n.kick_exits,
+                } += 1;
+                let (deliver_cost, respond_cost, respond_seg) = path.costs(c);
+                let (deliver, respond) = (deliver_cost.sample(rng), respond_cost.sample(rng));
+                let extra = if !hypercall && ids.len() > 1 { c.icr_multicast_extra.sample(rng) } else { SimTime::ZERO };
                 let before = t;
                 t += deliver + extra;
                 n.kicks += 1;
@@ -265,7 +394,7 @@ impl Prepared {
                 let segments = [
                     (0, walk_end - send_start),
                     (1, exit_start - walk_end),
-                    (if *hypercall { 3 } else { 2 }, exit),
+                    (if hypercall { 3 } else { 2 }, exit),
                     (4, before - (exit_start + exit)),
                     (5, deliver + extra),
                     (respond_seg, respond),
@@ -289,7 +418,7 @@ impl Prepared {
         }
         let sender_free = t;
         // Targets run their handlers; the lock row serialises them in arrival order.
-        let mut lock_free = SimTime::ZERO;
+        let mut lock = SpinLock::new(self.socket[0]);
         let mut last_done = sender_free;
         while pending > 0 {
             let (now, ev) = q.pop().ok_or_else(|| SimError("event queue ran dry with handlers pending".into()))?;
@@ -301,23 +430,23 @@ impl Prepared {
             if acked != Some(self.wl.vector) {
                 return Err(SimError(format!("vCPU {id}: IPI vector {:#x} not deliverable (got {acked:?})", self.wl.vector)));
             }
-            let mut done = now + c.handler_and_ack.sample(rng);
-            if row == Row::BroadcastLock {
-                let start = done.max(lock_free);
-                done = start + c.lock_hold.sample(rng);
-                lock_free = done;
-            }
+            let body_end = if row == Row::BroadcastLock { lock.take(now, self.socket[id as usize], c, rng) } else { now };
+            let mut done = body_end + c.handler_and_ack.sample(rng);
             tg.apic.eoi();
             if !self.hyp.apicv {
                 n.eoi_exits += 1;
                 done += c.eoi_exit.sample(rng);
             }
-            n.hlt_exits += 1;
+            if self.hyp.hlt_exits {
+                n.hlt_exits += 1;
+            }
             tg.idle_since = Some(done);
             last_done = last_done.max(done);
             pending -= 1;
         }
         rr.total_ns += (last_done - t0).ns_f64();
+        rr.lock_wait_ns += lock.wait_ps as f64 / 1000.0;
+        n.lock_contended += lock.contended;
         q.schedule_at(last_done, Ev::OpDone);
         drain(q)
     }

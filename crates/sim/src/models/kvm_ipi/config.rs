@@ -3,6 +3,7 @@ use serde::Deserialize;
 
 use crate::arch::x86::destination::ApicMode;
 use crate::engine::CostDist;
+use crate::hyp::halt_poll::{HaltPollParams, KernelDefaults};
 use crate::model::PointCtx;
 use crate::scenario::ScenarioError;
 
@@ -20,13 +21,46 @@ pub(super) struct Hypervisor {
     /// Posted interrupts: a target in guest mode gets the IPI without a VM exit.
     #[serde(default = "yes")]
     pub posted_interrupts: bool,
-    /// How long a halted vCPU polls before blocking (KVM halt polling), ns.
+    /// The host's halt-polling rule: a kernel's adaptive per-vCPU window (`hyp::halt_poll`), or
+    /// `fixed` (a window of `halt_poll_ns` that never adapts: the first reproduction's shortcut).
+    #[serde(default = "linux4_17")]
+    pub halt_poll: HaltPollPolicy,
+    /// `fixed`: the window; a kernel rule: its maximum (module parameter `halt_poll_ns`; default:
+    /// that kernel's). ns.
     #[serde(default)]
-    pub halt_poll_ns: u64,
+    pub halt_poll_ns: Option<u64>,
+    /// HLT exits to the host (default). `false`: KVM_CAP_X86_DISABLE_EXITS(HLT) — an idle vCPU
+    /// stays in guest mode, so IPIs reach it by the posted-interrupt notification vector.
+    #[serde(default = "yes")]
+    pub hlt_exits: bool,
+}
+
+/// `hypervisor.halt_poll`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HaltPollPolicy {
+    Fixed,
+    #[serde(rename = "linux-4.17")]
+    Linux4_17,
+    #[serde(rename = "linux-5.1")]
+    Linux5_1,
+    ShrinkTwo,
+}
+
+/// How a target's poll window is decided.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum PollRule {
+    /// Polls when it has idled less than this many ns.
+    Fixed(u64),
+    /// KVM's grow/shrink rule with these parameters.
+    Adaptive(HaltPollParams),
 }
 
 fn yes() -> bool {
     true
+}
+fn linux4_17() -> HaltPollPolicy {
+    HaltPollPolicy::Linux4_17
 }
 
 #[derive(Debug, Deserialize)]
@@ -80,6 +114,11 @@ pub(super) struct Workload {
     pub vector: u8,
     #[serde(default)]
     pub warmup: u64,
+    /// Report `*.total`/`*.delivery`/`*.lock_wait` as totals over this many operations (the
+    /// benchmark's NTIMES) whatever `iterations` is run, so a shorter run (a fit, a test) stays
+    /// comparable with the published totals. Default: `iterations`.
+    #[serde(default)]
+    pub totals_over: Option<u64>,
 }
 
 fn one() -> u32 {
@@ -96,6 +135,7 @@ pub(super) struct Costs {
     pub self_call_total: CostDist,
     pub guest_send_per_dest: CostDist,
     pub icr_write_exit: CostDist,
+    pub icr_logical_decode: CostDist,
     pub vmcall_exit: CostDist,
     pub pv_ipi_handler: CostDist,
     pub deliver_to_polling: CostDist,
@@ -106,6 +146,11 @@ pub(super) struct Costs {
     pub handler_and_ack: CostDist,
     pub eoi_exit: CostDist,
     pub lock_hold: CostDist,
+    pub line_transfer_same_socket: CostDist,
+    pub line_transfer_cross_socket: CostDist,
+    pub pi_notification_send: CostDist,
+    pub pi_notification_to_handler: CostDist,
+    pub kick_exit_to_handler: CostDist,
 }
 
 pub(super) struct Prepared {
@@ -113,6 +158,9 @@ pub(super) struct Prepared {
     pub vcpus: u32,
     pub wl: Workload,
     pub costs: Costs,
+    pub poll: PollRule,
+    /// Socket of each vCPU's pCPU (the lock line moves between sockets or not).
+    pub socket: Vec<u32>,
     pub seed: u64,
 }
 
@@ -138,6 +186,9 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
         return Err(ctx.invalid("vm[0].vcpus", "at most 255 vCPUs in xAPIC mode", vm.vcpus));
     }
     ctx.check_count("workload.iterations", wl.iterations, 1, crate::model::MAX_SAMPLES)?;
+    if let Some(n) = wl.totals_over {
+        ctx.check_count("workload.totals_over", n, 1, crate::model::MAX_SAMPLES)?;
+    }
     if wl.rows.is_empty() {
         return Err(ctx.invalid("workload.rows", "at least one row", "[]"));
     }
@@ -147,6 +198,34 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
     if wl.vector < 16 {
         return Err(ctx.invalid("workload.vector", "a vector from 16 to 255 (0-15 are reserved)", wl.vector));
     }
+    let max_ns = |default: u64| match hyp.halt_poll_ns {
+        Some(n) if n > 100_000_000 => Err(ctx.invalid("hypervisor.halt_poll_ns", "ns from 0 to 100,000,000", n)),
+        Some(n) => Ok(n),
+        None => Ok(default),
+    };
+    let kernel = |k: KernelDefaults| -> Result<PollRule, ScenarioError> {
+        let p = k.params();
+        Ok(PollRule::Adaptive(HaltPollParams { max_ns: max_ns(p.max_ns)?, ..p }))
+    };
+    let poll = match hyp.halt_poll {
+        HaltPollPolicy::Fixed if hyp.halt_poll_ns.is_none() => {
+            return Err(ctx.invalid("hypervisor.halt_poll_ns", "a window in ns (required with halt_poll = \"fixed\")", "nothing"))
+        }
+        HaltPollPolicy::Fixed => PollRule::Fixed(max_ns(0)?),
+        HaltPollPolicy::Linux4_17 => kernel(KernelDefaults::Linux4_17X86)?,
+        HaltPollPolicy::Linux5_1 => kernel(KernelDefaults::Linux5_1)?,
+        HaltPollPolicy::ShrinkTwo => kernel(KernelDefaults::ShrinkTwo)?,
+    };
+    let sockets: u32 = match ctx.platform.facts.get("sockets") {
+        None => 1,
+        Some(s) => s.parse().ok().filter(|n| (1..=pcpus.max(1)).contains(n)).ok_or_else(|| {
+            ctx.invalid("platform facts.sockets", &format!("a whole number of sockets from 1 to {pcpus}"), s)
+        })?,
+    };
+    // pCPUs are numbered socket by socket (contiguous halves on two sockets): an assumption about
+    // the host's enumeration, stated in docs/kvm-pv-ipi.md.
+    let per_socket = pcpus.div_ceil(sockets).max(1);
+    let socket = (0..vm.vcpus).map(|v| vm.pin.get(v as usize).copied().unwrap_or(v) / per_socket).collect();
     let c = |k: &str| ctx.platform.cost(k, model).cloned().map_err(|e| ctx.platform_err(e));
     let costs = Costs {
         loop_overhead: c("loop_overhead")?,
@@ -154,6 +233,7 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
         self_call_total: c("self_call_total")?,
         guest_send_per_dest: c("guest_send_per_dest")?,
         icr_write_exit: c("icr_write_exit")?,
+        icr_logical_decode: c("icr_logical_decode")?,
         vmcall_exit: c("vmcall_exit")?,
         pv_ipi_handler: c("pv_ipi_handler")?,
         deliver_to_polling: c("deliver_to_polling")?,
@@ -164,6 +244,11 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
         handler_and_ack: c("handler_and_ack")?,
         eoi_exit: c("eoi_exit")?,
         lock_hold: c("lock_hold")?,
+        line_transfer_same_socket: c("line_transfer_same_socket")?,
+        line_transfer_cross_socket: c("line_transfer_cross_socket")?,
+        pi_notification_send: c("pi_notification_send")?,
+        pi_notification_to_handler: c("pi_notification_to_handler")?,
+        kick_exit_to_handler: c("kick_exit_to_handler")?,
     };
-    Ok(Prepared { vcpus: vm.vcpus, hyp, wl, costs, seed: ctx.seed })
+    Ok(Prepared { vcpus: vm.vcpus, hyp, wl, costs, poll, socket, seed: ctx.seed })
 }

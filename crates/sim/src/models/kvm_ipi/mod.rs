@@ -6,11 +6,14 @@
 //! Function and time stay apart: which ICR writes or hypercalls a multicast needs comes from
 //! `arch::x86::destination::icr_writes` and `arch::x86::pv_ipi::pack`; what a destination's
 //! posted-interrupt descriptor and LAPIC do comes from `posted_interrupt` and `lapic`; whether a
-//! target is still halt-polling comes from its idle time against `hypervisor.halt_poll_ns`. This
-//! module only charges the platform's costs along those paths (`bench.rs`).
+//! target is still halt-polling comes from KVM's grow/shrink rule in `hyp::halt_poll`
+//! (`hypervisor.halt_poll`, a kernel's defaults; `fixed` for a window that never adapts). This
+//! module only charges the platform's costs along those paths (`bench.rs`) and, in Broadcast lock,
+//! queues handlers on one spinlock (`lock.rs`).
 
 mod bench;
 mod config;
+mod lock;
 
 use crate::model::{Model, PointCtx, PreparedPoint};
 use crate::scenario::ScenarioError;
