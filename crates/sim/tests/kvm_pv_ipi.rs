@@ -1,4 +1,4 @@
-//! The KVM PV IPI reproduction (seeds.md S2): published ratios and totals, exit counts per mode,
+//! The KVM PV IPI reproduction (S2, the KVM PV IPI series, Wanpeng Li, kvm list, 2018): published ratios and totals, exit counts per mode,
 //! KVM's halt polling, the Broadcast-lock spinlock, the posted-interrupt paths, traces,
 //! determinism, and bad input. Figures are totals over 100,000 operations (`totals_over`) even
 //! though the tests run fewer.

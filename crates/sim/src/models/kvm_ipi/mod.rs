@@ -1,5 +1,5 @@
 //! `kvm-ipi`: the IPI microbenchmark (rows Dry-run, Self-IPI, Normal IPI, Broadcast IPI,
-//! Broadcast lock; Yury Norov's module as quoted by the KVM PV IPI series, seeds.md S2) on a KVM
+//! Broadcast lock; Yury Norov's module as quoted by the KVM PV IPI series, S2, the KVM PV IPI series, Wanpeng Li, kvm list, 2018) on a KVM
 //! x86 guest, with the sender's path chosen by the guest's APIC mode and whether it uses the PV
 //! IPI hypercall.
 //!
