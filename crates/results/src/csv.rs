@@ -112,6 +112,17 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
         }
     }
     let counters: BTreeSet<&str> = r.configs.iter().flat_map(|c| c.counters.keys().map(|k| k.as_str())).collect();
+    // Breakdown segments of any class, in first-seen order.
+    let mut segments: Vec<&str> = Vec::new();
+    for c in &r.configs {
+        for seg in c.breakdown.values().flatten() {
+            if !segments.contains(&seg.segment.as_str()) {
+                segments.push(&seg.segment);
+            }
+        }
+    }
+    // "vs published" references: one column group per reference key (see `ref_key`).
+    let ref_keys: BTreeSet<String> = r.references.iter().map(ref_key).collect();
     let u = unit.ascii();
     let mut header: Vec<String> = ["scenario", "kind", "seed", "config", "config_seed"].map(String::from).to_vec();
     header.extend(params.iter().map(|p| field(p)));
@@ -121,6 +132,10 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
     header.extend(["clamped_low", "clamped_high"].map(String::from));
     header.extend(figures.iter().map(|(k, unit)| field(&if unit.is_empty() { format!("figure.{k}") } else { format!("figure.{k}_{unit}") })));
     header.extend(counters.iter().map(|k| field(&format!("counter.{k}"))));
+    header.extend(segments.iter().map(|k| field(&format!("segment.{k}.mean_{u}"))));
+    for k in &ref_keys {
+        header.extend(["role", "published", "model", "deviation", "status"].map(|c| field(&format!("{k}.{c}"))));
+    }
     header.push("error".into());
     let mut out = header.join(",");
     out.push('\n');
@@ -136,25 +151,62 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
         prefix.extend(params.iter().map(|p| field(c.params.get(*p).map(String::as_str).unwrap_or(""))));
         let mut suffix: Vec<String> = figures.keys().map(|k| c.figures.get(*k).map(|f| plain(f.value)).unwrap_or_default()).collect();
         suffix.extend(counters.iter().map(|k| c.counters.get(*k).map(|v| v.to_string()).unwrap_or_default()));
-        suffix.push(field(c.error.as_deref().unwrap_or("")));
+        // Per class: breakdown and references follow the class columns of each row.
+        let per_class = |class: &str| -> Vec<String> {
+            let mut v: Vec<String> = segments
+                .iter()
+                .map(|k| c.breakdown.get(class).and_then(|b| b.iter().find(|x| x.segment == *k)).map(|x| lat(x.mean_ns)).unwrap_or_default())
+                .collect();
+            for k in &ref_keys {
+                let hit = r.references.iter().find(|x| x.config == c.name && (x.class.is_empty() || x.class == class) && ref_key(x) == *k);
+                match hit {
+                    Some(x) => v.extend([
+                        x.role.as_str().to_string(),
+                        plain(x.published),
+                        x.model.map(plain).unwrap_or_default(),
+                        x.deviation().map(plain).unwrap_or_default(),
+                        (if x.not_run() { "not run" } else if x.within() { "ok" } else { "OUT" }).to_string(),
+                    ]),
+                    None => v.extend(std::iter::repeat_n(String::new(), 5)),
+                }
+            }
+            v
+        };
         let mut rows: Vec<Vec<String>> = Vec::new();
         if c.classes.is_empty() {
-            rows.push(std::iter::repeat_n(String::new(), 13).collect());
+            let mut row: Vec<String> = std::iter::repeat_n(String::new(), 13).collect();
+            row.extend(suffix.iter().cloned());
+            row.extend(per_class(""));
+            rows.push(row);
         }
         for (class, l) in &c.classes {
             let s = &l.summary;
             let mut row = vec![field(class), s.count.to_string()];
             row.extend([s.min as f64, s.mean, s.p50 as f64, s.p90 as f64, s.p99 as f64, s.p999 as f64, s.p9999 as f64, s.max as f64, s.warm_max as f64].map(lat));
             row.extend([s.clamped_low, s.clamped_high].map(|v| v.to_string()));
+            row.extend(suffix.iter().cloned());
+            row.extend(per_class(class));
             rows.push(row);
         }
+        let error = field(c.error.as_deref().unwrap_or(""));
         for row in rows {
-            let line: Vec<&str> = prefix.iter().chain(&row).chain(&suffix).map(String::as_str).collect();
+            let line: Vec<&str> = prefix.iter().chain(&row).chain(std::iter::once(&error)).map(String::as_str).collect();
             out.push_str(&line.join(","));
             out.push('\n');
         }
     }
     out
+}
+
+/// The column-group name of a reference: `ref.<stat>` for a latency statistic of the row's class
+/// (`ref.<stat>.over.<config>` for a ratio), `ref.figure.<name>` for a figure (on every row of its
+/// configuration).
+fn ref_key(x: &crate::ReferenceOutcome) -> String {
+    let base = if x.class.is_empty() { format!("ref.figure.{}", x.stat) } else { format!("ref.{}", x.stat) };
+    match &x.over {
+        Some(o) => format!("{base}.over.{o}"),
+        None => base,
+    }
 }
 
 /// A float without exponent notation and without trailing zeros (full precision for pandas).
@@ -220,5 +272,59 @@ mod tests {
         assert!(csv.contains(",1500,1500.000,") || csv.contains(",1500,1500,"), "{csv}");
         assert!(!csv.contains('\u{1b}') && csv.contains("line one\\nline two \\u{1b}[31m"), "{csv}");
         assert_eq!(csv.lines().count(), 4, "newline in error stays on one line");
+    }
+
+    #[test]
+    fn breakdown_and_references_are_columns_of_their_class_row() {
+        let mut r = run();
+        r.configs[0].breakdown.insert(
+            "timer".into(),
+            vec![crate::SegmentStat { segment: "exit".into(), count: 2, total_ns: 3000.0, mean_ns: 1500.0 }],
+        );
+        let reference = |class: &str, stat: &str, model: Option<f64>| crate::ReferenceOutcome {
+            config: "x2apic cluster, pv".into(),
+            class: class.into(),
+            stat: stat.into(),
+            over: None,
+            role: crate::ReferenceRole::Check,
+            published: 1400.0,
+            tolerance: 0.15,
+            source: "paper".into(),
+            model,
+            missing: None,
+        };
+        r.references.push(reference("timer", "mean", Some(1500.0)));
+        r.references.push(reference("", "tsc", Some(2e6)));
+        let csv = to_csv(&r);
+        // Split on commas outside double quotes (the config name holds one).
+        fn split(l: &str) -> Vec<&str> {
+            let (mut out, mut start, mut quoted) = (Vec::new(), 0, false);
+            for (i, ch) in l.char_indices() {
+                match ch {
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => {
+                        out.push(&l[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            out.push(&l[start..]);
+            out
+        }
+        let lines: Vec<Vec<&str>> = csv.lines().map(split).collect();
+        let col = |name: &str| lines[0].iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}: {:?}", lines[0]));
+        let (ipi, timer) = (&lines[1], &lines[2]);
+        assert_eq!((ipi[col("class")], timer[col("class")]), ("ipi", "timer"));
+        assert_eq!(timer[col("segment.exit.mean_us")], "1.500");
+        assert_eq!(ipi[col("segment.exit.mean_us")], "", "the ipi class has no breakdown");
+        assert_eq!(timer[col("ref.mean.published")], "1400");
+        assert_eq!(timer[col("ref.mean.status")], "ok");
+        assert_eq!(timer[col("ref.mean.role")], "check");
+        assert_eq!(ipi[col("ref.mean.status")], "", "a class reference is on its own class row only");
+        // A figure reference is on every row of its configuration, out of tolerance here.
+        assert_eq!((ipi[col("ref.figure.tsc.status")], timer[col("ref.figure.tsc.status")]), ("OUT", "OUT"));
+        assert_eq!(*timer.last().unwrap(), "", "error stays the last column");
+        assert!(lines.iter().all(|l| l.len() == lines[0].len()), "every row has every column");
     }
 }
