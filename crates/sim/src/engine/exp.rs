@@ -40,8 +40,11 @@ pub fn exp(x: f64) -> f64 {
         return x.exp();
     }
     // x = k · ln2/64 + r, |r| <= ln2/128; e^x = 2^(k div 64) · 2^((k mod 64)/64) · e^r.
-    let kf = (x * INV_STEP + SHIFT) - SHIFT;
-    let k = kf as i64;
+    let shifted = x * INV_STEP + SHIFT;
+    let kf = shifted - SHIFT;
+    // In SHIFT's binade one unit is one ulp, so k is the difference of the bit patterns
+    // (exact for |k| < 2^51; here |k| < 2^16), without a float-to-int conversion.
+    let k = shifted.to_bits() as i64 - SHIFT.to_bits() as i64;
     let r = (x - kf * STEP_HI) - kf * STEP_LO;
     let p = r + r * r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0))));
     let t = TWO_J_64[(k & 63) as usize];

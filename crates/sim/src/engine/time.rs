@@ -23,6 +23,11 @@ impl SimTime {
     /// Round a (non-negative) float number of nanoseconds to picoseconds. Beyond the clock's
     /// range it stops the point (see [`CLOCK_OVERFLOW`]) rather than saturating.
     pub fn from_ns_f64(ns: f64) -> Self {
+        let ps = ns * 1000.0;
+        // The common case in one range check (false for NaN): the same result as below.
+        if ps > 0.0 && ps < ROUND_EXACT_LIMIT {
+            return SimTime(round_below_limit(ps));
+        }
         if ns.is_nan() || ns <= 0.0 {
             SimTime(0)
         } else if ns * 1000.0 >= u64::MAX as f64 {
@@ -65,9 +70,19 @@ pub const CLOCK_OVERFLOW: &str = "simulated clock overflow: the run would pass u
 #[inline]
 pub fn round_to_u64(x: f64) -> u64 {
     debug_assert!((0.0..u64::MAX as f64).contains(&x), "{x}");
-    if x >= 9.2e18 {
+    if x >= ROUND_EXACT_LIMIT {
         return x as u64; // an integer already (beyond 2^53); u64 conversion is the slow path
     }
+    round_below_limit(x)
+}
+
+/// Below this every `f64` converts to `i64` exactly (it is < 2^63), and from 2^53 on every
+/// `f64` is an integer.
+const ROUND_EXACT_LIMIT: f64 = 9.2e18;
+
+/// [`round_to_u64`] for `0 <= x < ROUND_EXACT_LIMIT`.
+#[inline]
+fn round_below_limit(x: f64) -> u64 {
     // Signed conversions are single instructions; unsigned ones are not.
     let i = x as i64;
     if x - i as f64 >= 0.5 {
@@ -75,6 +90,40 @@ pub fn round_to_u64(x: f64) -> u64 {
     } else {
         i as u64
     }
+}
+
+/// `x.floor()` for `x >= 0`, without the library call (see [`round_to_u64`]); exact, since
+/// truncation is the floor of a non-negative number. Other inputs defer to `f64::floor`.
+#[inline]
+pub fn floor_nonneg(x: f64) -> f64 {
+    if !(0.0..ROUND_EXACT_LIMIT).contains(&x) {
+        return x.floor();
+    }
+    (x as i64) as f64
+}
+
+/// `x.ceil()` for `x >= 0`, without the library call; exact (`t + 1` is representable below
+/// 2^53, and above it `x` is an integer, so `t == x`). Other inputs defer to `f64::ceil`.
+#[inline]
+pub fn ceil_nonneg(x: f64) -> f64 {
+    if !(0.0..ROUND_EXACT_LIMIT).contains(&x) {
+        return x.ceil();
+    }
+    let t = (x as i64) as f64;
+    if t < x {
+        t + 1.0
+    } else {
+        t
+    }
+}
+
+/// `x.round()` for `x >= 0`, without the library call; exact. Other inputs defer to `f64::round`.
+#[inline]
+pub fn round_nonneg(x: f64) -> f64 {
+    if !(0.0..ROUND_EXACT_LIMIT).contains(&x) {
+        return x.round();
+    }
+    round_below_limit(x) as f64
 }
 
 #[cold]
@@ -151,6 +200,28 @@ mod tests {
         let random = (0..100_000).map(|i| r.f64() * 10f64.powi(i % 19));
         for x in edge.into_iter().chain(random) {
             assert_eq!(round_to_u64(x), x.round() as u64, "{x}");
+        }
+    }
+
+    #[test]
+    fn nonneg_floor_ceil_round_match_std() {
+        let edge = [0.0, -0.0, 0.5, 1.0, 1.5, 2.5, 0.49999999999999994, 4503599627370495.5, 9007199254740993.0, 1.8e19, -1.5, -0.25, f64::INFINITY];
+        let mut r = crate::engine::RngStreams::new(6).stream("floor");
+        let random = (0..100_000).map(|i| r.f64() * 10f64.powi(i % 20));
+        for x in edge.into_iter().chain(random) {
+            assert_eq!(floor_nonneg(x), x.floor(), "floor {x}");
+            assert_eq!(ceil_nonneg(x), x.ceil(), "ceil {x}");
+            assert_eq!(round_nonneg(x), x.round(), "round {x}");
+        }
+        assert!(floor_nonneg(f64::NAN).is_nan() && ceil_nonneg(f64::NAN).is_nan() && round_nonneg(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn from_ns_f64_fast_path_matches_rounding() {
+        let mut r = crate::engine::RngStreams::new(8).stream("from_ns");
+        for i in 0..100_000 {
+            let ns = r.f64() * 10f64.powi(i % 16);
+            assert_eq!(SimTime::from_ns_f64(ns).ps(), (ns * 1000.0).round() as u64, "{ns}");
         }
     }
 
