@@ -24,9 +24,9 @@ impl SimTime {
     /// range it stops the point (see [`CLOCK_OVERFLOW`]) rather than saturating.
     pub fn from_ns_f64(ns: f64) -> Self {
         let ps = ns * 1000.0;
-        // The common case in one range check (false for NaN): the same result as below.
-        if ps > 0.0 && ps < ROUND_EXACT_LIMIT {
-            return SimTime(round_below_limit(ps));
+        // The common case (every cost) in one range check, false for NaN: the same result as below.
+        if ps > 0.0 && ps < TWO_51 {
+            return SimTime(round_below_2_51(ps));
         }
         if ns.is_nan() || ns <= 0.0 {
             SimTime(0)
@@ -89,6 +89,27 @@ fn round_below_limit(x: f64) -> u64 {
         i as u64 + 1
     } else {
         i as u64
+    }
+}
+
+/// 2^51 (2251 s in ps): below it [`round_below_2_51`] is exact.
+const TWO_51: f64 = 2_251_799_813_685_248.0;
+/// 2^52: adding it to `0 <= x < 2^51` rounds `x` to an integer (ties to even), and the sum's bit
+/// pattern minus this one's is that integer.
+const TWO_52: f64 = 4_503_599_627_370_496.0;
+
+/// [`round_to_u64`] for `0 <= x < 2^51` with no float-to-int conversion: round to nearest even
+/// by the 2^52 addition, then turn a tie that went down into one that went up (`f64::round`
+/// rounds halves away from zero). `x - r` is exact (both in the same or adjacent binades).
+#[inline]
+fn round_below_2_51(x: f64) -> u64 {
+    let s = x + TWO_52;
+    let r = s - TWO_52;
+    let i = s.to_bits() - TWO_52.to_bits();
+    if x - r == 0.5 {
+        i + 1
+    } else {
+        i
     }
 }
 
@@ -200,6 +221,12 @@ mod tests {
         let random = (0..100_000).map(|i| r.f64() * 10f64.powi(i % 19));
         for x in edge.into_iter().chain(random) {
             assert_eq!(round_to_u64(x), x.round() as u64, "{x}");
+            if x < TWO_51 {
+                assert_eq!(round_below_2_51(x), x.round() as u64, "{x}");
+            }
+        }
+        for x in [TWO_51 - 0.5, TWO_51 - 1.5, TWO_51 - 0.25, 0.5, 2.5, 3.5, 1e-320, 0.25, 0.75] {
+            assert_eq!(round_below_2_51(x), x.round() as u64, "{x}");
         }
     }
 
