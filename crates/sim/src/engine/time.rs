@@ -113,38 +113,46 @@ fn round_below_2_51(x: f64) -> u64 {
     }
 }
 
-/// `x.floor()` for `x >= 0`, without the library call (see [`round_to_u64`]); exact, since
-/// truncation is the floor of a non-negative number. Other inputs defer to `f64::floor`.
+/// `fast(x)` for `0 <= x < ROUND_EXACT_LIMIT` (where truncation to `i64` is exact), else
+/// `std(x)`: floor, ceil and round of non-negative numbers without the library call (x86-64
+/// without SSE4.1 has no rounding instruction).
+#[inline]
+fn nonneg(x: f64, fast: impl Fn(f64) -> f64, std: fn(f64) -> f64) -> f64 {
+    if (0.0..ROUND_EXACT_LIMIT).contains(&x) {
+        fast(x)
+    } else {
+        std(x)
+    }
+}
+
+/// `x.floor()`; exact for `x >= 0`, since truncation is the floor of a non-negative number.
 #[inline]
 pub fn floor_nonneg(x: f64) -> f64 {
-    if !(0.0..ROUND_EXACT_LIMIT).contains(&x) {
-        return x.floor();
-    }
-    (x as i64) as f64
+    nonneg(x, |x| (x as i64) as f64, f64::floor)
 }
 
-/// `x.ceil()` for `x >= 0`, without the library call; exact (`t + 1` is representable below
-/// 2^53, and above it `x` is an integer, so `t == x`). Other inputs defer to `f64::ceil`.
+/// `x.ceil()`; for `x >= 0` exact: `t + 1` is representable below 2^53, and above it `x` is an
+/// integer, so `t == x`.
 #[inline]
 pub fn ceil_nonneg(x: f64) -> f64 {
-    if !(0.0..ROUND_EXACT_LIMIT).contains(&x) {
-        return x.ceil();
-    }
-    let t = (x as i64) as f64;
-    if t < x {
-        t + 1.0
-    } else {
-        t
-    }
+    nonneg(
+        x,
+        |x| {
+            let t = (x as i64) as f64;
+            if t < x {
+                t + 1.0
+            } else {
+                t
+            }
+        },
+        f64::ceil,
+    )
 }
 
-/// `x.round()` for `x >= 0`, without the library call; exact. Other inputs defer to `f64::round`.
+/// `x.round()` (halves away from zero); exact for `x >= 0`.
 #[inline]
 pub fn round_nonneg(x: f64) -> f64 {
-    if !(0.0..ROUND_EXACT_LIMIT).contains(&x) {
-        return x.round();
-    }
-    round_below_limit(x) as f64
+    nonneg(x, |x| round_below_limit(x) as f64, f64::round)
 }
 
 #[cold]
