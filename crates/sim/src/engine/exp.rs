@@ -6,6 +6,7 @@
 //! machines; this has no such choice (no FMA, no platform-dependent operations).
 
 /// 2^(j/64) for j in 0..64, correctly rounded (computed with 50-digit decimal arithmetic).
+#[allow(clippy::approx_constant)] // entry 32 is 2^(1/2), correctly rounded like the rest
 const TWO_J_64: [f64; 64] = [
     1.0, 1.0108892860517005, 1.0218971486541166, 1.0330248790212284,
     1.0442737824274138, 1.0556451783605572, 1.0671404006768237, 1.0787607977571199,
@@ -36,12 +37,16 @@ const SHIFT: f64 = 6755399441055744.0;
 /// e^x, within 1 ulp; outside |x| ≤ 700 (no cost draw gets there) it defers to `f64::exp`.
 #[inline]
 pub fn exp(x: f64) -> f64 {
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // true for NaN too
     if !(x.abs() <= 700.0) {
         return x.exp();
     }
     // x = k · ln2/64 + r, |r| <= ln2/128; e^x = 2^(k div 64) · 2^((k mod 64)/64) · e^r.
-    let kf = (x * INV_STEP + SHIFT) - SHIFT;
-    let k = kf as i64;
+    let shifted = x * INV_STEP + SHIFT;
+    let kf = shifted - SHIFT;
+    // In SHIFT's binade one unit is one ulp, so k is the difference of the bit patterns
+    // (exact for |k| < 2^51; here |k| < 2^16), without a float-to-int conversion.
+    let k = shifted.to_bits() as i64 - SHIFT.to_bits() as i64;
     let r = (x - kf * STEP_HI) - kf * STEP_LO;
     let p = r + r * r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0))));
     let t = TWO_J_64[(k & 63) as usize];

@@ -3,6 +3,7 @@
 
 pub mod dist;
 pub mod exp;
+pub mod normal;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -5,7 +5,7 @@
 //! one never perturbs another's sequence, which keeps sweeps comparable point to point.
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
-use rand_distr::{Distribution, Exp1, StandardNormal};
+use rand_distr::{Distribution, Exp1};
 
 /// FNV-1a 64-bit: a stable hash (std's hasher is not guaranteed stable across releases).
 pub fn stable_hash(bytes: &[u8]) -> u64 {
@@ -83,10 +83,10 @@ impl SimRng {
         ((self.0.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
-    /// Standard normal deviate (rand_distr's ziggurat).
+    /// Standard normal deviate (rand_distr's ziggurat, fast path inlined: [`super::normal`]).
     #[inline]
     pub fn standard_normal(&mut self) -> f64 {
-        StandardNormal.sample(&mut self.0)
+        super::normal::standard_normal(&mut self.0)
     }
 
     /// Exponential deviate with the given mean (rand_distr's ziggurat).

@@ -23,6 +23,11 @@ impl SimTime {
     /// Round a (non-negative) float number of nanoseconds to picoseconds. Beyond the clock's
     /// range it stops the point (see [`CLOCK_OVERFLOW`]) rather than saturating.
     pub fn from_ns_f64(ns: f64) -> Self {
+        let ps = ns * 1000.0;
+        // The common case (every cost) in one range check, false for NaN: the same result as below.
+        if ps > 0.0 && ps < TWO_51 {
+            return SimTime(round_below_2_51(ps));
+        }
         if ns.is_nan() || ns <= 0.0 {
             SimTime(0)
         } else if ns * 1000.0 >= u64::MAX as f64 {
@@ -65,9 +70,19 @@ pub const CLOCK_OVERFLOW: &str = "simulated clock overflow: the run would pass u
 #[inline]
 pub fn round_to_u64(x: f64) -> u64 {
     debug_assert!((0.0..u64::MAX as f64).contains(&x), "{x}");
-    if x >= 9.2e18 {
+    if x >= ROUND_EXACT_LIMIT {
         return x as u64; // an integer already (beyond 2^53); u64 conversion is the slow path
     }
+    round_below_limit(x)
+}
+
+/// Below this every `f64` converts to `i64` exactly (it is < 2^63), and from 2^53 on every
+/// `f64` is an integer.
+const ROUND_EXACT_LIMIT: f64 = 9.2e18;
+
+/// [`round_to_u64`] for `0 <= x < ROUND_EXACT_LIMIT`.
+#[inline]
+fn round_below_limit(x: f64) -> u64 {
     // Signed conversions are single instructions; unsigned ones are not.
     let i = x as i64;
     if x - i as f64 >= 0.5 {
@@ -75,6 +90,69 @@ pub fn round_to_u64(x: f64) -> u64 {
     } else {
         i as u64
     }
+}
+
+/// 2^51 (2251 s in ps): below it [`round_below_2_51`] is exact.
+const TWO_51: f64 = 2_251_799_813_685_248.0;
+/// 2^52: adding it to `0 <= x < 2^51` rounds `x` to an integer (ties to even), and the sum's bit
+/// pattern minus this one's is that integer.
+const TWO_52: f64 = 4_503_599_627_370_496.0;
+
+/// [`round_to_u64`] for `0 <= x < 2^51` with no float-to-int conversion: round to nearest even
+/// by the 2^52 addition, then turn a tie that went down into one that went up (`f64::round`
+/// rounds halves away from zero). `x - r` is exact (both in the same or adjacent binades).
+#[inline]
+fn round_below_2_51(x: f64) -> u64 {
+    let s = x + TWO_52;
+    let r = s - TWO_52;
+    let i = s.to_bits() - TWO_52.to_bits();
+    if x - r == 0.5 {
+        i + 1
+    } else {
+        i
+    }
+}
+
+/// `fast(x)` for `0 <= x < ROUND_EXACT_LIMIT` (where truncation to `i64` is exact), else
+/// `std(x)`: floor, ceil and round of non-negative numbers without the library call (x86-64
+/// without SSE4.1 has no rounding instruction).
+#[inline]
+fn nonneg(x: f64, fast: impl Fn(f64) -> f64, std: fn(f64) -> f64) -> f64 {
+    if (0.0..ROUND_EXACT_LIMIT).contains(&x) {
+        fast(x)
+    } else {
+        std(x)
+    }
+}
+
+/// `x.floor()`; exact for `x >= 0`, since truncation is the floor of a non-negative number.
+#[inline]
+pub fn floor_nonneg(x: f64) -> f64 {
+    nonneg(x, |x| (x as i64) as f64, f64::floor)
+}
+
+/// `x.ceil()`; for `x >= 0` exact: `t + 1` is representable below 2^53, and above it `x` is an
+/// integer, so `t == x`.
+#[inline]
+pub fn ceil_nonneg(x: f64) -> f64 {
+    nonneg(
+        x,
+        |x| {
+            let t = (x as i64) as f64;
+            if t < x {
+                t + 1.0
+            } else {
+                t
+            }
+        },
+        f64::ceil,
+    )
+}
+
+/// `x.round()` (halves away from zero); exact for `x >= 0`.
+#[inline]
+pub fn round_nonneg(x: f64) -> f64 {
+    nonneg(x, |x| round_below_limit(x) as f64, f64::round)
 }
 
 #[cold]
@@ -151,6 +229,34 @@ mod tests {
         let random = (0..100_000).map(|i| r.f64() * 10f64.powi(i % 19));
         for x in edge.into_iter().chain(random) {
             assert_eq!(round_to_u64(x), x.round() as u64, "{x}");
+            if x < TWO_51 {
+                assert_eq!(round_below_2_51(x), x.round() as u64, "{x}");
+            }
+        }
+        for x in [TWO_51 - 0.5, TWO_51 - 1.5, TWO_51 - 0.25, 0.5, 2.5, 3.5, 1e-320, 0.25, 0.75] {
+            assert_eq!(round_below_2_51(x), x.round() as u64, "{x}");
+        }
+    }
+
+    #[test]
+    fn nonneg_floor_ceil_round_match_std() {
+        let edge = [0.0, -0.0, 0.5, 1.0, 1.5, 2.5, 0.49999999999999994, 4503599627370495.5, 9007199254740993.0, 1.8e19, -1.5, -0.25, f64::INFINITY];
+        let mut r = crate::engine::RngStreams::new(6).stream("floor");
+        let random = (0..100_000).map(|i| r.f64() * 10f64.powi(i % 20));
+        for x in edge.into_iter().chain(random) {
+            assert_eq!(floor_nonneg(x), x.floor(), "floor {x}");
+            assert_eq!(ceil_nonneg(x), x.ceil(), "ceil {x}");
+            assert_eq!(round_nonneg(x), x.round(), "round {x}");
+        }
+        assert!(floor_nonneg(f64::NAN).is_nan() && ceil_nonneg(f64::NAN).is_nan() && round_nonneg(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn from_ns_f64_fast_path_matches_rounding() {
+        let mut r = crate::engine::RngStreams::new(8).stream("from_ns");
+        for i in 0..100_000 {
+            let ns = r.f64() * 10f64.powi(i % 16);
+            assert_eq!(SimTime::from_ns_f64(ns).ps(), (ns * 1000.0).round() as u64, "{ns}");
         }
     }
 

@@ -8,6 +8,7 @@ use results::{ConfigResult, LatencyRecorder};
 use super::{OtherKind, Prepared, TbmIdle};
 use crate::arch::arm::generic_timer::{forwarding, TimerKind};
 use crate::arch::arm::list_registers::{EoiEffect, InjectOutcome};
+use crate::engine::time::{ceil_nonneg, floor_nonneg, round_nonneg};
 use crate::engine::{RngStreams, SimRng, SimTime, TraceSet};
 use crate::model::{PointOutput, PreparedPoint, RunOpts, SimError};
 use crate::models::xen_core::{Act, Cont, Core, Delivery, Ev, Progress, VcpuInit};
@@ -82,8 +83,8 @@ impl<'a> Sim<'a> {
 
     /// Deadline rounded up to a counter tick (tbm programs CVAL in ticks).
     fn to_tick(&self, t: SimTime) -> SimTime {
-        let ticks = (t.ps() as f64 / self.tick_ps).ceil();
-        SimTime((ticks * self.tick_ps).round() as u64)
+        let ticks = ceil_nonneg(t.ps() as f64 / self.tick_ps);
+        SimTime(round_nonneg(ticks * self.tick_ps) as u64)
     }
 
     fn on_irq(&mut self, now: SimTime, v: usize, round: Option<u64>, deadline: SimTime) {
@@ -181,8 +182,10 @@ impl<'a> Sim<'a> {
         match d.tag {
             Some(round) => {
                 // tbm reads the counter at IRQ entry: latency in whole ticks.
-                let ticks = (now.ps() as f64 / self.tick_ps).floor() - (d.deadline.ps() as f64 / self.tick_ps).round();
-                let ns = (ticks * self.tick_ps / 1000.0).round().max(0.0) as u64;
+                let ticks = floor_nonneg(now.ps() as f64 / self.tick_ps) - round_nonneg(d.deadline.ps() as f64 / self.tick_ps);
+                let ns_f = ticks * self.tick_ps / 1000.0;
+                // `.round().max(0.0) as u64`: zero unless positive.
+                let ns = if ns_f > 0.0 { round_nonneg(ns_f) as u64 } else { 0 };
                 self.rec.record(ns);
                 if d.waited {
                     core.n.waited += 1;
