@@ -28,12 +28,12 @@ pub enum ScenariosCmd {
 /// shipped scenarios of each model (BENCHMARKS.md, "Rough run times"). Only for the rough run time
 /// that `irqlab scenarios` shows; a model missing here shows none.
 const NS_PER_WORK: &[(&str, f64)] = &[
-    ("timer-inject", 1_550.0),
-    ("xen-arm", 8_800.0),
-    ("xen-gicv4", 6_900.0),
-    ("kvm-ipi", 20_000.0),
-    ("kvm-x86", 2_500.0),
-    ("kvm-arm-passthrough", 3_800.0),
+    ("timer-inject", 275.0),
+    ("xen-arm", 3_000.0),
+    ("xen-gicv4", 1_400.0),
+    ("kvm-ipi", 6_700.0),
+    ("kvm-x86", 800.0),
+    ("kvm-arm-passthrough", 1_350.0),
 ];
 
 pub fn run(a: ScenariosArgs) -> Result<Outcome, CliError> {
