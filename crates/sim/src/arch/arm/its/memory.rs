@@ -31,7 +31,10 @@ pub struct GuestMemory {
 impl GuestMemory {
     /// RAM covers `[0, ram_limit)`.
     pub fn new(ram_limit: u64) -> GuestMemory {
-        GuestMemory { pages: BTreeMap::new(), ram_limit }
+        GuestMemory {
+            pages: BTreeMap::new(),
+            ram_limit,
+        }
     }
 
     pub fn ram_limit(&self) -> u64 {
@@ -41,13 +44,25 @@ impl GuestMemory {
     fn check(&self, pa: u64, len: u64) -> Result<(), MemoryError> {
         match pa.checked_add(len) {
             Some(end) if end <= self.ram_limit => Ok(()),
-            _ => Err(MemoryError { pa, len, limit: self.ram_limit }),
+            _ => Err(MemoryError {
+                pa,
+                len,
+                limit: self.ram_limit,
+            }),
         }
     }
 
     /// Read `buf.len()` bytes at `pa`.
     pub fn read(&self, pa: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         self.check(pa, buf.len() as u64)?;
+        let off = (pa % PAGE) as usize;
+        if off + buf.len() <= PAGE as usize {
+            match self.pages.get(&(pa / PAGE)) {
+                Some(p) => buf.copy_from_slice(&p[off..off + buf.len()]),
+                None => buf.fill(0),
+            }
+            return Ok(());
+        }
         for (i, b) in buf.iter_mut().enumerate() {
             let a = pa + i as u64;
             *b = self.pages.get(&(a / PAGE)).map_or(0, |p| p[(a % PAGE) as usize]);
@@ -58,6 +73,12 @@ impl GuestMemory {
     /// Write `data` at `pa`.
     pub fn write(&mut self, pa: u64, data: &[u8]) -> Result<(), MemoryError> {
         self.check(pa, data.len() as u64)?;
+        let off = (pa % PAGE) as usize;
+        if off + data.len() <= PAGE as usize {
+            let p = self.pages.entry(pa / PAGE).or_insert_with(|| Box::new([0; PAGE as usize]));
+            p[off..off + data.len()].copy_from_slice(data);
+            return Ok(());
+        }
         for (i, b) in data.iter().enumerate() {
             let a = pa + i as u64;
             self.pages.entry(a / PAGE).or_insert_with(|| Box::new([0; PAGE as usize]))[(a % PAGE) as usize] = *b;
@@ -115,7 +136,10 @@ impl GuestMemory {
         if end <= start {
             return vec![];
         }
-        self.pages.range(start / PAGE..=(end - 1) / PAGE).map(|(&p, _)| ((p * PAGE).max(start), ((p + 1) * PAGE).min(end))).collect()
+        self.pages
+            .range(start / PAGE..=(end - 1) / PAGE)
+            .map(|(&p, _)| ((p * PAGE).max(start), ((p + 1) * PAGE).min(end)))
+            .collect()
     }
 
     /// Set bits of the bitmap at `base` among `[from, to)`, in increasing order; pages never
@@ -128,18 +152,24 @@ impl GuestMemory {
         let mut out = Vec::new();
         let (first, last) = (base + (from / 8) as u64, base + (to as u64).div_ceil(8));
         for (&pno, page) in self.pages.range(first / PAGE..=last.saturating_sub(1) / PAGE) {
-            for (off, &byte) in page.iter().enumerate() {
-                if byte == 0 {
+            for (w, word) in page.chunks_exact(8).enumerate() {
+                if word.iter().all(|&b| b == 0) {
                     continue;
                 }
-                let a = pno * PAGE + off as u64;
-                if a < first || a >= last {
-                    continue;
-                }
-                for bit in 0..8 {
-                    let n = (a - base) * 8 + bit;
-                    if byte >> bit & 1 == 1 && n >= from as u64 && n < to as u64 {
-                        out.push(n as u32);
+                for (k, &byte) in word.iter().enumerate() {
+                    let off = w * 8 + k;
+                    if byte == 0 {
+                        continue;
+                    }
+                    let a = pno * PAGE + off as u64;
+                    if a < first || a >= last {
+                        continue;
+                    }
+                    for bit in 0..8 {
+                        let n = (a - base) * 8 + bit;
+                        if byte >> bit & 1 == 1 && n >= from as u64 && n < to as u64 {
+                            out.push(n as u32);
+                        }
                     }
                 }
             }
@@ -165,7 +195,14 @@ mod tests {
     fn access_beyond_ram_is_a_memory_error() {
         let mut m = GuestMemory::new(0x2000);
         assert!(m.read_u64(0x1ff8).is_ok());
-        assert_eq!(m.read_u64(0x1ffc), Err(MemoryError { pa: 0x1ffc, len: 8, limit: 0x2000 }));
+        assert_eq!(
+            m.read_u64(0x1ffc),
+            Err(MemoryError {
+                pa: 0x1ffc,
+                len: 8,
+                limit: 0x2000
+            })
+        );
         assert!(m.write_u8(u64::MAX, 1).is_err(), "overflowing address is an error, not a panic");
     }
 
