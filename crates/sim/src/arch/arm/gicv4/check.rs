@@ -211,10 +211,10 @@ fn describe_vpendbaser(v: ItsVersion, x: u64) -> String {
 }
 
 /// Indices of the entries of a table at `base` that lie in written memory.
-fn entries_in_use(gic: &GicSystem, base: u64, entry: u64, count: u64) -> BTreeSet<u64> {
-    let mut out = BTreeSet::new();
+fn entries_in_use(gic: &GicSystem, base: u64, entry: u64, count: u64) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
     for (a0, a1) in gic.mem.touched(base, base.saturating_add(count.saturating_mul(entry))) {
-        let first = (a0 - base) / entry;
+        let first = ((a0 - base) / entry).max(out.last().map_or(0, |l| l + 1));
         let last = (a1 - base).div_ceil(entry).min(count);
         out.extend(first..last);
     }

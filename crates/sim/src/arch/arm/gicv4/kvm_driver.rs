@@ -199,11 +199,11 @@ impl KvmGicV4 {
         out.violations.extend(r.err());
         if !v41 {
             self.set_doorbell(vpe, false, &mut out);
+            // KVM clears a doorbell left pending (`irq_set_irqchip_state(PENDING, false)`),
+            // which on v4.0 without DirectLPI maps the doorbell into the proxy and sends CLEAR.
             if let Some(p) = self.proxy.as_mut() {
-                if p.slot(vpe).is_some() {
-                    for c in p.set_pending(vpe, dv.doorbell, rd, false) {
-                        self.send(0, c, &mut out);
-                    }
+                for c in p.set_pending(vpe, dv.doorbell, rd, false) {
+                    self.send(0, c, &mut out);
                 }
             }
         }

@@ -108,6 +108,11 @@ fn enable(line: usize, tok: Option<&str>) -> Result<bool, ScriptError> {
     }
 }
 
+/// Optional priority byte, default 0xa0 (Linux `LPI_PROP_DEFAULT_PRIO`).
+fn priority(line: usize, tok: Option<&str>) -> Result<u8, ScriptError> {
+    Ok(tok.map(|t| num(line, Some(t), "priority 0..255", 255)).transpose()?.unwrap_or(0xa0) as u8)
+}
+
 fn end(line: usize, mut toks: std::str::SplitWhitespace<'_>) -> Result<(), ScriptError> {
     match toks.next() {
         None => Ok(()),
@@ -187,8 +192,7 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                     return Err(err(line, format!("INTID {intid}"), "an LPI INTID (8192 or more)"));
                 }
                 let enable = enable(line, toks.next())?;
-                let priority = toks.clone().next().map(|t| num(line, Some(t), "priority 0..255", 255)).transpose()?.unwrap_or(0xa0) as u8;
-                toks.next();
+                let priority = priority(line, toks.next())?;
                 Some(Item::LpiConfig { intid, enable, priority })
             }
             "vlpi-config" => {
@@ -198,8 +202,7 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
                     return Err(err(line, format!("vINTID {vintid}"), "a vLPI INTID (8192 or more)"));
                 }
                 let enable = enable(line, toks.next())?;
-                let priority = toks.clone().next().map(|t| num(line, Some(t), "priority 0..255", 255)).transpose()?.unwrap_or(0xa0) as u8;
-                toks.next();
+                let priority = priority(line, toks.next())?;
                 Some(Item::VlpiConfig { table, vintid, enable, priority })
             }
             "ack-vlpi" => {

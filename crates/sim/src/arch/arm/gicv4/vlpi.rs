@@ -199,13 +199,7 @@ impl GicSystem {
                     self.frames[i].set_pending_last(false);
                     return Ok(vec![]);
                 };
-                let (conf, limit) = match self.config.version {
-                    ItsVersion::V4_1 => (vte.vconf_addr, vte.vintids()),
-                    _ => {
-                        let (pa, bits) = self.frames[i].vprop_table();
-                        (pa, (1u64 << bits).min(vte.vintids()))
-                    }
-                };
+                let (conf, limit) = self.vlpi_table(i as u16, &vte);
                 let pending = self.mem.set_bits(vte.vpt_addr, FIRST_LPI, limit.min(u32::MAX as u64) as u32).unwrap_or_default();
                 let last = pending.iter().any(|&v| self.mem.read_u8(conf.saturating_add((v - FIRST_LPI) as u64)).unwrap_or(0) & 1 == 1);
                 self.frames[i].set_pending_last(last);
