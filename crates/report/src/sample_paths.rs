@@ -38,7 +38,7 @@ pub fn sample_paths_html(r: &RunResult, unit: LatencyUnit) -> Option<(String, St
                 let share = if t.total_ns > 0.0 { d / t.total_ns * 100.0 } else { 0.0 };
                 let _ = write!(
                     h,
-                    "<tr><td>{}</td><td class=\"num\">+{}</td><td class=\"num\">{}</td><td><span class=\"bar\" style=\"width:{:.1}%\"></span> {:.0}%</td></tr>",
+                    "<tr><td>{}</td><td class=\"num\">+{}</td><td class=\"num\">{}</td><td class=\"share\"><span class=\"barbox\"><span class=\"bar\" style=\"width:{:.1}%\"></span></span> {:.0}%</td></tr>",
                     esc(name),
                     fine(at, unit),
                     fine(*d, unit),
