@@ -308,21 +308,33 @@ fn references_table(reproduces: &str, r: &results::RunResult) -> String {
                         (None, Some(e)) => format!("n/a: {}", e.lines().next().unwrap_or("")),
                         (None, None) => "n/a".into(),
                     },
+                    c.over_seeds.map(|s| format!("{} – {}", report::table::format_value(s.min), report::table::format_value(s.max))).unwrap_or_default(),
                     c.deviation().map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default(),
                     format!("±{:.0}%", c.tolerance * 100.0),
                     if c.not_run() { "not run".into() } else if c.within() { "ok".into() } else { "OUT".into() },
                 ]
             })
             .collect();
+        // The seed-range column only when some row has one.
+        let ranged = r.references.iter().any(|c| c.role == role && c.over_seeds.is_some());
+        let seeds = r.configs.iter().filter_map(|c| c.seed_spread.as_ref()).map(|s| s.seeds.len()).max().unwrap_or(1);
+        let mut head: Vec<String> = ["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "SEED RANGE", "DEV", "TOL", "STATUS"].map(String::from).to_vec();
+        if ranged {
+            head[4] = format!("MODEL (median of {seeds} seeds)");
+        }
+        let drop_range = |mut row: Vec<String>| {
+            if !ranged {
+                row.remove(5);
+            }
+            row
+        };
+        let rows: Vec<Vec<String>> = rows.into_iter().map(drop_range).collect();
+        let head = drop_range(head);
         if rows.is_empty() {
             continue;
         }
         s.push_str(&format!("\nvs published, {title} — {reproduces}\n"));
-        s.push_str(&report::table::render_grid(
-            &["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "DEV", "TOL", "STATUS"].map(String::from),
-            &rows,
-            3,
-        ));
+        s.push_str(&report::table::render_grid(&head, &rows, 3));
     }
     let mut not_run: Vec<String> = Vec::new();
     for c in r.references.iter().filter(|c| c.not_run()) {

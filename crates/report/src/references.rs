@@ -32,7 +32,10 @@ fn table(refs: &[&Reference], unit: LatencyUnit) -> String {
             None => stat,
         };
         let model = match (r.model, &r.missing) {
-            (Some(v), _) => value(r, v, unit),
+            (Some(v), _) => match r.over_seeds {
+                Some(s) => format!("{} (median over seeds; range {} – {})", value(r, v, unit), value(r, s.min, unit), value(r, s.max, unit)),
+                None => value(r, v, unit),
+            },
             (None, Some(_)) if r.not_run() => "–".into(),
             (None, Some(m)) => format!("n/a: {m}"),
             (None, None) => "n/a".into(),
@@ -96,6 +99,7 @@ mod tests {
             tolerance: 0.15,
             source: "Xen Project blog <2017>".into(),
             model,
+            over_seeds: None,
             missing: model.is_none().then(|| "configuration failed".into()),
         }
     }

@@ -134,7 +134,7 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
     header.extend(counters.iter().map(|k| field(&format!("counter.{k}"))));
     header.extend(segments.iter().map(|k| field(&format!("segment.{k}.mean_{u}"))));
     for k in &ref_keys {
-        header.extend(["role", "published", "model", "deviation", "status"].map(|c| field(&format!("{k}.{c}"))));
+        header.extend(REF_COLUMNS.map(|c| field(&format!("{k}.{c}"))));
     }
     header.push("error".into());
     let mut out = header.join(",");
@@ -164,10 +164,12 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
                         x.role.as_str().to_string(),
                         plain(x.published),
                         x.model.map(plain).unwrap_or_default(),
+                        x.over_seeds.map(|s| plain(s.min)).unwrap_or_default(),
+                        x.over_seeds.map(|s| plain(s.max)).unwrap_or_default(),
                         x.deviation().map(plain).unwrap_or_default(),
                         (if x.not_run() { "not run" } else if x.within() { "ok" } else { "OUT" }).to_string(),
                     ]),
-                    None => v.extend(std::iter::repeat_n(String::new(), 5)),
+                    None => v.extend(std::iter::repeat_n(String::new(), REF_COLUMNS.len())),
                 }
             }
             v
@@ -197,6 +199,10 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
     }
     out
 }
+
+/// The columns of each reference group: `model` is the median over seeds when the configuration
+/// ran with several, `model_min`/`model_max` their range (empty with one seed).
+const REF_COLUMNS: [&str; 7] = ["role", "published", "model", "model_min", "model_max", "deviation", "status"];
 
 /// The column-group name of a reference: `ref.<stat>` for a latency statistic of the row's class
 /// (`ref.<stat>.over.<config>` for a ratio), `ref.figure.<name>` for a figure (on every row of its
@@ -291,6 +297,7 @@ mod tests {
             tolerance: 0.15,
             source: "paper".into(),
             model,
+            over_seeds: None,
             missing: None,
         };
         r.references.push(reference("timer", "mean", Some(1500.0)));

@@ -40,9 +40,15 @@ pub struct ReferenceOutcome {
     /// Relative tolerance (0.15 = ±15 %).
     pub tolerance: f64,
     pub source: String,
-    /// The model's value, when it has one.
+    /// The model's value, when it has one: with several seeds, the median over them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<f64>,
+    /// When the configuration ran with several seeds (`seeds = N`, `--seeds N`): the statistic's
+    /// median (= `model`), minimum and maximum over them. A tail statistic such as MAX or
+    /// WARM_MAX is one sample; judging it on the median over seeds keeps one rare collision in
+    /// one seed from deciding the verdict, and the range shows how much the seed matters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_seeds: Option<crate::Spread>,
     /// Why there is no model value (the configuration was not run, or failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,

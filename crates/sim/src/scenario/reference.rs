@@ -8,7 +8,7 @@
 //! an error of the scenario, not an "OUT" row.
 use serde::Deserialize;
 
-use results::{ReferenceOutcome, ReferenceRole, RunResult};
+use results::{ReferenceOutcome, ReferenceRole, RunResult, Spread};
 
 use super::error::ScenarioError;
 
@@ -99,8 +99,10 @@ impl Reference {
     }
 }
 
-/// Why a configuration has no value: the caller distinguishes "not run" from "failed".
-fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<Option<f64>, String> {
+/// The model's value of a statistic and, when the configuration ran with several seeds, its
+/// spread over them (the value is then the median). `Ok(None)`: the configuration was not run;
+/// `Err`: why there is no value (the caller distinguishes "not run" from "failed").
+fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<Option<(f64, Option<Spread>)>, String> {
     let Some(c) = r.configs.iter().find(|c| c.name == config) else {
         return Ok(None);
     };
@@ -111,15 +113,21 @@ fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<
         let have: Vec<&str> = have.into_iter().map(String::as_str).collect();
         format!("configuration `{config}` has no {what} `{name}` (it has: {})", if have.is_empty() { "none".into() } else { have.join(", ") })
     };
-    match kind {
+    let seeds = c.seed_spread.as_ref().filter(|s| s.seeds.len() > 1);
+    let (value, spread) = match kind {
         StatKind::Figure(name) => {
-            c.figures.get(*name).map(|f| Some(f.value)).ok_or_else(|| unknown("figure", name, c.figures.keys().collect()))
+            let f = c.figures.get(*name).ok_or_else(|| unknown("figure", name, c.figures.keys().collect()))?;
+            (f.value, seeds.and_then(|s| s.figure(name)))
         }
         StatKind::Latency(stat) => {
             let l = c.classes.get(class).ok_or_else(|| unknown("latency class", class, c.classes.keys().collect()))?;
-            Ok(Some(results::summary_stat(&l.summary, stat).expect("validated stat")))
+            (results::summary_stat(&l.summary, stat).expect("validated stat"), seeds.and_then(|s| s.latency(class, stat)))
         }
-    }
+    };
+    Ok(Some(match spread {
+        Some(s) => (s.median, Some(*s)),
+        None => (value, None),
+    }))
 }
 
 /// Check every (validated) reference against a result. A reference to a configuration that was
@@ -129,7 +137,7 @@ pub fn check_references(file: &str, refs: &[Reference], r: &RunResult) -> Result
     let mut out = Vec::with_capacity(refs.len());
     for (i, rf) in refs.iter().enumerate() {
         let kind = rf.inner_stat().map_err(|e| ScenarioError::invalid(file, &format!("reference[{i}].stat"), e, &rf.stat))?;
-        let one = |config: &str| -> Result<Result<f64, String>, ScenarioError> {
+        let one = |config: &str| -> Result<Result<(f64, Option<Spread>), String>, ScenarioError> {
             match stat_of(r, config, &rf.class, &kind) {
                 Ok(Some(v)) => Ok(Ok(v)),
                 Ok(None) => Ok(Err(format!("not run: configuration `{config}` was not part of this run"))),
@@ -140,14 +148,16 @@ pub fn check_references(file: &str, refs: &[Reference], r: &RunResult) -> Result
             }
         };
         let num = one(&rf.config)?;
+        // A ratio over seeds is the ratio of the two medians (the replicas of two configurations
+        // are not paired), without a range.
         let value = match (&rf.over, num) {
-            (Some(over), Ok(a)) => one(over)?.map(|b| a / b),
+            (Some(over), Ok((a, _))) => one(over)?.map(|(b, _)| (a / b, None)),
             (_, v) => v,
         };
-        let (model, missing) = match value {
-            Ok(v) if v.is_finite() => (Some(v), None),
-            Ok(v) => (None, Some(format!("the model's value is not finite ({v})"))),
-            Err(e) => (None, Some(e)),
+        let (model, over_seeds, missing) = match value {
+            Ok((v, s)) if v.is_finite() => (Some(v), s, None),
+            Ok((v, _)) => (None, None, Some(format!("the model's value is not finite ({v})"))),
+            Err(e) => (None, None, Some(e)),
         };
         out.push(ReferenceOutcome {
             config: rf.config.clone(),
@@ -159,6 +169,7 @@ pub fn check_references(file: &str, refs: &[Reference], r: &RunResult) -> Result
             tolerance: rf.tolerance,
             source: rf.source.clone(),
             model,
+            over_seeds,
             missing,
         });
     }
