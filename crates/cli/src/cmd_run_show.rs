@@ -220,15 +220,7 @@ mod tests {
     fn early_arrivals_show_as_negative_min_a_count_and_a_warning() {
         let mut m = kvm::Measurement::new(kvm::BenchConfig::default(), 2_000_000);
         m.classes.push(("timer".into(), vec![-300.0, 17_000.0, 18_000.0, -1_200.0, 20_000.0]));
-        let mut r = RunResult::new(results::RunMeta {
-            tool_version: "t".into(),
-            scenario: "run-timer".into(),
-            description: "d".into(),
-            seed: 0,
-            kind: results::ResultKind::Measured,
-            platform: Default::default(),
-            knobs: Default::default(),
-        });
+        let mut r = RunResult::new(results::RunMeta { description: "d".into(), ..results::RunMeta::named("t", "run-timer", 0, results::ResultKind::Measured) });
         r.configs.push(m.to_config_result("timer"));
         let t = table(&r, RunUnit::Us);
         let row = t.lines().find(|l| l.starts_with("timer")).unwrap();

@@ -15,15 +15,7 @@ fn text(o: &Output) -> (String, String) {
 
 /// A result with one configuration per (name, params, latency ns).
 fn result(kind: ResultKind, configs: &[(&str, &[(&str, &str)], u64)]) -> RunResult {
-    let mut r = RunResult::new(RunMeta {
-        tool_version: "irqlab test".into(),
-        scenario: "s".into(),
-        description: String::new(),
-        seed: 1,
-        kind,
-        platform: Default::default(),
-        knobs: Default::default(),
-    });
+    let mut r = RunResult::new(RunMeta::named("irqlab test", "s", 1, kind));
     for (name, params, v) in configs {
         let mut c = ConfigResult::new(*name);
         c.params = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

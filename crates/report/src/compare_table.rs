@@ -178,18 +178,9 @@ fn json_text(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Compa
 mod tests {
     use super::*;
     use results::{ConfigResult, LatencyRecorder, ResultKind, RunMeta};
-    use std::collections::BTreeMap;
 
     fn run(kind: ResultKind, configs: &[(&str, &str, u64)]) -> RunResult {
-        let mut r = RunResult::new(RunMeta {
-            tool_version: "t".into(),
-            scenario: "s\u{1b}[31m".into(),
-            description: String::new(),
-            seed: 3,
-            kind,
-            platform: BTreeMap::new(),
-            knobs: BTreeMap::new(),
-        });
+        let mut r = RunResult::new(RunMeta::named("t", "s\u{1b}[31m", 3, kind));
         for (name, period, v) in configs {
             let mut c = ConfigResult::new(*name);
             c.seed = *v;

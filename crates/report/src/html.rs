@@ -403,15 +403,7 @@ mod tests {
     use results::{LatencyRecorder, ResultKind, RunMeta};
 
     fn run(kind: ResultKind) -> RunResult {
-        let mut r = RunResult::new(RunMeta {
-            tool_version: "t".into(),
-            scenario: "demo<&>".into(),
-            description: "d".into(),
-            seed: 1,
-            kind,
-            platform: BTreeMap::from([("cpu".into(), "A53".into())]),
-            knobs: BTreeMap::new(),
-        });
+        let mut r = RunResult::new(RunMeta { description: "d".into(), platform: BTreeMap::from([("cpu".into(), "A53".into())]), ..RunMeta::named("t", "demo<&>", 1, kind) });
         let mut c = ConfigResult::new("trap");
         let mut rec = LatencyRecorder::new(0);
         for v in 4000..6000 {

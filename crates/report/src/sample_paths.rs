@@ -60,15 +60,7 @@ mod tests {
 
     #[test]
     fn each_kept_path_is_a_table_with_offsets_and_shares() {
-        let mut r = RunResult::new(RunMeta {
-            tool_version: "t".into(),
-            scenario: "s".into(),
-            description: String::new(),
-            seed: 1,
-            kind: ResultKind::Predicted,
-            platform: Default::default(),
-            knobs: Default::default(),
-        });
+        let mut r = RunResult::new(RunMeta::named("t", "s", 1, ResultKind::Predicted));
         assert!(sample_paths_html(&r, LatencyUnit::Us).is_none(), "nothing kept, no section");
         let mut c = ConfigResult::new("vwfi=<trap>");
         c.traces.push(SampleTrace {

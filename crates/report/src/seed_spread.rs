@@ -104,15 +104,7 @@ mod tests {
 
     #[test]
     fn table_shows_median_and_range_only_when_seeds_differ() {
-        let mut r = RunResult::new(RunMeta {
-            tool_version: "t".into(),
-            scenario: "s".into(),
-            description: String::new(),
-            seed: 1,
-            kind: ResultKind::Predicted,
-            platform: Default::default(),
-            knobs: Default::default(),
-        });
+        let mut r = RunResult::new(RunMeta::named("t", "s", 1, ResultKind::Predicted));
         let (a, b, c) = (config(1, 2000), config(2, 900_000), config(3, 3000));
         let mut row = a.clone();
         row.seed_spread = Some(SeedSpread::over(&[&a, &b, &c]));

@@ -179,15 +179,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn run() -> RunResult {
-        let mut r = RunResult::new(RunMeta {
-            tool_version: "t".into(),
-            scenario: "xen".into(),
-            description: "d".into(),
-            seed: 1,
-            kind: ResultKind::Calibrated,
-            platform: BTreeMap::new(),
-            knobs: BTreeMap::new(),
-        });
+        let mut r = RunResult::new(RunMeta { description: "d".into(), ..RunMeta::named("t", "xen", 1, ResultKind::Calibrated) });
         let mut c = ConfigResult::new("vwfi=trap");
         let mut rec = LatencyRecorder::new(1);
         for v in [7030, 4810, 4850, 4980] {

@@ -199,18 +199,9 @@ fn rows_of_pair(ca: &ConfigResult, cb: &ConfigResult, rows: &mut Vec<CompareRow>
 mod tests {
     use super::*;
     use crate::{LatencyRecorder, ResultKind, RunMeta};
-    use std::collections::BTreeMap;
 
     fn run(configs: &[(&str, &[(&str, &str)], u64)]) -> RunResult {
-        let mut r = RunResult::new(RunMeta {
-            tool_version: "t".into(),
-            scenario: "s".into(),
-            description: String::new(),
-            seed: 1,
-            kind: ResultKind::Predicted,
-            platform: BTreeMap::new(),
-            knobs: BTreeMap::new(),
-        });
+        let mut r = RunResult::new(RunMeta::named("t", "s", 1, ResultKind::Predicted));
         for (name, params, v) in configs {
             let mut c = ConfigResult::new(*name);
             c.params = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

@@ -231,15 +231,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn run() -> RunResult {
-        let mut r = RunResult::new(RunMeta {
-            tool_version: "t".into(),
-            scenario: "s".into(),
-            description: String::new(),
-            seed: 7,
-            kind: ResultKind::Measured,
-            platform: BTreeMap::new(),
-            knobs: BTreeMap::new(),
-        });
+        let mut r = RunResult::new(RunMeta::named("t", "s", 7, ResultKind::Measured));
         let mut c = ConfigResult::new("x2apic cluster, pv");
         c.seed = 99;
         c.params.insert("mode".into(), "cluster".into());

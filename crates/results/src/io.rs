@@ -110,15 +110,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn sample() -> RunResult {
-        let mut r = RunResult::new(RunMeta {
-            tool_version: "irqlab test".into(),
-            scenario: "s".into(),
-            description: String::new(),
-            seed: 7,
-            kind: ResultKind::Predicted,
-            platform: BTreeMap::from([("profile".into(), "p".into())]),
-            knobs: BTreeMap::new(),
-        });
+        let mut r = RunResult::new(RunMeta { platform: BTreeMap::from([("profile".into(), "p".into())]), ..RunMeta::named("irqlab test", "s", 7, ResultKind::Predicted) });
         let mut c = ConfigResult::new("a");
         let mut rec = LatencyRecorder::new(1);
         rec.record(100);

@@ -52,6 +52,23 @@ pub struct RunMeta {
     pub knobs: BTreeMap<String, String>,
 }
 
+impl RunMeta {
+    /// A run's metadata with a name, base seed and kind only (no description, platform or
+    /// knobs; the tool version is `tool_version`): the base that examples and tests fill in with
+    /// `RunMeta { platform, ..RunMeta::named(..) }`.
+    pub fn named(tool_version: &str, scenario: &str, seed: u64, kind: ResultKind) -> RunMeta {
+        RunMeta {
+            tool_version: tool_version.into(),
+            scenario: scenario.into(),
+            description: String::new(),
+            seed,
+            kind,
+            platform: BTreeMap::new(),
+            knobs: BTreeMap::new(),
+        }
+    }
+}
+
 /// A named scalar figure: throughput, a total, a ratio.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figure {

@@ -1,21 +1,12 @@
 //! Hostile result files and hostile output targets: bounded decoding, non-finite figures that read
 //! back, and atomic writes that never replace what they should write through.
-use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use proptest::prelude::*;
 use results::{ConfigResult, LatencyRecorder, ResultKind, RunMeta, RunResult};
 
 fn sample() -> RunResult {
-    let mut r = RunResult::new(RunMeta {
-        tool_version: "irqlab test".into(),
-        scenario: "s".into(),
-        description: String::new(),
-        seed: 1,
-        kind: ResultKind::Predicted,
-        platform: BTreeMap::new(),
-        knobs: BTreeMap::new(),
-    });
+    let mut r = RunResult::new(RunMeta::named("irqlab test", "s", 1, ResultKind::Predicted));
     let mut c = ConfigResult::new("a");
     let mut rec = LatencyRecorder::new(0);
     rec.record(1000);

@@ -36,15 +36,7 @@ fn as_measured(r: &RunResult, hostname: &str) -> Vec<Measured> {
                 m.params.insert("halt_poll_ns".into(), "host default".into());
             }
             m.notes.clear();
-            let mut rr = RunResult::new(RunMeta {
-                tool_version: "test".into(),
-                scenario: "run".into(),
-                description: String::new(),
-                seed: 0,
-                kind: ResultKind::Measured,
-                platform: host(hostname),
-                knobs: BTreeMap::new(),
-            });
+            let mut rr = RunResult::new(RunMeta { platform: host(hostname), ..RunMeta::named("test", "run", 0, ResultKind::Measured) });
             rr.configs.push(m);
             Measured { file: format!("{}.json", c.name.replace(' ', "-")), result: rr }
         })
