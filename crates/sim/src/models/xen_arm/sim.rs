@@ -291,18 +291,10 @@ impl PreparedPoint for Prepared {
         r.classes.insert("timer".into(), sim.rec.finish());
         r.breakdown.insert("timer".into(), sim.traces.breakdown());
         let n = &sim.core.n;
+        n.add_common(&mut r);
         for (k, v) in [
-            ("exits.irq", n.exits_irq),
-            ("exits.wfi", n.exits_wfi),
             ("exits.sysreg", n.exits_sysreg),
-            ("wfi.native_sleeps", n.wfi_native),
-            ("context_switches", n.context_switches),
-            ("vcpu_wakeups", n.vcpu_wakeups),
-            ("sched.ticks", n.sched_ticks),
-            ("maintenance_irqs", n.maintenance_irqs),
             ("gic.hw_deactivations", n.hw_deactivations),
-            ("gic.lr_overflow", n.lr_queued),
-            ("gic.lr_refills", n.lr_refills),
             ("vwfi.twi_switches", n.twi_switches),
             ("vwfi.adaptive_kicks", n.adaptive_kicks),
             ("timer.waited_in_runqueue", n.waited),

@@ -202,6 +202,26 @@ pub struct Counters {
     pub lr_refills: u64,
 }
 
+impl Counters {
+    /// Add the counters every model on this core reports (the hypervisor's exits, switches,
+    /// wake-ups, ticks and list-register traffic) to `r`; a model adds its own beside them.
+    pub fn add_common(&self, r: &mut results::ConfigResult) {
+        for (k, v) in [
+            ("exits.irq", self.exits_irq),
+            ("exits.wfi", self.exits_wfi),
+            ("wfi.native_sleeps", self.wfi_native),
+            ("context_switches", self.context_switches),
+            ("vcpu_wakeups", self.vcpu_wakeups),
+            ("sched.ticks", self.sched_ticks),
+            ("maintenance_irqs", self.maintenance_irqs),
+            ("gic.lr_overflow", self.lr_queued),
+            ("gic.lr_refills", self.lr_refills),
+        ] {
+            r.add_counter(k, v);
+        }
+    }
+}
+
 /// Sample `d`, scaled by `factor` when it is not 1.
 pub fn sample(d: &CostDist, rng: &mut SimRng, factor: f64) -> SimTime {
     let t = d.sample(rng);

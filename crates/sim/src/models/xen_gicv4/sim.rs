@@ -404,15 +404,6 @@ impl PreparedPoint for Prepared {
             ("its.vmovp", n.vmovp),
             ("vpe.schedule_in", x.vpe_schedule_in),
             ("vpe.schedule_out", x.vpe_schedule_out),
-            ("exits.irq", x.exits_irq),
-            ("exits.wfi", x.exits_wfi),
-            ("wfi.native_sleeps", x.wfi_native),
-            ("context_switches", x.context_switches),
-            ("vcpu_wakeups", x.vcpu_wakeups),
-            ("sched.ticks", x.sched_ticks),
-            ("maintenance_irqs", x.maintenance_irqs),
-            ("gic.lr_overflow", x.lr_queued),
-            ("gic.lr_refills", x.lr_refills),
             ("device.throttled", sim.device.throttled),
             ("gic.route_mismatch", n.route_mismatch),
             ("gic.violations", sim.gic.as_ref().map_or(0, |g| g.violations + g.unexpected)),
@@ -420,6 +411,7 @@ impl PreparedPoint for Prepared {
         ] {
             r.add_counter(k, v);
         }
+        x.add_common(&mut r);
         let secs = end.ns_f64() / 1e9;
         r.set_figure("simulated_time", secs, "s");
         r.set_figure("iops", done as f64 / secs, "IOPS");
