@@ -15,6 +15,8 @@ fn references_and_seed_spread_are_in_the_html_report() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("over 3 seeds per configuration"), "{stdout}");
+    // References are judged on the median over the seeds, with the range beside it.
+    assert!(stdout.contains("MODEL (median of 3 seeds)") && stdout.contains("SEED RANGE"), "{stdout}");
     let r = results::read_json(&d.path().join("z/result.json")).unwrap();
     assert!(r.configs.iter().all(|c| c.seed_spread.as_ref().is_some_and(|s| s.seeds.len() == 3)));
     let fits = r.references.iter().filter(|x| x.role == results::ReferenceRole::Fit).count();
@@ -31,6 +33,13 @@ fn references_and_seed_spread_are_in_the_html_report() {
     let refs_rows = html.matches("<td class=\"ok\">within</td>").count() + html.matches("<td class=\"out\">OUT</td>").count();
     assert_eq!(refs_rows, r.references.len());
     assert!(html.contains("over 3 seeds") && html.contains("class=\"spread\""));
+    assert_eq!(html.matches("(median over seeds; range ").count(), r.references.iter().filter(|x| x.over_seeds.is_some()).count());
+    assert!(r.references.iter().all(|x| x.over.is_some() || x.over_seeds.is_some_and(|s| x.model == Some(s.median))));
+
+    // With one seed: no range column.
+    let o = irqlab(&["sim", "xen-arm-zynq-timer", "--seeds", "1", "--out", "one"], d.path());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("MODEL") && !stdout.contains("SEED RANGE") && !stdout.contains("median of"), "{stdout}");
 }
 
 #[test]

@@ -116,4 +116,13 @@ mod tests {
         assert_eq!(h.matches("class=\"out\"").count(), 2);
         assert_eq!(references_html(&[], LatencyUnit::Us), "");
     }
+
+    #[test]
+    fn a_median_over_seeds_shows_its_range() {
+        let mut x = r(Role::Check, "warm_max", 1950.0, Some(2070.0));
+        x.over_seeds = Some(results::Spread { median: 2070.0, min: 2050.0, max: 2880.0 });
+        let h = references_html(&[x], LatencyUnit::Us);
+        assert!(h.contains(">2.07 µs (median over seeds; range 2.05 µs – 2.88 µs)<"), "{h}");
+        assert!(h.contains("+6.2%") && h.contains("1 of 1 within"));
+    }
 }
