@@ -22,7 +22,7 @@ echo "SimPy $("$V/venv/bin/python" -c 'import simpy; print(simpy.__version__)'),
 
 # The scenario's period (0.5 s) times 1e8 rounds would pass irqlab's 100-simulated-day bound;
 # the period does not change the work per interrupt, so it is shortened for large N.
-"$IRQLAB" sim xen-arm-zynq-timer --config vwfi=trap --set "workload.samples=$N" \
+"$IRQLAB" sim xen-arm-zynq-timer --config vwfi=trap --seeds 1 --set "workload.samples=$N" \
     --set workload.period_us=50000 --stats --format json --out "$V/out" > "$V/irqlab.out" 2> "$V/irqlab.err"
 wall=$(grep -ho 'wall: [0-9.]* s' "$V/irqlab.out" "$V/irqlab.err" | head -n1 | awk '{print $2}')
 mean=$(jq '.configs[0].classes.timer.summary.mean' "$V/out/result.json")
