@@ -33,8 +33,11 @@ fi
 W=$(mktemp -d /tmp/irqlab-slurm.XXXXXX)
 host=$(hostname -s)
 pids=()
+started_munge=0
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+    # A munged this script started is stopped again; one that was already running is left alone.
+    if [ "$started_munge" = 1 ]; then pkill -x munged 2> /dev/null || true; fi
 }
 trap cleanup EXIT
 
@@ -74,6 +77,7 @@ if ! munge -n > /dev/null 2>&1; then
     mkdir -p /run/munge && chown munge:munge /run/munge 2> /dev/null || true
     [ -s /etc/munge/munge.key ] || mungekey --create --force
     su -s /bin/sh munge -c "munged --force" 2> /dev/null || munged --force
+    started_munge=1
 fi
 munge -n | unmunge > /dev/null || { echo "munge does not work" >&2; exit 2; }
 
