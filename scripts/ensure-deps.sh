@@ -39,6 +39,8 @@ fi
 command -v as >/dev/null 2>&1 || need_apt+=(binutils)
 command -v objcopy >/dev/null 2>&1 || need_apt+=(binutils)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+# The test script's fault-injection tests use strace; `taskset` comes with util-linux.
+command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "ensure-deps: installing ${need_apt[*]} from Debian packages" >&2
@@ -49,4 +51,12 @@ fi
 have=$(rustc --version 2>/dev/null | sed -n 's/^rustc \([0-9][0-9.]*\).*/\1/p')
 if [ -z "$have" ] || ! version_ge "$have" "$NEED"; then
   too_old "this machine's rustc is ${have:-missing} ($(command -v rustc || echo 'not on PATH'))"
+fi
+
+# The test script checks that the workspace builds for arm64 (the kvm crate's aarch64 port).
+if command -v rustup >/dev/null 2>&1; then
+  if ! rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+    echo "ensure-deps: adding the rustup target aarch64-unknown-linux-gnu" >&2
+    rustup target add aarch64-unknown-linux-gnu >&2 || { echo "ensure-deps: cannot add the rustup target aarch64-unknown-linux-gnu (needed by scripts/test.sh's arm64 check)" >&2; exit 1; }
+  fi
 fi

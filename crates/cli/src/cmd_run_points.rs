@@ -209,7 +209,7 @@ pub fn config_from(t: &RunTable) -> Result<BenchConfig, String> {
     let default = BenchConfig::default();
     Ok(BenchConfig {
         kind,
-        samples: t.samples.unwrap_or(if duration.is_some() { kvm::layout::MAX_SAMPLES } else { DEFAULT_SAMPLES }),
+        samples: t.samples.unwrap_or(if duration.is_some() { kvm::abi::MAX_SAMPLES } else { DEFAULT_SAMPLES }),
         warmup: t.warmup.unwrap_or(default.warmup),
         period_us: t.period_us.unwrap_or(default.period_us),
         period_cycles: t.period_cycles,
@@ -233,6 +233,7 @@ pub fn config_from(t: &RunTable) -> Result<BenchConfig, String> {
         stop_above_ns,
         priority: t.priority,
         mlock: t.mlock.unwrap_or(false),
+        gicv4: None,
     })
 }
 
@@ -354,7 +355,7 @@ mod tests {
         assert_eq!(pts[0].1.as_ref().unwrap_err(), "[run] `samples`: expected a whole number ≥ 0, got \"many\"");
         let (_, pts) = points(&flags, None, &["pin=0-1".into(), "duration=30s".into()], &[]).unwrap();
         let c = pts[0].1.as_ref().unwrap();
-        assert_eq!((c.pin.clone(), c.duration, c.samples), (vec![0, 1], Some(Duration::from_secs(30)), kvm::layout::MAX_SAMPLES));
+        assert_eq!((c.pin.clone(), c.duration, c.samples), (vec![0, 1], Some(Duration::from_secs(30)), kvm::abi::MAX_SAMPLES));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What to measure: a benchmark and its knobs, validated before any VM is created.
 use std::time::Duration;
 
-use crate::layout::{MAX_SAMPLES, MAX_VCPUS};
+use crate::abi::{MAX_SAMPLES, MAX_VCPUS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BenchKind {
@@ -67,6 +67,8 @@ pub struct BenchConfig {
     pub priority: Option<i32>,
     /// mlockall(MCL_CURRENT | MCL_FUTURE) before the VM is created.
     pub mlock: bool,
+    /// arm64: GICv4 direct vLPI injection on or off (`None`: whatever the host does).
+    pub gicv4: Option<bool>,
 }
 
 /// Samples taken before the ones kept: the first interrupt of a run (armed while the VM starts,
@@ -95,6 +97,7 @@ impl Default for BenchConfig {
             stop_above_ns: None,
             priority: None,
             mlock: false,
+            gicv4: None,
         }
     }
 }
@@ -133,6 +136,31 @@ pub enum ConfigError {
     /// A flag that does not apply to this benchmark.
     #[error("{flag} does not apply to `{bench}`")]
     NotApplicable { flag: &'static str, bench: &'static str },
+    /// A flag of another architecture (`--pv-ipi` on arm64, `--gicv4` on x86_64).
+    #[error("{flag} does not exist on {arch}: it is a flag of another architecture's KVM")]
+    WrongArch { flag: String, arch: &'static str },
+    /// A setting this host cannot give (the message says why).
+    #[error("{flag}: {why}")]
+    HostCannot { flag: String, why: String },
+}
+
+impl DeviceVia {
+    pub const ALL: [DeviceVia; 4] = [DeviceVia::Irqfd, DeviceVia::Msi, DeviceVia::Line, DeviceVia::Level];
+
+    /// The name the CLI, the matrix files and the class names use (`device_<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceVia::Irqfd => "irqfd",
+            DeviceVia::Msi => "msi",
+            DeviceVia::Line => "line",
+            DeviceVia::Level => "level",
+        }
+    }
+
+    /// Level-triggered: the host waits for the guest's EOI (resamplefd) before the next trigger.
+    pub fn is_level(self) -> bool {
+        self == DeviceVia::Level
+    }
 }
 
 impl BenchKind {
@@ -154,20 +182,9 @@ pub fn stall_timeout_from_secs(s: f64) -> Result<Duration, ConfigError> {
     }
 }
 
-/// The host CPU ids this process may run on (`sched_getaffinity`): what `taskset`, cgroups or a
-/// container allow, which is not `0..count` (under `taskset -c 1` the only CPU is 1).
+/// The host CPU ids this process may run on (see [`crate::host::threads::allowed_cpus`]).
 pub fn allowed_cpus() -> Vec<usize> {
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    {
-        // SAFETY: a zeroed cpu_set_t filled by the kernel for this thread; read with CPU_ISSET.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
-                return (0..libc::CPU_SETSIZE as usize).filter(|c| libc::CPU_ISSET(*c, &set)).collect();
-            }
-        }
-    }
-    (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect()
+    crate::host::threads::allowed_cpus()
 }
 
 /// `0-3,6` for a sorted list of CPU ids.

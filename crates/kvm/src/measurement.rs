@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use results::{ConfigResult, LatencyRecorder};
 
-use crate::bench::Threads;
 use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
 use crate::tracefs::split::Stamps;
 use crate::tracefs::Breakdown;
@@ -32,6 +31,15 @@ pub fn describe_cpus(cpus: &[BTreeSet<usize>]) -> String {
         .join("; ")
 }
 
+/// The run's threads, as tracefs sees them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Threads {
+    /// Thread id of each vCPU, by vCPU index.
+    pub vcpu_tids: Vec<i32>,
+    /// The thread that runs the benchmark loop (the device benchmark's trigger).
+    pub host_tid: i32,
+}
+
 #[derive(Debug, Clone)]
 pub struct Measurement {
     pub config: BenchConfig,
@@ -57,6 +65,11 @@ pub struct Measurement {
     pub cpus_used: Vec<BTreeSet<usize>>,
     /// Why the run ended early (`--duration`, `--stop-above`), if it did.
     pub ended: Option<Ended>,
+    /// Settings as actually in force where they may differ from what was asked
+    /// (`halt_poll_ns` → `host default (200000 rejected: …)`); they replace the requested value
+    /// in [`Measurement::params`], so a setting that did not take effect is never recorded as if
+    /// it had.
+    pub in_force: Vec<(String, String)>,
 }
 
 impl Measurement {
@@ -76,6 +89,7 @@ impl Measurement {
             breakdown: None,
             cpus_used: Vec::new(),
             ended: None,
+            in_force: Vec::new(),
         }
     }
 
@@ -94,7 +108,7 @@ impl Measurement {
             p.insert("wait".into(), if c.wait == WaitMode::Busy { "busy" } else { "hlt" }.into());
         }
         if c.kind == BenchKind::Device {
-            p.insert("via".into(), crate::bench::via_name(c.via).into());
+            p.insert("via".into(), c.via.name().into());
         }
         p.insert("halt_poll_ns".into(), c.halt_poll_ns.map(|n| n.to_string()).unwrap_or_else(|| "host default".into()));
         p.insert("disable_hlt_exits".into(), c.disable_hlt_exits.to_string());
@@ -112,6 +126,9 @@ impl Measurement {
         }
         if let Some(ns) = c.stop_above_ns {
             p.insert("stop_above_ns".into(), ns.to_string());
+        }
+        for (k, v) in &self.in_force {
+            p.insert(k.clone(), v.clone());
         }
         p
     }

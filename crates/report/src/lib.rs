@@ -10,6 +10,7 @@
 //! - [`sweep`], [`pivot`] and [`heatmap`]: sweep axes, the summary pivot table and heatmaps of a
 //!   statistic over two axes;
 //! - [`html`]: one self-contained HTML file with all of the above inline.
+#![forbid(unsafe_code)]
 
 pub mod compare_table;
 pub mod format;

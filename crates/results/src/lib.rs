@@ -10,6 +10,7 @@
 //! Because both sides share this schema, `irqlab compare` and `irqlab report` put a model and a
 //! measurement of the same scenario side by side. JSON is versioned ([`SCHEMA_VERSION`]); reading
 //! another version is an error, not a silent misread.
+#![forbid(unsafe_code)]
 
 mod breakdown;
 mod compare;

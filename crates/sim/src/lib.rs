@@ -6,6 +6,7 @@
 //! holds hypervisor policies. `platform` loads cost profiles (every cost names its source),
 //! `scenario` parses scenario files and expands sweeps, and `models` are the timed simulations
 //! that combine all of these into a [`results::ConfigResult`].
+#![forbid(unsafe_code)]
 
 pub mod arch;
 pub mod calibrate;

@@ -16,11 +16,8 @@ pub mod path;
 pub mod record;
 pub mod split;
 
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub mod instance;
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod run;
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub use run::{preflight, run_traced, TraceOptions};
 
 use std::collections::BTreeMap;

@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 
 use super::parse::Event;
 use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode};
-use crate::layout::vector;
+use crate::abi::vector;
 
 /// Whose thread an event must come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

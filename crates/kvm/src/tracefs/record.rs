@@ -7,7 +7,6 @@
 use super::path::Roles;
 use super::split::Stamps;
 use super::TraceError;
-use crate::bench::via_name;
 use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode};
 
 const MAGIC: &str = "# irqlab-trace 1";
@@ -29,7 +28,7 @@ fn kind_from(s: &str) -> Option<BenchKind> {
 }
 
 fn via_from(s: &str) -> Option<DeviceVia> {
-    [DeviceVia::Irqfd, DeviceVia::Msi, DeviceVia::Line, DeviceVia::Level].into_iter().find(|v| via_name(*v) == s)
+    DeviceVia::ALL.into_iter().find(|v| v.name() == s)
 }
 
 impl Recording {
@@ -45,7 +44,7 @@ impl Recording {
             "{MAGIC}\n# bench={} wait={} via={} tsc_khz={}\n# target_tid={} source_tid={} target_apic={} vector={} all_tids={tids}\n",
             self.kind.name(),
             if self.wait == WaitMode::Busy { "busy" } else { "hlt" },
-            via_name(self.via),
+            self.via.name(),
             self.tsc_khz,
             r.target_tid,
             r.source_tid,

@@ -13,6 +13,7 @@ pub fn host_description() -> BTreeMap<String, String> {
     let field = |name: &str| {
         cpuinfo.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
     };
+    m.insert("host.arch".into(), std::env::consts::ARCH.into());
     m.insert("host.cpu_model".into(), field("model name").unwrap_or_else(|| "unknown".into()));
     m.insert("host.cpus".into(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string());
     let flags = field("flags").unwrap_or_default();

@@ -1,5 +1,6 @@
 //! Guest physical memory layout and the boot structures the VMM writes there (GDT, IDT, TSS,
 //! identity page tables). Pure data: tested without /dev/kvm.
+use crate::abi::{RING, SAMPLE_BYTES};
 
 /// Guest memory size.
 pub const MEM_SIZE: u64 = 32 << 20;
@@ -9,59 +10,23 @@ pub const TSS: u64 = 0x3000;
 pub const PML4: u64 = 0x4000;
 pub const PDPT: u64 = 0x5000;
 pub const PD: u64 = 0x6000;
-/// Shared data page: parameters from the host, counters from the guest.
-pub const DATA: u64 = 0x8000;
+/// Shared data page: parameters from the host, counters from the guest (slots: `crate::abi::slot`).
+pub const DATA: u64 = crate::abi::DATA;
 pub const CODE: u64 = 0x10000;
 /// Kernel stacks: vCPU i's stack top.
 pub fn stack_top(vcpu: u32) -> u64 {
     0x40000 + (vcpu as u64 + 1) * 0x4000
 }
-pub const MAX_VCPUS: u32 = 8;
 /// Ring-3 stack (busy-wait mode); the guest pushes it in `to_user`.
-pub const USER_STACK: u64 = 0x7f000;
+pub const USER_STACK: u64 = crate::abi::x86::USER_STACK;
 /// Kernel stack used on ring 3 → ring 0 transitions (TSS.rsp0).
 pub const RSP0: u64 = 0x3f000;
-/// Sample records: 32 bytes each, a ring of [`RING`] records (sample k at record k % RING) that
-/// the host drains while the guest runs (mirrored as RING_MASK in guest/bench.S).
-pub const SAMPLES: u64 = 0x100000;
-pub const SAMPLE_BYTES: u64 = 32;
-pub const RING: u64 = 1 << 19;
-/// Most samples one run keeps: the host holds every sample (raw records, latencies, stamps:
-/// about 60 bytes each), so 10 million is ~600 MB. A `--duration` run ends there with a note.
-pub const MAX_SAMPLES: u64 = 10_000_000;
+/// Sample records (layout in `crate::abi`): a ring at this guest address.
+pub const SAMPLES: u64 = crate::abi::x86::SAMPLES;
 
 /// Guest address of sample `k`'s record.
 pub fn record(k: u64) -> u64 {
     SAMPLES + (k % RING) * SAMPLE_BYTES
-}
-
-/// Slots of the shared data page (byte offsets from DATA), mirrored in guest/bench.S.
-pub mod slot {
-    pub const KIND: u64 = 0x08;
-    pub const DELTA: u64 = 0x10;
-    pub const NSAMP: u64 = 0x18;
-    pub const COUNT: u64 = 0x20;
-    pub const EXPECT: u64 = 0x28;
-    pub const WAIT: u64 = 0x30;
-    pub const FLAG: u64 = 0x38;
-    pub const ENTRY_TSC: u64 = 0x40;
-}
-
-/// Guest I/O ports the payload writes to.
-pub mod port {
-    pub const DONE: u16 = 0xf0;
-    pub const UNKNOWN_BENCH: u16 = 0xf1;
-    pub const PARKED: u16 = 0xf2;
-}
-
-/// Interrupt vectors used by the payload.
-pub mod vector {
-    pub const TIMER: u8 = 0xec;
-    pub const DEVICE: u8 = 0xd0;
-    pub const DEVICE_LEVEL: u8 = 0xd1;
-    pub const IPI: u8 = 0xe0;
-    pub const IPI_REPLY: u8 = 0xe1;
-    pub const SPURIOUS: u8 = 0xff;
 }
 
 /// Selectors.
@@ -104,6 +69,7 @@ pub fn page_tables() -> Vec<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::abi::MAX_VCPUS;
 
     #[test]
     fn gdt_entries() {
@@ -136,11 +102,17 @@ mod tests {
     }
 
     #[test]
-    fn the_guest_ring_mask_matches_ring() {
-        let src = include_str!("../guest/bench.S");
-        let line = src.lines().find(|l| l.contains(".set RING_MASK")).expect("RING_MASK in bench.S");
-        let hex = line.split(',').nth(1).unwrap().split_whitespace().next().unwrap().trim_start_matches("0x");
-        assert_eq!(u64::from_str_radix(hex, 16).unwrap(), RING - 1);
+    fn the_guest_assembly_takes_its_constants_from_the_abi() {
+        // build.rs generates abi.inc from crate::abi; the guest must include it and define none
+        // of those names itself.
+        let src = include_str!("../../../guest/x86_64/bench.S");
+        assert!(src.contains(".include \"abi.inc\""), "bench.S includes the generated abi.inc");
+        for name in ["RING_MASK", "NSAMP", "COUNT", "ENTRY_TSC", "DATA", "SAMPLES", "USER_STACK"] {
+            assert!(!src.lines().any(|l| l.trim_start().starts_with(&format!(".set {name},"))), "bench.S defines {name} itself");
+        }
+        let inc = include_str!(concat!(env!("OUT_DIR"), "/abi.inc"));
+        assert!(inc.contains(&format!(".set RING_MASK, {:#x}", RING - 1)), "{inc}");
+        assert!(inc.contains(&format!(".set COUNT, {:#x}", crate::abi::DATA + crate::abi::slot::COUNT)), "{inc}");
     }
 
     #[test]

@@ -68,7 +68,6 @@ pub fn delta(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> B
         .collect()
 }
 
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub mod fd {
     //! Reading a live stats fd with pread (allowed while the vCPU runs).
     use std::collections::BTreeMap;

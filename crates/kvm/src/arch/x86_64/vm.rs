@@ -11,9 +11,13 @@ use kvm_bindings::{
 use kvm_ioctls::{Kvm, VcpuFd, VmFd};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
 
+use super::boot as layout;
+use crate::abi::{slot, vector};
+use crate::arch::GuestVm;
 use crate::config::BenchConfig;
 use crate::error::KvmError;
-use crate::layout::{self, slot, vector};
+use crate::runner::watch::SharedPage;
+use crate::runner::RunError;
 
 mod guest_symbols {
     include!(concat!(env!("OUT_DIR"), "/guest_symbols.rs"));
@@ -31,10 +35,12 @@ pub struct Vm {
     pub mem: GuestMemoryMmap,
     /// What KVM said to the capability requests (for the result's notes).
     pub caps: BTreeMap<String, String>,
+    /// Settings whose effect differs from the request (see `GuestVm::in_force`).
+    pub in_force: Vec<(String, String)>,
 }
 
 fn setup<T>(step: &'static str) -> impl FnOnce(vmm_sys_util::errno::Error) -> KvmError {
-    move |e| KvmError::Setup { step, source: std::io::Error::from_raw_os_error(e.errno()) }
+    KvmError::setup(step)
 }
 
 impl Vm {
@@ -42,12 +48,17 @@ impl Vm {
         let kvm = Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
         let fd = kvm.create_vm().map_err(setup::<()>("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
+        let mut in_force = Vec::new();
         if let Some(ns) = cfg.halt_poll_ns {
             let mut cap = kvm_enable_cap { cap: KVM_CAP_HALT_POLL, ..Default::default() };
             cap.args[0] = ns;
             caps.insert("halt_poll_ns".into(), match fd.enable_cap(&cap) {
                 Ok(()) => format!("{ns} (accepted)"),
-                Err(e) => format!("{ns} rejected: {e}"),
+                Err(e) => {
+                    // KVM kept the host default: record that, not the value asked for.
+                    in_force.push(("halt_poll_ns".into(), format!("host default ({ns} rejected by KVM: {e})")));
+                    format!("{ns} rejected: {e}")
+                }
             });
         }
         if cfg.disable_hlt_exits {
@@ -71,7 +82,7 @@ impl Vm {
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
         unsafe { fd.set_user_memory_region(region) }.map_err(setup::<()>("KVM_SET_USER_MEMORY_REGION"))?;
         fd.create_irq_chip().map_err(setup::<()>("KVM_CREATE_IRQCHIP"))?;
-        let vm = Vm { kvm, fd, mem, caps };
+        let vm = Vm { kvm, fd, mem, caps, in_force };
         vm.write_boot_structures(kind_code, delta_cycles, cfg)?;
         vm.set_routing()?;
         Ok(vm)
@@ -85,19 +96,15 @@ impl Vm {
         self.mem.read_obj::<u64>(GuestAddress(addr)).unwrap_or(0)
     }
 
-    pub fn set_slot(&self, s: u64, v: u64) -> Result<(), KvmError> {
+    fn put_slot(&self, s: u64, v: u64) -> Result<(), KvmError> {
         self.w64(layout::DATA + s, v)
-    }
-
-    pub fn slot(&self, s: u64) -> u64 {
-        self.r64(layout::DATA + s)
     }
 
     fn write_boot_structures(&self, kind: u64, delta: u64, cfg: &BenchConfig) -> Result<(), KvmError> {
         for (i, e) in layout::gdt().iter().enumerate() {
             self.w64(layout::GDT + 8 * i as u64, *e)?;
         }
-        let mut vectors = vec![(vector::TIMER, if kind == 2 { guest_symbols::PERIOD_ISR } else { guest_symbols::TIMER_ISR })];
+        let mut vectors = vec![(vector::TIMER, if kind == crate::abi::bench::IPI { guest_symbols::PERIOD_ISR } else { guest_symbols::TIMER_ISR })];
         vectors.push((vector::DEVICE, guest_symbols::DEVICE_ISR));
         vectors.push((vector::DEVICE_LEVEL, guest_symbols::DEVICE_ISR));
         vectors.push((vector::IPI, guest_symbols::IPI_TARGET_ISR));
@@ -113,11 +120,11 @@ impl Vm {
             self.w64(a, e)?;
         }
         self.mem.write_slice(PAYLOAD, GuestAddress(layout::CODE)).map_err(|e| KvmError::Memory(e.to_string()))?;
-        self.set_slot(slot::KIND, kind)?;
-        self.set_slot(slot::DELTA, delta)?;
-        self.set_slot(slot::NSAMP, cfg.samples + crate::config::DISCARDED_FIRST)?;
-        self.set_slot(slot::COUNT, 0)?;
-        self.set_slot(slot::WAIT, if cfg.wait == crate::config::WaitMode::Busy { 1 } else { 0 })?;
+        self.put_slot(slot::KIND, kind)?;
+        self.put_slot(slot::DELTA, delta)?;
+        self.put_slot(slot::NSAMP, cfg.samples + crate::config::DISCARDED_FIRST)?;
+        self.put_slot(slot::COUNT, 0)?;
+        self.put_slot(slot::WAIT, if cfg.wait == crate::config::WaitMode::Busy { 1 } else { 0 })?;
         Ok(())
     }
 
@@ -204,5 +211,35 @@ impl Vm {
             vcpu.set_mp_state(kvm_mp_state { mp_state: KVM_MP_STATE_RUNNABLE }).map_err(setup::<()>("KVM_SET_MP_STATE"))?;
         }
         Ok(vcpu)
+    }
+}
+
+impl SharedPage for Vm {
+    fn slot(&self, s: u64) -> u64 {
+        self.r64(layout::DATA + s)
+    }
+
+    fn set_slot(&self, s: u64, v: u64) -> Result<(), RunError> {
+        self.put_slot(s, v).map_err(|e| RunError::Memory(e.to_string()))
+    }
+
+    fn record(&self, k: u64) -> [u64; 3] {
+        let a = layout::record(k);
+        [self.r64(a), self.r64(a + 8), self.r64(a + 16)]
+    }
+}
+
+impl GuestVm for Vm {
+    fn vm_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.caps.iter().map(|(k, v)| format!("{k}: {v}")).collect()
+    }
+
+    fn in_force(&self) -> Vec<(String, String)> {
+        self.in_force.clone()
     }
 }

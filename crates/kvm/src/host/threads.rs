@@ -4,9 +4,27 @@
 //! while the thread sits in KVM_RUN, so the result says where an unpinned run ran.
 use std::collections::BTreeSet;
 
+/// A host-side thread setting that was refused; the message names the flag and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThreadError {
+    #[error("--pin: cannot pin a vCPU thread to host CPU {cpu}: {why}")]
+    Pin { cpu: usize, why: String },
+    #[error("--priority {priority}: cannot give the vCPU threads SCHED_FIFO: {why} (needs root or CAP_SYS_NICE, and RLIMIT_RTPRIO ≥ {priority} otherwise)")]
+    Priority { priority: i32, why: String },
+    #[error("--mlock: mlockall failed: {0} (needs root or CAP_IPC_LOCK, or a RLIMIT_MEMLOCK above the process's size)")]
+    Mlock(String),
+}
+
+/// The calling thread's id (what tracefs calls `pid`).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
 /// Pin the calling thread to `cpu`.
-pub fn pin_current(cpu: usize) -> Result<(), String> {
-    // SAFETY: plain libc affinity call on the current thread with a zeroed, then filled, set.
+pub fn pin_current(cpu: usize) -> Result<(), ThreadError> {
+    // SAFETY: a zeroed cpu_set_t, filled with CPU_SET, passed by reference to sched_setaffinity
+    // for the calling thread (pid 0); nothing outlives the call.
     let rc = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
@@ -15,31 +33,42 @@ pub fn pin_current(cpu: usize) -> Result<(), String> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!("--pin: cannot pin a vCPU thread to host CPU {cpu}: {}", std::io::Error::last_os_error()))
+        Err(ThreadError::Pin { cpu, why: std::io::Error::last_os_error().to_string() })
     }
 }
 
 /// Give the calling thread SCHED_FIFO at `priority` (1–99).
-pub fn fifo_current(priority: i32) -> Result<(), String> {
+pub fn fifo_current(priority: i32) -> Result<(), ThreadError> {
     let p = libc::sched_param { sched_priority: priority };
     // SAFETY: pid 0 is the calling thread; `p` lives across the call.
     if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } == 0 {
         Ok(())
     } else {
-        let e = std::io::Error::last_os_error();
-        Err(format!("--priority {priority}: cannot give the vCPU threads SCHED_FIFO: {e} (needs root or CAP_SYS_NICE, and RLIMIT_RTPRIO ≥ {priority} otherwise)"))
+        Err(ThreadError::Priority { priority, why: std::io::Error::last_os_error().to_string() })
     }
 }
 
 /// mlockall(MCL_CURRENT | MCL_FUTURE) for the whole process.
-pub fn mlock_all() -> Result<(), String> {
-    // SAFETY: no pointers involved.
+pub fn mlock_all() -> Result<(), ThreadError> {
+    // SAFETY: mlockall takes flags only.
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0 {
         Ok(())
     } else {
-        let e = std::io::Error::last_os_error();
-        Err(format!("--mlock: mlockall failed: {e} (needs root or CAP_IPC_LOCK, or a RLIMIT_MEMLOCK above the process's size)"))
+        Err(ThreadError::Mlock(std::io::Error::last_os_error().to_string()))
     }
+}
+
+/// The host CPU ids this process may run on (`sched_getaffinity`): what `taskset`, cgroups or a
+/// container allow, which is not `0..count` (under `taskset -c 1` the only CPU is 1).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t filled by the kernel for this thread; read with CPU_ISSET.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+            return (0..libc::CPU_SETSIZE as usize).filter(|c| libc::CPU_ISSET(*c, &set)).collect();
+        }
+    }
+    (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect()
 }
 
 /// The `processor` field (39) of a `/proc/.../stat` line. The command name (field 2) may hold
@@ -86,18 +115,19 @@ mod tests {
 
     #[test]
     fn this_thread_is_seen_on_an_allowed_cpu() {
-        // SAFETY: gettid cannot fail.
-        let tid = unsafe { libc::gettid() };
+        let tid = gettid();
         let mut s = CpuSamples::default();
         s.sample(&[tid]);
         let cpu = *s.0[0].iter().next().expect("a CPU for this thread");
-        assert!(crate::config::allowed_cpus().contains(&cpu));
+        assert!(allowed_cpus().contains(&cpu));
         assert_eq!(crate::measurement::describe_cpus(&s.0), format!("vcpu0: {cpu}"));
     }
 
     #[test]
     fn impossible_priority_is_refused_with_its_reason() {
         let e = fifo_current(1000).unwrap_err();
+        assert!(matches!(e, ThreadError::Priority { priority: 1000, .. }));
+        let e = e.to_string();
         assert!(e.starts_with("--priority 1000: cannot give the vCPU threads SCHED_FIFO"), "{e}");
     }
 }

@@ -1,0 +1,94 @@
+//! Guest-physical layout of the arm64 benchmark VM and the register ids its boot state needs.
+//! Pure data: tested without /dev/kvm.
+//!
+//! The layout follows QEMU's `virt` board where it can (RAM at 1 GiB, the GICv3 distributor at
+//! 0x0800_0000, the ITS at 0x0808_0000, redistributors from 0x080A_0000), so a guest written for
+//! `virt` finds things where it expects; the exit page is unbacked, so writes to it exit to us.
+use crate::abi::{RING, SAMPLE_BYTES};
+
+/// Guest RAM: base and size.
+pub const RAM: u64 = 0x4000_0000;
+pub const RAM_SIZE: u64 = 64 << 20;
+/// Where the guest image is loaded (RAM + the Linux arm64 Image header's usual text_offset).
+pub const IMAGE: u64 = RAM + 0x8_0000;
+/// Most bytes the image may take before the shared page.
+pub const IMAGE_MAX: u64 = 0x7_0000;
+/// Shared data page (slots: `crate::abi::slot`).
+pub const DATA: u64 = RAM + 0x10_0000;
+/// The sample ring.
+pub const SAMPLES: u64 = RAM + 0x20_0000;
+/// GICv3 distributor (64 KiB), ITS (128 KiB), redistributors (128 KiB per vCPU).
+pub const GICD: u64 = 0x0800_0000;
+pub const GITS: u64 = 0x0808_0000;
+pub const GICR: u64 = 0x080A_0000;
+pub const GICR_STRIDE: u64 = 0x2_0000;
+/// Unbacked page: a write at offset `abi::done::*` signals completion.
+pub const EXIT_MMIO: u64 = 0x0900_0000;
+/// SPIs the vGIC offers (32 private + 64 shared), the SPIs the device bench uses, and the
+/// GSI of the MSI route.
+pub const NR_IRQS: u32 = 96;
+pub const EDGE_SPI: u32 = 40;
+pub const LEVEL_SPI: u32 = 41;
+pub const MSI_GSI: u32 = 64;
+/// The event id and device id the guest maps in its ITS (MAPD/MAPTI) for the MSI bench, and the
+/// LPI it maps them to.
+pub const ITS_DEVICE_ID: u32 = 0;
+pub const ITS_EVENT_ID: u32 = 0;
+pub const ITS_LPI: u32 = 8192;
+/// GITS_TRANSLATER: the doorbell an MSI writes (ITS base + 0x1_0040).
+pub const GITS_TRANSLATER: u64 = GITS + 0x1_0040;
+
+/// Guest address of sample `k`'s record.
+pub fn record(k: u64) -> u64 {
+    SAMPLES + (k % RING) * SAMPLE_BYTES
+}
+
+/// Redistributor region size for `vcpus`.
+pub fn gicr_size(vcpus: u32) -> u64 {
+    GICR_STRIDE * vcpus as u64
+}
+
+/// KVM register id of core register at byte `offset` of `struct kvm_regs` (arm64 `KVM_REG_ARM_CORE`).
+pub fn core_reg(offset: u64) -> u64 {
+    kvm_bindings::KVM_REG_ARM64 | kvm_bindings::KVM_REG_SIZE_U64 | kvm_bindings::KVM_REG_ARM_CORE as u64 | (offset / 4)
+}
+
+/// `struct user_pt_regs { u64 regs[31]; u64 sp; u64 pc; u64 pstate; }`: x`n`, pc, pstate.
+pub fn reg_x(n: u64) -> u64 {
+    core_reg(8 * n)
+}
+pub fn reg_pc() -> u64 {
+    core_reg(8 * 32)
+}
+pub fn reg_pstate() -> u64 {
+    core_reg(8 * 33)
+}
+/// EL1h with D, A, I, F masked: how a kernel is entered.
+pub const PSTATE_EL1H_MASKED: u64 = 0x3c5;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::MAX_VCPUS;
+
+    #[test]
+    fn register_ids_match_the_kernel_abi() {
+        // KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | 0x40 is regs.pc (Documentation/virt/kvm/api.rst, arm64 core registers).
+        assert_eq!(reg_pc(), 0x6030_0000_0010_0040);
+        assert_eq!(reg_x(0), 0x6030_0000_0010_0000);
+        assert_eq!(reg_x(1), 0x6030_0000_0010_0002);
+        assert_eq!(reg_pstate(), 0x6030_0000_0010_0042);
+    }
+
+    #[test]
+    fn regions_do_not_overlap_and_fit() {
+        assert!(IMAGE + IMAGE_MAX <= DATA);
+        assert!(DATA + 0x1000 <= SAMPLES);
+        assert!(SAMPLES + RING * SAMPLE_BYTES <= RAM + RAM_SIZE, "the ring fits in guest RAM");
+        assert!(GICD + 0x1_0000 <= GITS && GITS + 0x2_0000 <= GICR);
+        assert!(GICR + gicr_size(MAX_VCPUS) <= EXIT_MMIO);
+        assert!(EXIT_MMIO + 0x1000 <= RAM);
+        assert!(EDGE_SPI >= 32 && LEVEL_SPI < NR_IRQS);
+        assert_eq!(record(RING + 2), record(2));
+    }
+}

@@ -1,0 +1,166 @@
+//! Creating the arm64 benchmark VM: RAM with the guest image and its parameter block, the vGICv3
+//! (distributor, one redistributor per vCPU) and the vITS, and vCPUs entered at the image with
+//! PSCI 0.2 (secondaries powered off until the guest starts them with CPU_ON), following
+//! KVM's `Documentation/virt/kvm/devices/arm-vgic-v3.rst` and `arm-vgic-its.rst` set-up order:
+//! create the vCPUs, then the devices with their addresses, then `KVM_DEV_ARM_VGIC_CTRL_INIT`.
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, RawFd};
+
+use kvm_bindings::{
+    kvm_create_device, kvm_device_attr, kvm_enable_cap, kvm_userspace_memory_region, kvm_vcpu_init, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS,
+    kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, KVM_ARM_VCPU_POWER_OFF, KVM_ARM_VCPU_PSCI_0_2, KVM_CAP_HALT_POLL, KVM_DEV_ARM_VGIC_CTRL_INIT,
+    KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_GRP_NR_IRQS, KVM_VGIC_ITS_ADDR_TYPE, KVM_VGIC_V3_ADDR_TYPE_DIST,
+    KVM_VGIC_V3_ADDR_TYPE_REDIST,
+};
+use kvm_ioctls::{DeviceFd, Kvm, VcpuFd, VmFd};
+use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
+
+use super::boot::{self, DATA, RAM, RAM_SIZE};
+use super::guest;
+use crate::abi::slot;
+use crate::arch::{GuestVm, Trigger};
+use crate::config::BenchConfig;
+use crate::error::KvmError;
+use crate::runner::watch::SharedPage;
+use crate::runner::RunError;
+
+pub struct Vm {
+    pub kvm: Kvm,
+    pub fd: VmFd,
+    pub mem: GuestMemoryMmap,
+    pub gic: DeviceFd,
+    /// The vITS (absent where the host's KVM cannot create one).
+    pub its: Option<DeviceFd>,
+    pub caps: BTreeMap<String, String>,
+    pub in_force: Vec<(String, String)>,
+}
+
+/// Set one device attribute whose value is the u64 at `value`.
+fn set_attr(dev: &DeviceFd, group: u32, attr: u64, value: Option<&u64>, step: &'static str) -> Result<(), KvmError> {
+    let a = kvm_device_attr { flags: 0, group, attr, addr: value.map(|v| v as *const u64 as u64).unwrap_or(0) };
+    dev.set_device_attr(&a).map_err(KvmError::setup(step))
+}
+
+/// The counter frequency the guest sees (CNTFRQ_EL0, Hz): the host's own.
+fn cntfrq() -> u64 {
+    let v: u64;
+    // SAFETY: CNTFRQ_EL0 is readable at EL0 under Linux and has no side effects.
+    unsafe { core::arch::asm!("mrs {v}, cntfrq_el0", v = out(reg) v, options(nomem, nostack)) };
+    v
+}
+
+impl Vm {
+    /// The VM with guest, vGIC, vITS and vCPUs; and the counter frequency in kHz.
+    pub fn create(cfg: &BenchConfig) -> Result<(Vm, Vec<VcpuFd>, u64), KvmError> {
+        let image = guest::prepared_image(cfg)?;
+        let kvm = Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
+        let fd = kvm.create_vm().map_err(KvmError::setup("KVM_CREATE_VM"))?;
+        let mut caps = BTreeMap::new();
+        let mut in_force = Vec::new();
+        if let Some(ns) = cfg.halt_poll_ns {
+            let mut cap = kvm_enable_cap { cap: KVM_CAP_HALT_POLL, ..Default::default() };
+            cap.args[0] = ns;
+            caps.insert("halt_poll_ns".into(), match fd.enable_cap(&cap) {
+                Ok(()) => format!("{ns} (accepted)"),
+                Err(e) => {
+                    in_force.push(("halt_poll_ns".into(), format!("host default ({ns} rejected by KVM: {e})")));
+                    format!("{ns} rejected: {e}")
+                }
+            });
+        }
+        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(RAM), RAM_SIZE as usize)]).map_err(|e| KvmError::Memory(e.to_string()))?;
+        let host = mem.get_host_address(GuestAddress(RAM)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        let region = kvm_userspace_memory_region { slot: 0, flags: 0, guest_phys_addr: RAM, memory_size: RAM_SIZE, userspace_addr: host as u64 };
+        // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
+        unsafe { fd.set_user_memory_region(region) }.map_err(KvmError::setup("KVM_SET_USER_MEMORY_REGION"))?;
+        mem.write_slice(&image, GuestAddress(boot::IMAGE)).map_err(|e| KvmError::Memory(e.to_string()))?;
+
+        // vCPUs first: the vGIC's redistributors are sized and initialised for them.
+        let mut kvi = kvm_vcpu_init::default();
+        fd.get_preferred_target(&mut kvi).map_err(KvmError::setup("KVM_ARM_PREFERRED_TARGET"))?;
+        kvi.features[0] |= 1 << KVM_ARM_VCPU_PSCI_0_2;
+        let mut vcpus = Vec::new();
+        for id in 0..cfg.vcpus {
+            let v = fd.create_vcpu(id as u64).map_err(KvmError::setup("KVM_CREATE_VCPU"))?;
+            let mut init = kvi;
+            if id != 0 {
+                init.features[0] |= 1 << KVM_ARM_VCPU_POWER_OFF;
+            }
+            v.vcpu_init(&init).map_err(KvmError::setup("KVM_ARM_VCPU_INIT"))?;
+            if id == 0 {
+                v.set_one_reg(boot::reg_pstate(), &boot::PSTATE_EL1H_MASKED.to_le_bytes()).map_err(KvmError::setup("KVM_SET_ONE_REG pstate"))?;
+                v.set_one_reg(boot::reg_pc(), &boot::IMAGE.to_le_bytes()).map_err(KvmError::setup("KVM_SET_ONE_REG pc"))?;
+                v.set_one_reg(boot::reg_x(0), &0u64.to_le_bytes()).map_err(KvmError::setup("KVM_SET_ONE_REG x0"))?;
+            }
+            vcpus.push(v);
+        }
+
+        let mut dev = kvm_create_device { type_: kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, fd: 0, flags: 0 };
+        let gic = fd.create_device(&mut dev).map_err(KvmError::setup("KVM_CREATE_DEVICE (vGICv3)"))?;
+        set_attr(&gic, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_DIST as u64, Some(&boot::GICD), "vGICv3 distributor address")?;
+        set_attr(&gic, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_REDIST as u64, Some(&boot::GICR), "vGICv3 redistributor address")?;
+        let nr = boot::NR_IRQS as u64;
+        set_attr(&gic, KVM_DEV_ARM_VGIC_GRP_NR_IRQS, 0, Some(&nr), "vGICv3 number of IRQs")?;
+        set_attr(&gic, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT as u64, None, "vGICv3 init")?;
+
+        let mut dev = kvm_create_device { type_: kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS, fd: 0, flags: 0 };
+        let its = match fd.create_device(&mut dev) {
+            Ok(its) => {
+                set_attr(&its, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_ITS_ADDR_TYPE as u64, Some(&boot::GITS), "vITS address")?;
+                set_attr(&its, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT as u64, None, "vITS init")?;
+                caps.insert("vits".into(), format!("created at {:#x}", boot::GITS));
+                Some(its)
+            }
+            Err(e) => {
+                caps.insert("vits".into(), format!("not available: {e}"));
+                None
+            }
+        };
+        let vm = Vm { kvm, fd, mem, gic, its, caps, in_force };
+        vm.put_slot(slot::NSAMP, cfg.samples + crate::config::DISCARDED_FIRST)?;
+        vm.put_slot(slot::COUNT, 0)?;
+        Ok((vm, vcpus, cntfrq() / 1000))
+    }
+
+    fn put_slot(&self, s: u64, v: u64) -> Result<(), KvmError> {
+        self.mem.write_obj(v, GuestAddress(DATA + s)).map_err(|e| KvmError::Memory(e.to_string()))
+    }
+
+    fn r64(&self, addr: u64) -> u64 {
+        self.mem.read_obj::<u64>(GuestAddress(addr)).unwrap_or(0)
+    }
+
+    /// The device benchmark's trigger for `cfg.via`.
+    pub fn trigger<'a>(&'a self, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError> {
+        Ok(Box::new(super::trigger::create(self, cfg.via)?))
+    }
+}
+
+impl SharedPage for Vm {
+    fn slot(&self, s: u64) -> u64 {
+        self.r64(DATA + s)
+    }
+
+    fn set_slot(&self, s: u64, v: u64) -> Result<(), RunError> {
+        self.put_slot(s, v).map_err(|e| RunError::Memory(e.to_string()))
+    }
+
+    fn record(&self, k: u64) -> [u64; 3] {
+        let a = boot::record(k);
+        [self.r64(a), self.r64(a + 8), self.r64(a + 16)]
+    }
+}
+
+impl GuestVm for Vm {
+    fn vm_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.caps.iter().map(|(k, v)| format!("{k}: {v}")).collect()
+    }
+
+    fn in_force(&self) -> Vec<(String, String)> {
+        self.in_force.clone()
+    }
+}

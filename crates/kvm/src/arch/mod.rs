@@ -1,0 +1,71 @@
+//! The one place that knows which architecture this build is for. Everything else in the crate
+//! is written against [`Arch`] and [`GuestVm`] and builds on every target (`cargo check --target
+//! aarch64-unknown-linux-gnu` in `.ci/run` keeps it so), as Firecracker keeps
+//! `src/vmm/src/arch/{x86_64,aarch64}/` behind one interface.
+//!
+//! Each architecture module has the same files: `boot.rs` (guest memory layout and boot state),
+//! `vm.rs` (VM, irqchip, vCPUs), `trigger.rs` (device-interrupt injection), and `exits.rs`
+//! (KVM exits decoded into the neutral [`crate::exit::Exit`]).
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+use kvm_ioctls::VcpuFd;
+
+use crate::config::{BenchConfig, ConfigError};
+use crate::error::KvmError;
+use crate::exit::Exit;
+use crate::runner::watch::SharedPage;
+
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64;
+#[cfg(target_arch = "x86_64")]
+pub use self::x86_64::X86_64 as Imp;
+
+#[cfg(target_arch = "aarch64")]
+pub mod aarch64;
+#[cfg(target_arch = "aarch64")]
+pub use self::aarch64::Aarch64 as Imp;
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+compile_error!("irqlab's micro-VMM supports Linux on x86_64 and aarch64 only");
+
+/// A benchmark VM of this architecture, as the run loop uses it.
+pub trait GuestVm: SharedPage + Sync {
+    /// The VM fd (for KVM's binary stats).
+    fn vm_fd(&self) -> RawFd;
+    /// What KVM answered to the capability requests, and other set-up facts, for the result.
+    fn notes(&self) -> Vec<String>;
+    /// Settings that were asked for and what is actually in force (`halt_poll_ns` → `200000`).
+    fn in_force(&self) -> Vec<(String, String)>;
+}
+
+/// Raises the device benchmark's interrupt from a host thread.
+pub trait Trigger {
+    /// Raise one interrupt.
+    fn fire(&mut self) -> Result<(), KvmError>;
+    /// Level-triggered paths: whether the guest's EOI has come back (resamplefd); edge paths
+    /// answer `true` at once.
+    fn resampled(&mut self) -> bool;
+}
+
+/// One architecture's micro-VMM.
+pub trait Arch {
+    type Vm: GuestVm;
+    /// `x86_64` / `aarch64`, as results record it.
+    const NAME: &'static str;
+    /// Refuse flags this architecture does not have (exit 2 naming the flag and the architecture).
+    fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError>;
+    /// Create the VM with the guest loaded and its vCPUs ready to run; also returns the counter
+    /// frequency in kHz (x86: TSC; arm64: the generic timer's CNTFRQ).
+    fn create(cfg: &BenchConfig) -> Result<(Self::Vm, Vec<VcpuFd>, u64), KvmError>;
+    /// The host's reading of the counter the guest stamps samples with.
+    fn counter() -> u64;
+    /// Decode one KVM_RUN outcome.
+    fn decode_exit(r: Result<kvm_ioctls::VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit;
+    /// The device benchmark's trigger for `cfg.via`.
+    fn trigger<'a>(vm: &'a Self::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError>;
+    /// x86: probe the PV IPI hypercall; other architectures say it does not exist there.
+    fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError>;
+    /// The trace clock whose stamps are comparable with [`Arch::counter`] (`--breakdown`), if any.
+    fn trace_clock() -> Option<&'static str>;
+}

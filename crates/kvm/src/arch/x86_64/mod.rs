@@ -1,0 +1,72 @@
+//! x86_64: a 64-bit guest with identity page tables, GDT/IDT/TSS and x2APIC programmed from the
+//! host (`boot.rs`, `vm.rs`), the in-kernel irqchip with IOAPIC pins and an MSI route
+//! (`trigger.rs`), completion signalled by port writes (`exits.rs`), the PV IPI probe (`pv_ipi.rs`).
+pub mod boot;
+pub mod exits;
+pub mod pv_ipi;
+pub mod trigger;
+pub mod vm;
+
+use std::time::Duration;
+
+use kvm_ioctls::VcpuFd;
+
+use crate::arch::{Arch, Trigger};
+use crate::config::{BenchConfig, BenchKind, ConfigError};
+use crate::error::KvmError;
+use crate::exit::Exit;
+
+/// The x86_64 micro-VMM.
+pub struct X86_64;
+
+fn kind_code(k: BenchKind) -> u64 {
+    match k {
+        BenchKind::Timer => crate::abi::bench::TIMER,
+        BenchKind::Ipi => crate::abi::bench::IPI,
+        BenchKind::Device => crate::abi::bench::DEVICE,
+    }
+}
+
+impl Arch for X86_64 {
+    type Vm = vm::Vm;
+    const NAME: &'static str = "x86_64";
+
+    fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
+        if let Some(g) = cfg.gicv4 {
+            return Err(ConfigError::WrongArch { flag: format!("--gicv4 {}", if g { "on" } else { "off" }), arch: Self::NAME });
+        }
+        Ok(())
+    }
+
+    fn create(cfg: &BenchConfig) -> Result<(vm::Vm, Vec<VcpuFd>, u64), KvmError> {
+        // KVM tells the TSC frequency per vCPU; the period is written once it is known.
+        let vm = vm::Vm::create(cfg, kind_code(cfg.kind), 0)?;
+        let vcpus: Vec<VcpuFd> = (0..cfg.vcpus).map(|i| vm.create_vcpu(i)).collect::<Result<_, _>>()?;
+        let khz = vcpus[0].get_tsc_khz().map(|k| k as u64).unwrap_or(0);
+        if khz == 0 {
+            return Err(KvmError::Setup { step: "KVM_GET_TSC_KHZ", source: std::io::Error::other("TSC frequency unknown") });
+        }
+        Ok((vm, vcpus, khz))
+    }
+
+    fn counter() -> u64 {
+        // SAFETY: rdtsc reads the time-stamp counter and has no memory effects.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+
+    fn decode_exit(r: Result<kvm_ioctls::VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit {
+        exits::decode(r)
+    }
+
+    fn trigger<'a>(vm: &'a vm::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError> {
+        Ok(Box::new(trigger::create(vm, cfg.via)?))
+    }
+
+    fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError> {
+        pv_ipi::probe_pv_ipi(timeout)
+    }
+
+    fn trace_clock() -> Option<&'static str> {
+        Some("x86-tsc")
+    }
+}

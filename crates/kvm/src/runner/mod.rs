@@ -1,0 +1,316 @@
+//! Running one measurement, the same on every architecture: create the VM ([`Arch::create`]),
+//! start one thread per vCPU, bracket the guest's entry stamp to find the counter offset, then
+//! either wait while the guest samples (timer, ipi) or trigger from this thread (device), with
+//! KVM's stats read before and after, and turn the records into latencies.
+//!
+//! Nothing here can hang: vCPU threads are kicked out of KVM_RUN with a signal until they exit,
+//! and a run whose sample counter stops moving for the watchdog's time ends with an error that
+//! keeps the samples taken so far ([`watch`]).
+pub mod collect;
+pub mod watch;
+
+use std::collections::BTreeMap;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use kvm_ioctls::VcpuFd;
+use vmm_sys_util::signal::{register_signal_handler, Killable, SIGRTMIN};
+
+use crate::abi::slot;
+use crate::arch::{Arch, GuestVm, Imp, Trigger};
+use crate::config::{BenchConfig, BenchKind, DISCARDED_FIRST};
+use crate::error::KvmError;
+use crate::exit::{handle_exit, Action};
+use crate::host::stats::{delta, fd::StatsFd};
+use crate::host::threads::{self, gettid};
+use crate::measurement::{Measurement, Threads};
+use watch::{wait_loop, Clock, SharedPage, SystemClock, Watch};
+
+/// Why a run ended before it finished; the samples taken before are kept in the measurement.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    #[error("watchdog: the guest made no progress for {waited:?} after {count} of {of} samples")]
+    Watchdog { waited: Duration, count: u64, of: u64 },
+    #[error("watchdog: the guest never started within {0:?}")]
+    NeverStarted(Duration),
+    #[error("watchdog: interrupt {index} never reached the guest handler within {waited:?}")]
+    NotDelivered { index: u64, waited: Duration },
+    #[error("watchdog: no resample notification after interrupt {index} within {waited:?}")]
+    NoResample { index: u64, waited: Duration },
+    #[error("the host fell more than {ring} samples behind the guest; samples were overwritten")]
+    RingOverrun { ring: u64 },
+    /// A vCPU stopped the run (the message names the vCPU and the exit).
+    #[error("{0}")]
+    Guest(String),
+    #[error("every vCPU thread ended without finishing the benchmark")]
+    AllVcpusEnded,
+    #[error("a vCPU thread did not leave KVM_RUN within 5 s of being kicked")]
+    Unkickable,
+    #[error("guest memory: {0}")]
+    Memory(String),
+    #[error("{0}")]
+    Trigger(String),
+}
+
+extern "C" fn on_kick(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {}
+
+/// Install the (empty) handler whose signal interrupts KVM_RUN.
+pub(crate) fn install_kick() -> Result<(), KvmError> {
+    register_signal_handler(SIGRTMIN(), on_kick).map_err(|e| KvmError::Setup { step: "signal handler", source: std::io::Error::from_raw_os_error(e.errno()) })
+}
+
+/// What a vCPU thread sets up for itself before entering the guest.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ThreadSetup {
+    pub pin: Option<usize>,
+    pub priority: Option<i32>,
+}
+
+impl ThreadSetup {
+    fn apply(self) -> Result<(), crate::host::threads::ThreadError> {
+        if let Some(c) = self.pin {
+            threads::pin_current(c)?;
+        }
+        if let Some(p) = self.priority {
+            threads::fifo_current(p)?;
+        }
+        Ok(())
+    }
+}
+
+/// A vCPU thread reports its thread id and whether its setup worked on the sender, then waits at
+/// the barrier before KVM_RUN.
+type Gate = Option<(mpsc::Sender<(u32, i32, Result<(), threads::ThreadError>)>, Arc<Barrier>)>;
+
+pub(crate) fn spawn_vcpu(id: u32, mut vcpu: VcpuFd, stop: Arc<AtomicBool>, tx: mpsc::Sender<(u32, Action)>, setup: ThreadSetup, gate: Gate) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name(format!("vcpu{id}"))
+        .spawn(move || {
+            let set = setup.apply();
+            if let Some((tids, barrier)) = gate {
+                let _ = tids.send((id, gettid(), set));
+                barrier.wait();
+            }
+            while !stop.load(Ordering::Acquire) {
+                let exit = Imp::decode_exit(vcpu.run());
+                match handle_exit(id, &exit) {
+                    Action::Continue => {}
+                    a => {
+                        let _ = tx.send((id, a));
+                        break;
+                    }
+                }
+            }
+        })
+        .expect("spawn vCPU thread")
+}
+
+/// Kick every vCPU thread out of KVM_RUN until all have exited (bounded: 5 s).
+pub(crate) fn stop_all(stop: &AtomicBool, threads: Vec<JoinHandle<()>>) -> Option<RunError> {
+    stop.store(true, Ordering::Release);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for t in threads {
+        while !t.is_finished() {
+            if Instant::now() > deadline {
+                return Some(RunError::Unkickable);
+            }
+            let _ = t.kill(SIGRTMIN());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let _ = t.join();
+    }
+    None
+}
+
+/// Run one measurement. Progress is reported as samples taken so far.
+pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
+    run_bench_with(cfg, progress, &mut |_| Ok(()))
+}
+
+/// [`run_bench`], calling `on_threads` once the vCPU threads exist and before any of them enters
+/// the guest (tracing is armed there, filtered to those threads).
+pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mut dyn FnMut(&Threads) -> Result<(), KvmError>) -> Result<Measurement, KvmError> {
+    cfg.validate(&threads::allowed_cpus())?;
+    Imp::check_flags(cfg)?;
+    if cfg.mlock {
+        threads::mlock_all()?;
+    }
+    let started = Instant::now();
+    let (vm, vcpus, counter_khz) = Imp::create(cfg)?;
+    let period = cfg.period_cycles(counter_khz);
+    vm.set_slot(slot::DELTA, period)?;
+    let mut m = Measurement::new(cfg.clone(), counter_khz);
+    m.notes.extend(vm.notes());
+    m.in_force = vm.in_force();
+
+    let vm_stats = StatsFd::open(vm.vm_fd()).ok();
+    let vcpu_stats: Vec<StatsFd> = vcpus.iter().filter_map(|v| StatsFd::open(v.as_raw_fd()).ok()).collect();
+    let read_stats = || {
+        let mut all = BTreeMap::new();
+        if let Some(s) = &vm_stats {
+            for (k, v) in s.read() {
+                all.insert(format!("kvm.vm.{k}"), v);
+            }
+        }
+        for s in &vcpu_stats {
+            for (k, v) in s.read() {
+                *all.entry(format!("kvm.vcpu.{k}")).or_insert(0) += v;
+            }
+        }
+        all
+    };
+    let stats_before = read_stats();
+
+    install_kick()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let barrier = Arc::new(Barrier::new(cfg.vcpus as usize + 1));
+    let threads: Vec<JoinHandle<()>> = vcpus
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let setup = ThreadSetup { pin: cfg.pin.get(i).copied(), priority: cfg.priority };
+            spawn_vcpu(i as u32, v, stop.clone(), tx.clone(), setup, Some((tid_tx.clone(), barrier.clone())))
+        })
+        .collect();
+    drop(tx);
+    drop(tid_tx);
+    let mut vcpu_tids = vec![0; cfg.vcpus as usize];
+    let mut setup_error = None;
+    for (i, tid, set) in (0..cfg.vcpus).map_while(|_| tid_rx.recv_timeout(Duration::from_secs(5)).ok()) {
+        vcpu_tids[i as usize] = tid;
+        if let Err(e) = set {
+            setup_error.get_or_insert(e);
+        }
+    }
+    m.threads = Threads { vcpu_tids, host_tid: gettid() };
+    let armed = match setup_error {
+        Some(e) => Err(KvmError::Thread(e)),
+        None => on_threads(&m.threads),
+    };
+    let host_before = Imp::counter();
+    barrier.wait();
+    if let Err(e) = armed {
+        stop_all(&stop, threads);
+        return Err(e);
+    }
+    // Bracket the guest's entry stamp tightly: spin until it appears.
+    let spin_start = Instant::now();
+    let mut entry = vm.slot(slot::ENTRY_TSC);
+    while entry == 0 && spin_start.elapsed() < cfg.stall_timeout {
+        std::hint::spin_loop();
+        entry = vm.slot(slot::ENTRY_TSC);
+    }
+    let host_after_entry = Imp::counter();
+    let (offset, offset_note) = collect::tsc_offset(entry, host_before, host_after_entry);
+    m.notes.push(offset_note);
+    m.tsc_offset = offset;
+
+    let clock = SystemClock;
+    let mut w = Watch::new(&vm, &clock, cfg, offset, counter_khz, m.threads.vcpu_tids.clone());
+    let mut first = None;
+    let mut resamples = 0;
+    let outcome = match cfg.kind {
+        BenchKind::Device => match Imp::trigger(&vm, cfg) {
+            Ok(t) => trigger_loop(&mut w, &vm, t, period, counter_khz, &rx, progress, &mut || first = Some(started.elapsed()), &mut resamples),
+            Err(e) => Err(RunError::Trigger(e.to_string())),
+        },
+        _ => wait_loop(&mut w, cfg.watchdog(counter_khz), &rx, progress, &mut || first = Some(started.elapsed())),
+    };
+    m.first_sample = first;
+    if let Some(e) = stop_all(&stop, threads) {
+        m.error.get_or_insert(e.to_string());
+    }
+    let finished = outcome.is_ok();
+    if let Err(e) = outcome {
+        m.error = Some(e.to_string());
+    }
+    m.counters = delta(&stats_before, &read_stats());
+    if cfg.kind == BenchKind::Device && cfg.via.is_level() {
+        // Each one is a guest EOI that came back through the resamplefd: the level path's mark.
+        m.counters.insert("trigger.resample_notifications".into(), resamples);
+    }
+    m.cpus_used = w.cpus.0.clone();
+    m.ended = w.ended;
+    let expect = vm.slot(slot::EXPECT);
+    collect::collect(&w.raw, cfg, expect, period, finished, offset, &mut m);
+    if cfg.disable_hlt_exits {
+        let halts = m.counters.get("kvm.vcpu.halt_exits").copied().unwrap_or(0);
+        m.notes.push(if halts == 0 {
+            "HLT exits disabled: no halt exits counted (effective)".into()
+        } else {
+            format!("HLT exits disabled was requested, but {halts} halt exits were counted: accepted, not effective")
+        });
+    }
+    m.wall = started.elapsed();
+    Ok(m)
+}
+
+/// The device benchmark: trigger from this thread, wait for the guest handler, repeat.
+#[allow(clippy::too_many_arguments)]
+fn trigger_loop<P: SharedPage + ?Sized, C: Clock>(
+    w: &mut Watch<'_, P, C>,
+    page: &P,
+    mut trig: Box<dyn Trigger + '_>,
+    period: u64,
+    counter_khz: u64,
+    rx: &mpsc::Receiver<(u32, Action)>,
+    progress: &dyn Fn(u64),
+    first_sample: &mut dyn FnMut(),
+    resamples: &mut u64,
+) -> Result<(), RunError> {
+    let cfg = w.cfg();
+    // Let the guest reach its wait with interrupts on before the first trigger.
+    let t_ready = Instant::now();
+    while page.slot(slot::ENTRY_TSC) == 0 {
+        if t_ready.elapsed() > cfg.stall_timeout {
+            return Err(RunError::NeverStarted(cfg.stall_timeout));
+        }
+        std::thread::yield_now();
+    }
+    let period_ns = period * 1_000_000 / counter_khz.max(1);
+    let mut next = Instant::now() + Duration::from_nanos(period_ns);
+    for k in 0..cfg.samples + DISCARDED_FIRST {
+        if let Ok((_, Action::Fail(e))) = rx.try_recv() {
+            return Err(RunError::Guest(e));
+        }
+        while Instant::now() < next {
+            std::hint::spin_loop();
+        }
+        let t = Imp::counter();
+        trig.fire().map_err(|e| RunError::Trigger(e.to_string()))?;
+        let waited = Instant::now();
+        while page.slot(slot::COUNT) <= k {
+            if waited.elapsed() > cfg.stall_timeout {
+                return Err(RunError::NotDelivered { index: k, waited: cfg.stall_timeout });
+            }
+            std::hint::spin_loop();
+        }
+        w.push([t, page.record(k)[1], 0]);
+        if cfg.via.is_level() {
+            // The guest's EOI de-asserts the line and signals the resamplefd.
+            while !trig.resampled() {
+                if waited.elapsed() > cfg.stall_timeout {
+                    return Err(RunError::NoResample { index: k, waited: cfg.stall_timeout });
+                }
+                std::thread::yield_now();
+            }
+            *resamples += 1;
+        }
+        if k == 0 {
+            first_sample();
+        }
+        progress(1);
+        if k % 64 == 0 && w.check() || w.ended.is_some() {
+            break;
+        }
+        next = Instant::now() + Duration::from_nanos(period_ns);
+    }
+    w.check();
+    Ok(())
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The whole test suite: what the README's test command and .ci/run run.
+#  1. `cargo test --workspace --release`: every test that needs nothing from the host; tests that
+#     need a resource are #[ignore]d with the reason and listed by libtest as ignored.
+#  2. For each resource this host has, those tests (module `needs_<resource>::`) with --ignored;
+#     for each it lacks, the tests skipped and why. Run by hand without the resource they fail.
+#  3. `cargo check --target aarch64-unknown-linux-gnu --workspace`: the arm64 build stays whole.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+cargo test --workspace --release
+
+has_kvm()     { [ -r /dev/kvm ] && [ -w /dev/kvm ] && (exec 3<>/dev/kvm) 2>/dev/null; }
+has_tracefs() { has_kvm && [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesystems; }
+has_strace()  { command -v strace >/dev/null && strace -f -qq -o /dev/null true 2>/dev/null; }
+has_two_cpus() { command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; }
+why() {
+  case $1 in
+    kvm) echo "/dev/kvm does not open here" ;;
+    tracefs) echo "needs /dev/kvm, root and tracefs" ;;
+    strace) echo "strace is missing or ptrace is not permitted" ;;
+    two_cpus) echo "needs taskset and 2 CPUs" ;;
+  esac
+}
+skipped=()
+for r in kvm tracefs strace two_cpus; do
+  if "has_$r"; then
+    echo "== tests that need $r: running"
+    cargo test --workspace --release -- --ignored "needs_$r::"
+  else
+    echo "== tests that need $r: SKIPPED ($(why "$r")):"
+    cargo test --workspace --release -q -- --list --ignored "needs_$r::" 2>/dev/null | grep ': test$' | sed 's/^/   /' || true
+    skipped+=("$r")
+  fi
+done
+
+echo "== cargo check --target aarch64-unknown-linux-gnu --workspace"
+cargo check --target aarch64-unknown-linux-gnu --workspace
+if [ ${#skipped[@]} -gt 0 ]; then echo "== skipped on this host (reasons above): ${skipped[*]}"; else echo "== no test skipped"; fi
