@@ -11,6 +11,7 @@
 //! measurement of the same scenario side by side. JSON is versioned ([`SCHEMA_VERSION`]); reading
 //! another version is an error, not a silent misread.
 
+pub mod bench_console;
 mod breakdown;
 mod compare;
 mod csv;
