@@ -63,13 +63,28 @@ bad_params:
     b       finish
 
 // ---------------------------------------------------------------- spin (busy neighbour)
+// Starts every other vCPU the domain has (PSCI CPU_ON on Aff0 = 1, 2, ... until one is refused)
+// spinning too, so a neighbour with as many vCPUs as there are pCPUs keeps each pCPU busy.
 spin_bench:
-    bl      print_start
+    mov     x21, #1
+1:  ldr     x0, =0xc4000003         // PSCI CPU_ON
+    mov     x1, x21
+    adr     x2, spin_secondary
+    mov     x3, #0
+    hvc     #0
+    cbnz    x0, 2f
+    add     x21, x21, #1
+    cmp     x21, #8
+    b.lo    1b
+2:  bl      print_start
     ldr     x1, [x19, #P_EXIT_ADDR]
-    cbz     x1, 1f
+    cbz     x1, 3f
     mov     x0, #EXIT_PARKED
     str     x0, [x1]
-1:  b       1b
+3:  b       3b
+spin_secondary:
+    msr     daifset, #0xf
+4:  b       4b
 
 // ---------------------------------------------------------------- timer bench
 timer_bench:

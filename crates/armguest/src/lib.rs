@@ -21,7 +21,8 @@
 //!   through ICC_SGI1R_EL1; vCPU 1's handler stamps CNTVCT (one way = stamp − t0) and replies
 //!   with SGI 1; vCPU 0's handler stamps the reply (round trip = stamp − t0). The virtual counter
 //!   is common to a VM's vCPUs.
-//! - **spin**: prints its start line and spins with IRQs masked (the busy neighbour domain).
+//! - **spin**: starts its other vCPUs (PSCI CPU_ON on Aff0 1, 2, … until refused), prints its start
+//!   line and spins with IRQs masked on every vCPU: the busy neighbour domain.
 //!
 //! GICv3 through the system registers (ICC_SRE_EL1.SRE, ICC_PMR_EL1, ICC_IGRPEN1_EL1, IAR1/EOIR1),
 //! GICR_WAKER cleared, group/priority/enable for SGI 0, SGI 1 and PPI 27 in the SGI frame
