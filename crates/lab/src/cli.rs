@@ -55,7 +55,7 @@ pub struct XenArgs {
     /// Run QEMU with -icount: times become instruction counts.
     #[arg(long)]
     pub icount: bool,
-    /// The -icount suboptions (default `shift=auto,sleep=off`).
+    /// The -icount suboptions (default `shift=2,sleep=off`: 4 ns of virtual time per instruction, deterministic; `shift=auto` follows the host speed and is not).
     #[arg(long, requires = "icount")]
     pub icount_opts: Option<String>,
     /// Replace an existing result.json / console.log / xen.dts in --out.

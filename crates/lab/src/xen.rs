@@ -93,7 +93,9 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
         std::fs::write(p, bytes).map_err(LabError::io(p))?;
     }
     let icount = x.icount.then(|| x.icount_opts.clone().unwrap_or_else(|| qemu::ICOUNT_DEFAULT.into()));
-    let machine = Machine::xen(2, icount.clone());
+    // Under -icount QEMU runs every vCPU in one thread; with 2 CPUs Xen's boot stalled (after
+    // "P2M: 4 levels", several tries) while 1 CPU booted every time: the lab uses 1 pCPU there.
+    let machine = Machine::xen(if x.icount { 1 } else { 2 }, icount.clone());
     let virt_dtb = work.join("virt.dtb");
     eprintln!("irqlab-lab: dumping QEMU's device tree");
     run_tool(std::process::Command::new(&qemu_bin).args(machine.dumpdtb_args(&virt_dtb)), "qemu-system-aarch64 dumpdtb")?;
@@ -108,7 +110,8 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     if let Some(n) = domus.get_mut(1) {
         n.cpus = machine.smp; // one spinning vCPU per pCPU: every pCPU has the busy neighbour
     }
-    let xen_dts = crate::dts::replace_chosen(&dts, &crate::dts::chosen(&qemu::xen_bootargs(&uart, sched, vwfi), &uart, &domus))?;
+    let bootargs = qemu::xen_bootargs(&uart, sched, vwfi, x.icount);
+    let xen_dts = crate::dts::replace_chosen(&dts, &crate::dts::chosen(&bootargs, &uart, &domus))?;
     out.write_new("xen.dts", xen_dts.as_bytes())?;
     let xen_dtb = work.join("xen.dtb");
     run_tool(std::process::Command::new(&dtc).args(["-q", "-I", "dts", "-O", "dtb", "-o"]).arg(&xen_dtb).arg(out.path("xen.dts")), "dtc (compile)")?;
@@ -122,10 +125,12 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     extra.insert("neighbour".to_string(), format!("{:?}", x.neighbour).to_lowercase());
     extra.insert("vcpus".to_string(), vcpus.to_string());
     extra.insert("period_us".to_string(), b.period_us.to_string());
+    extra.insert("xen_cmdline".to_string(), bootargs.clone());
     extra.insert("qemu".to_string(), format!("qemu-system-aarch64 {}", machine.xen_args(Path::new("XEN"), Path::new("DTB"), &[]).join(" ")));
     if let Some(ic) = &icount {
         extra.insert("icount".to_string(), ic.clone());
     }
+    let ns_per_insn = icount.as_deref().and_then(icount_ns_per_insn);
     let meta = ConsoleMeta {
         tool_version: format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")),
         host,
@@ -163,6 +168,10 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
             None => format!("lab: {w}"),
         });
     }
+    if let Some(n) = ns_per_insn {
+        c.set_figure("icount.ns_per_instruction", n as f64, "ns");
+        c.notes.push(format!("-icount: every instruction (guest, Xen) advances virtual time by {n} ns: latency / {n} = instructions executed on the path"));
+    }
     let freq = c.figures.get("counter_freq").map(|f| f.value as u64);
     if freq != Some(QEMU_COUNTER_HZ) {
         c.notes.push(format!("the guest's counter runs at {freq:?} Hz, not QEMU's {QEMU_COUNTER_HZ}: --period-us was converted at {QEMU_COUNTER_HZ} Hz"));
@@ -180,6 +189,12 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     }
 }
 
+/// `shift=N` → 2^N ns of virtual time per instruction (QEMU's -icount); `auto` has no fixed rate.
+pub fn icount_ns_per_insn(opts: &str) -> Option<u64> {
+    let n: u32 = opts.split(',').find_map(|o| o.strip_prefix("shift="))?.parse().ok()?;
+    (n < 32).then(|| 1u64 << n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +202,13 @@ mod tests {
 
     fn bench() -> BenchArgs {
         BenchArgs { bench: BenchKind::Timer, samples: 10, warmup: 2, period_us: 1000.0, wait: WaitArg::Wfi, out: "/tmp/x".into() }
+    }
+
+    #[test]
+    fn icount_shift_gives_ns_per_instruction() {
+        assert_eq!(icount_ns_per_insn("shift=2,sleep=off"), Some(4));
+        assert_eq!(icount_ns_per_insn("sleep=off,shift=0"), Some(1));
+        assert_eq!(icount_ns_per_insn("shift=auto,sleep=off"), None);
     }
 
     #[test]
