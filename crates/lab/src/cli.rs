@@ -15,6 +15,24 @@ pub enum Mode {
     /// Boot Debian's Xen 4.17 with the benchmark guest as a dom0less domU:
     /// `xen [options] -- timer|ipi --out DIR [--samples N] [--warmup N] [--period-us U] [--wait wfi|busy]`
     Xen(XenArgs),
+    /// Write the benchmark guest with its parameters patched in, for a real board (dom0less or
+    /// `xl create`): `guest [--force] -- timer|ipi --out DIR [--samples N] [--warmup N]
+    /// [--period-us U] [--counter-hz F] [--wait wfi|busy]` writes DIR/armguest-<bench>.bin
+    Guest(GuestArgs),
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct GuestArgs {
+    /// Replace an existing image.
+    #[arg(long)]
+    pub force: bool,
+    /// The board's counter frequency (CNTFRQ_EL0) in Hz, to turn --period-us into ticks
+    /// (default: QEMU's 62.5 MHz; the guest prints the real one in its start line).
+    #[arg(long, default_value_t = 62_500_000)]
+    pub counter_hz: u64,
+    /// The bench arguments, after `--`.
+    #[arg(last = true, required = true)]
+    pub bench: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -45,6 +45,19 @@ fn main() {
                 }
             },
         },
+        cli::Mode::Guest(g) => match cli::BenchArgs::parse_words(&g.bench) {
+            Err(e) => {
+                eprint!("irqlab-lab guest: bench arguments: {e}");
+                2
+            }
+            Ok(b) => match xen::write_guest(&g, &b) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("irqlab-lab: {e}");
+                    e.exit_code()
+                }
+            },
+        },
     };
     std::process::exit(code);
 }

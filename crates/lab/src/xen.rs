@@ -42,13 +42,18 @@ pub fn check(x: &XenArgs, b: &BenchArgs) -> Result<(), LabError> {
 }
 
 pub fn guest_params(b: &BenchArgs) -> Params {
+    guest_params_at(b, QEMU_COUNTER_HZ)
+}
+
+/// The guest's parameters for a counter running at `hz`.
+pub fn guest_params_at(b: &BenchArgs, hz: u64) -> Params {
     Params {
         bench: match b.bench {
             crate::cli::BenchKind::Timer => Bench::Timer,
             crate::cli::BenchKind::Ipi => Bench::Ipi,
         },
         wait: if b.wait == crate::cli::WaitArg::Busy { Wait::Busy } else { Wait::Wfi },
-        period_ticks: (b.period_us * QEMU_COUNTER_HZ as f64 / 1e6).round().max(1.0) as u64,
+        period_ticks: (b.period_us * hz as f64 / 1e6).round().max(1.0) as u64,
         samples: b.samples,
         warmup: b.warmup,
         ..Params::default()
@@ -193,6 +198,21 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
 pub fn icount_ns_per_insn(opts: &str) -> Option<u64> {
     let n: u32 = opts.split(',').find_map(|o| o.strip_prefix("shift="))?.parse().ok()?;
     (n < 32).then(|| 1u64 << n)
+}
+
+/// `irqlab-lab guest`: the patched image for a board, never over an existing file without --force.
+pub fn write_guest(g: &crate::cli::GuestArgs, b: &BenchArgs) -> Result<i32, LabError> {
+    if g.counter_hz == 0 {
+        return Err(LabError::Usage("--counter-hz: must be above 0".into()));
+    }
+    let image = armguest::patch(armguest::image()?, &guest_params_at(b, g.counter_hz))?;
+    let path = b.out.join(format!("armguest-{}.bin", b.bench.name()));
+    if path.exists() && !g.force {
+        return Err(LabError::Usage(format!("--out: {} already exists (use --force)", path.display())));
+    }
+    results::write_atomic(&path, &image)?;
+    eprintln!("irqlab-lab: wrote {} ({} bytes; load it as a dom0less multiboot,kernel module or with `xl create`, see docs/xen-arm-lab.md)", path.display(), image.len());
+    Ok(0)
 }
 
 #[cfg(test)]

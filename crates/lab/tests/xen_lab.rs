@@ -131,3 +131,22 @@ fn null_scheduler_and_bad_flags_exit_2_before_anything_runs() {
     assert_eq!(code, 2);
     assert!(err.contains("--wait"), "{err}");
 }
+
+#[test]
+fn guest_image_for_a_board_is_patched_and_never_replaced() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().to_str().unwrap();
+    let (code, err) = lab(&["guest", "--counter-hz", "100000000", "--", "ipi", "--samples", "10", "--warmup", "2", "--period-us", "50", "--out", out]);
+    if code == 1 && err.contains("not built") && std::env::var_os("CI").is_none() {
+        eprintln!("SKIP: {err}");
+        return;
+    }
+    assert_eq!(code, 0, "{err}");
+    let img = std::fs::read(d.path().join("armguest-ipi.bin")).unwrap();
+    let p = armguest::read_params(&img).unwrap();
+    assert_eq!((p.bench, p.samples, p.warmup, p.period_ticks), (armguest::Bench::Ipi, 10, 2, 5000));
+    assert_eq!(p.uart_base, 0x2200_0000, "Xen's vpl011 by default");
+    let (code, err) = lab(&["guest", "--", "ipi", "--out", out]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read(d.path().join("armguest-ipi.bin")).unwrap(), img);
+}
