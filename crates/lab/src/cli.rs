@@ -19,6 +19,39 @@ pub enum Mode {
     /// `xl create`): `guest [--force] -- timer|ipi --out DIR [--samples N] [--warmup N]
     /// [--period-us U] [--counter-hz F] [--wait wfi|busy]` writes DIR/armguest-<bench>.bin
     Guest(GuestArgs),
+    /// Boot Debian's arm64 kernel with KVM under QEMU and run `irqlab <args>` inside; the files
+    /// irqlab writes to its `--out` come back to that directory on this machine:
+    /// `kvm [--gic v3|v4] [--icount] -- <irqlab arguments with --out DIR>`
+    Kvm(KvmArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Gic {
+    #[default]
+    V3,
+    /// GICv4 with the ITS (`kvm-arm.vgic_v4_enable=1`).
+    V4,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct KvmArgs {
+    #[arg(long, value_enum, default_value_t = Gic::V3)]
+    pub gic: Gic,
+    /// Run QEMU with -icount shift=2,sleep=off: times become instruction counts.
+    #[arg(long)]
+    pub icount: bool,
+    /// An aarch64 (static) irqlab to run instead of cross-building this workspace's.
+    #[arg(long)]
+    pub irqlab: Option<PathBuf>,
+    /// Replace existing files in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// Bound on the whole QEMU session, seconds (default 600; ×5 under --icount).
+    #[arg(long)]
+    pub timeout_s: Option<u64>,
+    /// The irqlab arguments, after `--` (must include `--out DIR`).
+    #[arg(last = true, required = true)]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -157,7 +190,7 @@ mod tests {
     #[test]
     fn xen_flags_and_bench_words() {
         let c = Cli::try_parse_from(words("irqlab-lab xen --sched credit --vwfi native --neighbour busy -- ipi --samples 8 --out /tmp/o")).unwrap();
-        let Mode::Xen(x) = c.mode;
+        let Mode::Xen(x) = c.mode else { panic!("not xen") };
         assert_eq!((x.sched, x.vwfi, x.neighbour, x.icount), (Sched::Credit, Vwfi::Native, Neighbour::Busy, false));
         let b = BenchArgs::parse_words(&x.bench).unwrap();
         assert_eq!((b.bench, b.samples, b.warmup, b.wait), (BenchKind::Ipi, 8, 4, WaitArg::Wfi));

@@ -64,6 +64,12 @@ pub fn first_dependency(apt_cache_depends: &str, prefix: &str) -> Option<String>
 /// An arm64 package unpacked under `cache/<package>` (fetched when the directory lacks `want`):
 /// returns the unpacked root.
 pub fn ensure_arm64_package(cache: &Path, package: &str, want: impl Fn(&Path) -> bool) -> Result<PathBuf, LabError> {
+    ensure_arm64_package_part(cache, package, None, want)
+}
+
+/// As [`ensure_arm64_package`], unpacking only the members under `part` (e.g. `./boot`) when
+/// given: the kernel package is 60 MB of modules the lab does not use.
+pub fn ensure_arm64_package_part(cache: &Path, package: &str, part: Option<&str>, want: impl Fn(&Path) -> bool) -> Result<PathBuf, LabError> {
     let root = cache.join(package);
     if want(&root) {
         return Ok(root);
@@ -76,7 +82,14 @@ pub fn ensure_arm64_package(cache: &Path, package: &str, want: impl Fn(&Path) ->
     let deb = find_file(&debs, "", &format!("{package}_"), &[".part"]).ok_or_else(|| fail("no .deb after download".into()))?;
     let tmp = cache.join(format!(".{package}.tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp), "dpkg-deb -x").map_err(fail)?;
+    match part {
+        None => run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp), "dpkg-deb -x").map_err(fail)?,
+        Some(p) => {
+            std::fs::create_dir_all(&tmp).map_err(LabError::io(&tmp))?;
+            let sh = format!("dpkg-deb --fsys-tarfile \"$1\" | tar -x -C \"$2\" \"{p}\"");
+            run(Command::new("sh").args(["-c", &sh, "sh"]).arg(&deb).arg(&tmp), "dpkg-deb --fsys-tarfile | tar -x").map_err(fail)?
+        }
+    };
     let _ = std::fs::remove_dir_all(&root);
     std::fs::rename(&tmp, &root).map_err(LabError::io(&root))?;
     if !want(&root) {
@@ -95,10 +108,23 @@ pub fn xen_binary(cache: &Path) -> Result<PathBuf, LabError> {
 }
 
 /// Resolves `linux-image-arm64` to its versioned package with `apt-cache depends`.
-#[allow(dead_code)] // for the kvm mode (not built yet)
 pub fn kernel_package() -> Result<String, LabError> {
     let out = run(Command::new("apt-cache").args(["depends", "linux-image-arm64:arm64"]), "apt-cache depends linux-image-arm64:arm64").map_err(LabError::Setup)?;
     first_dependency(&out, "linux-image-").ok_or_else(|| LabError::Setup("linux-image-arm64:arm64 names no linux-image-* dependency".into()))
+}
+
+/// Debian's arm64 kernel Image (`boot/vmlinuz-*`, an uncompressed arm64 Image).
+pub fn kernel_image(cache: &Path) -> Result<PathBuf, LabError> {
+    let find = |root: &Path| find_file(root, "boot", "vmlinuz-", &[]);
+    let pkg = kernel_package()?;
+    let root = ensure_arm64_package_part(cache, &pkg, Some("./boot"), |r| find(r).is_some())?;
+    Ok(find(&root).expect("checked"))
+}
+
+/// busybox-static's `bin/busybox` (aarch64).
+pub fn busybox(cache: &Path) -> Result<PathBuf, LabError> {
+    let root = ensure_arm64_package(cache, "busybox-static", |r| r.join("bin/busybox").is_file())?;
+    Ok(root.join("bin/busybox"))
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //!
 //! Boots Debian's real hypervisors under `qemu-system-aarch64` (TCG) on an x86 machine and runs
 //! irqlab's arm64 benchmarks inside: `xen` runs the `armguest` guest as a dom0less domU of
-//! Debian's Xen 4.17 and turns its console into a result (docs/xen-arm-lab.md). Times are
+//! Debian's Xen 4.17 and turns its console into a result (docs/xen-arm-lab.md); `kvm` boots
+//! Debian's arm64 kernel with (nested) KVM and runs an aarch64 `irqlab` inside; `guest` writes
+//! the patched guest for a real board. Times are
 //! emulation times (or instruction counts under `--icount`), labelled so in every result: the lab
 //! checks paths, orderings and ratios, never hardware latency (reference/arm-lab.md).
 //!
@@ -13,6 +15,8 @@ mod cli;
 mod deps;
 mod dts;
 mod error;
+mod initramfs;
+mod kvm;
 mod output;
 mod qemu;
 mod session;
@@ -57,6 +61,13 @@ fn main() {
                     e.exit_code()
                 }
             },
+        },
+        cli::Mode::Kvm(k) => match kvm::run(&k, argv) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("irqlab-lab: {e}");
+                e.exit_code()
+            }
         },
     };
     std::process::exit(code);

@@ -8,16 +8,16 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::error::LabError;
-use crate::watch::{Clock, Outcome, RealClock, Watcher};
+use crate::watch::{Clock, Outcome, RealClock, Watch};
 
 /// What one QEMU session produced.
 #[derive(Debug)]
-pub struct Session {
+pub struct Session<W> {
     pub outcome: Outcome,
     pub log: String,
     pub wall: Duration,
-    pub started: Option<Duration>,
-    pub first_sample: Option<Duration>,
+    /// The watcher, with what it saw.
+    pub watcher: W,
 }
 
 /// Splits a byte stream into lines (`\n`), keeping a partial last line for the next chunk.
@@ -42,7 +42,7 @@ impl LineSplitter {
 }
 
 /// Starts `qemu args`, watches its console, writes it to `log_path` as it comes.
-pub fn run(qemu: &Path, args: &[String], log_path: &Path, mut watcher: Watcher) -> Result<Session, LabError> {
+pub fn run<W: Watch>(qemu: &Path, args: &[String], log_path: &Path, mut watcher: W) -> Result<Session<W>, LabError> {
     let mut log = std::fs::File::create(log_path).map_err(LabError::io(log_path))?;
     let clock = RealClock(Instant::now());
     let mut child = Command::new(qemu)
@@ -108,7 +108,7 @@ pub fn run(qemu: &Path, args: &[String], log_path: &Path, mut watcher: Watcher) 
         Outcome::Failed(w) if !qemu_err.trim().is_empty() => Outcome::Failed(format!("{w}; QEMU said: {}", qemu_err.lines().next().unwrap_or("").trim())),
         o => o,
     };
-    Ok(Session { outcome, log: text, wall, started: watcher.started, first_sample: watcher.first_sample })
+    Ok(Session { outcome, log: text, wall, watcher })
 }
 
 #[cfg(test)]
@@ -129,7 +129,7 @@ mod tests {
         let log = d.path().join("console.log");
         let b = crate::watch::Bounds { boot: Duration::from_millis(300), first_sample: Duration::from_secs(1), silence: Duration::from_secs(1), total: Duration::from_secs(5) };
         let t = Instant::now();
-        let s = run(Path::new("/bin/sleep"), &["30".into()], &log, Watcher::new(b)).unwrap();
+        let s = run(Path::new("/bin/sleep"), &["30".into()], &log, crate::watch::Watcher::new(b)).unwrap();
         assert!(matches!(s.outcome, Outcome::TimedOut(ref w) if w.contains("no `start` line")), "{:?}", s.outcome);
         assert!(t.elapsed() < Duration::from_secs(5), "the sleeping child was ended");
     }
@@ -139,7 +139,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let log = d.path().join("console.log");
         let b = crate::watch::Bounds { boot: Duration::from_secs(5), first_sample: Duration::from_secs(5), silence: Duration::from_secs(5), total: Duration::from_secs(5) };
-        let s = run(Path::new("/bin/echo"), &["hello".into()], &log, Watcher::new(b)).unwrap();
+        let s = run(Path::new("/bin/echo"), &["hello".into()], &log, crate::watch::Watcher::new(b)).unwrap();
         assert!(matches!(s.outcome, Outcome::Failed(ref w) if w.contains("QEMU exited")), "{:?}", s.outcome);
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "hello\n");
     }

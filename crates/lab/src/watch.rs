@@ -35,6 +35,29 @@ pub enum Outcome {
     TimedOut(String),
 }
 
+/// What a QEMU session's console watcher does; [`Watcher`] for the Xen guest's report,
+/// `kvm::KvmWatcher` for the KVM lab's framed file.
+pub trait Watch {
+    /// One console line at `now`; `Some` when the run is over.
+    fn line(&mut self, line: &str, now: Duration) -> Option<Outcome>;
+    /// How long to wait for the next line from `now`.
+    fn wait_for(&self, now: Duration) -> Duration;
+    /// `Some` when a bound has passed at `now`.
+    fn check(&self, now: Duration) -> Option<Outcome>;
+}
+
+impl Watch for Watcher {
+    fn line(&mut self, line: &str, now: Duration) -> Option<Outcome> {
+        Watcher::line(self, line, now)
+    }
+    fn wait_for(&self, now: Duration) -> Duration {
+        Watcher::wait_for(self, now)
+    }
+    fn check(&self, now: Duration) -> Option<Outcome> {
+        Watcher::check(self, now)
+    }
+}
+
 #[derive(Debug)]
 pub struct Watcher {
     bounds: Bounds,

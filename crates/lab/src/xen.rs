@@ -160,10 +160,10 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     result.meta.scenario = format!("xen-lab-{}", b.bench.name());
     result.meta.platform.insert("machine".into(), format!("QEMU virt, gic-version=3, cortex-a57, {} CPUs, TCG{}", machine.smp, if x.icount { " -icount" } else { "" }));
     let c = &mut result.configs[0];
-    if let Some(t) = s.started {
+    if let Some(t) = s.watcher.started {
         c.set_figure("lab.qemu_start_to_guest_start", t.as_secs_f64(), "s (wall)");
     }
-    if let Some(t) = s.first_sample {
+    if let Some(t) = s.watcher.first_sample {
         c.set_figure("lab.qemu_start_to_first_sample", t.as_secs_f64(), "s (wall)");
     }
     c.set_figure("lab.wall", s.wall.as_secs_f64(), "s (wall)");
