@@ -42,6 +42,7 @@ command -v objcopy >/dev/null 2>&1 || need_apt+=(binutils)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 # The arm64 benchmark guest (crates/armguest) and the Xen lab (crates/lab, docs/xen-arm-lab.md).
 command -v aarch64-linux-gnu-as >/dev/null 2>&1 || need_apt+=(binutils-aarch64-linux-gnu)
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need_apt+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 command -v qemu-system-aarch64 >/dev/null 2>&1 || need_apt+=(qemu-system-arm)
 command -v dtc >/dev/null 2>&1 || need_apt+=(device-tree-compiler)
 if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
