@@ -20,7 +20,8 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
 
 fn assemble(out: &Path, src: &Path, cross: &str) -> Result<(), String> {
     let obj = out.join("bench.o");
-    run(Command::new(format!("{cross}as")).arg("-I").arg(out).arg("-o").arg(&obj).arg(src), &format!("{cross}as"))?;
+    let guest_dir = src.parent().expect("guest/");
+    run(Command::new(format!("{cross}as")).arg("-I").arg(out).arg("-I").arg(guest_dir).arg("-o").arg(&obj).arg(src), &format!("{cross}as"))?;
     let mut images = Vec::new();
     for (i, base) in ["0x0", "0x12340000"].iter().enumerate() {
         let elf = out.join(format!("bench{i}.elf"));
@@ -46,7 +47,7 @@ fn assemble(out: &Path, src: &Path, cross: &str) -> Result<(), String> {
 fn main() {
     let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let src = dir.join("guest/bench.S");
-    println!("cargo:rerun-if-changed={}", src.display());
+    println!("cargo:rerun-if-changed={}", dir.join("guest").display());
     println!("cargo:rerun-if-changed=src/abi.rs");
     println!("cargo:rerun-if-env-changed=ARMGUEST_CROSS");
     println!("cargo:rustc-check-cfg=cfg(armguest_image)");

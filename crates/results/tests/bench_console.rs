@@ -170,3 +170,19 @@ mod garbage {
         }
     }
 }
+
+#[test]
+fn real_icount_logs_with_a_neighbour_and_an_ipi() {
+    let r = parse(&data("xen-icount-credit2-trap-busy-timer.log"), "busy.log", ConsoleMeta { host: ConsoleHost::InstructionCount, ..meta() }).unwrap();
+    let c = &r.configs[0];
+    assert_eq!(c.error, None);
+    assert_eq!(c.classes["timer"].summary.count, 200);
+    assert_eq!(c.params["domain"], "DOM1");
+    assert!(c.notes.iter().any(|n| n.contains("spin bench: DOM2")), "{:?}", c.notes);
+    assert!(r.meta.platform["host"].contains("instruction count"));
+    let r = parse(&data("xen-icount-credit2-native-ipi.log"), "ipi.log", meta()).unwrap();
+    let c = &r.configs[0];
+    assert_eq!(c.classes["ipi"].summary.count, 100);
+    assert_eq!(c.classes["ipi"].summary.min, 584501 * 16);
+    assert_eq!(c.classes["ipi_rtt"].summary.max, 1236246 * 16);
+}
