@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what irqlab needs to build, if it is missing: a Rust toolchain (cargo) and GNU binutils
-# (`as`, `objcopy`, used to build the KVM benchmark guests). Idempotent; quiet when all is there.
+# (`as`, `objcopy`, used to build the KVM benchmark guests), the aarch64 binutils, QEMU and dtc for
+# the arm64 guest and the Xen lab. Idempotent; quiet when all is there.
 #
 # The Rust toolchain must be at least the workspace's `rust-version` (Cargo.toml). Debian's own
 # cargo is used only when it is new enough (bookworm ships 1.63, trixie 1.85: both too old for the
@@ -41,7 +42,20 @@ command -v objcopy >/dev/null 2>&1 || need_apt+=(binutils)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 # The test script's fault-injection tests use strace; `taskset` comes with util-linux.
 command -v strace >/dev/null 2>&1 || need_apt+=(strace)
+# The arm64 benchmark guest (crates/armguest) and the Xen lab (crates/lab, docs/xen-arm-lab.md).
+command -v aarch64-linux-gnu-as >/dev/null 2>&1 || need_apt+=(binutils-aarch64-linux-gnu)
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need_apt+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+command -v qemu-system-aarch64 >/dev/null 2>&1 || need_apt+=(qemu-system-arm)
+command -v dtc >/dev/null 2>&1 || need_apt+=(device-tree-compiler)
+if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
+  echo "ensure-deps: adding dpkg architecture arm64 (the lab fetches Xen's arm64 package)" >&2
+  $SUDO dpkg --add-architecture arm64
+  need_apt_update=1
+fi
 
+if [ ${#need_apt[@]} -eq 0 ] && [ -n "${need_apt_update:-}" ]; then
+  $SUDO apt-get update -qq
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "ensure-deps: installing ${need_apt[*]} from Debian packages" >&2
   $SUDO apt-get update -qq

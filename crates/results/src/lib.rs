@@ -12,6 +12,7 @@
 //! another version is an error, not a silent misread.
 #![forbid(unsafe_code)]
 
+pub mod bench_console;
 mod breakdown;
 mod compare;
 mod csv;

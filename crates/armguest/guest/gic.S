@@ -1,0 +1,43 @@
+// irqlab arm64 benchmark guest: GICv3 distributor, redistributor and CPU interface set-up. Included by bench.S (one translation unit, PC-relative only).
+// ---------------------------------------------------------------- GIC
+gicd_init:                          // distributor: ARE + group 1 enable
+    ldr     x1, [x19, #P_GICD]
+    mov     w2, #0x12
+    str     w2, [x1]
+    ret
+
+// x0 = vCPU index: wake its redistributor, group 1 + priority + enable for SGI 0/1 and PPI 27,
+// then the system-register CPU interface.
+gic_cpu_init:
+    ldr     x1, [x19, #P_GICR]
+    ldr     x2, [x19, #P_GICR_STRIDE]
+    madd    x1, x0, x2, x1
+    ldr     w2, [x1, #0x14]         // GICR_WAKER: clear ProcessorSleep, wait ChildrenAsleep
+    bic     w2, w2, #2
+    str     w2, [x1, #0x14]
+    mov     x4, #0x100000
+1:  ldr     w2, [x1, #0x14]
+    subs    x4, x4, #1
+    b.eq    2f
+    tbnz    w2, #2, 1b
+2:  add     x1, x1, #0x10, lsl #12  // SGI/PPI frame
+    mov     w2, #-1
+    str     w2, [x1, #0x80]         // GICR_IGROUPR0: all group 1
+    mov     w2, #0x80808080
+    str     w2, [x1, #0x400]        // GICR_IPRIORITYR0: SGIs 0-3
+    str     w2, [x1, #0x418]        // GICR_IPRIORITYR6: PPIs 24-27
+    mov     w2, #(1 << PPI_VTIMER)
+    orr     w2, w2, #((1 << SGI_PING) | (1 << SGI_PONG))
+    str     w2, [x1, #0x100]        // GICR_ISENABLER0
+    dsb     sy
+    mrs     x2, icc_sre_el1
+    orr     x2, x2, #1
+    msr     icc_sre_el1, x2
+    isb
+    mov     x2, #0xff
+    msr     icc_pmr_el1, x2
+    mov     x2, #1
+    msr     icc_igrpen1_el1, x2
+    isb
+    ret
+

@@ -1,0 +1,96 @@
+// irqlab arm64 benchmark guest: the exception vectors, the IRQ handler (timer, ping, pong) and the fault report. Included by bench.S (one translation unit, PC-relative only).
+// ---------------------------------------------------------------- exceptions
+.balign 0x800
+vectors:
+    .irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+    .balign 0x80
+    .if \n == 5 || \n == 1          // IRQ, current EL (SP_ELx or SP_EL0)
+    b       irq_entry
+    .else
+    mov     x0, #\n
+    b       fault
+    .endif
+    .endr
+
+irq_entry:
+    sub     sp, sp, #64
+    stp     x0, x1, [sp]
+    stp     x2, x3, [sp, #16]
+    stp     x4, x5, [sp, #32]
+    str     x30, [sp, #48]
+    mrs     x0, cntvct_el0          // the arrival time, first
+    mrs     x1, icc_iar1_el1
+    and     x2, x1, #0xffffff
+    cmp     x2, #PPI_VTIMER
+    b.eq    irq_timer
+    cmp     x2, #SGI_PING
+    b.eq    irq_ping
+    cmp     x2, #SGI_PONG
+    b.eq    irq_pong
+    adr     x4, spurious
+    ldr     x3, [x4]
+    add     x3, x3, #1
+    str     x3, [x4]
+    cmp     x2, #1020               // 1020-1023: special, no EOI
+    b.hs    irq_out
+    b       irq_eoi
+irq_timer:
+    mrs     x3, cntv_cval_el0
+    sub     x3, x0, x3
+    adr     x4, timer_lat
+    str     x3, [x4]
+    msr     cntv_ctl_el0, xzr       // level interrupt: disable before EOI
+    isb
+    adr     x4, timer_flag
+    b       irq_flag
+irq_ping:                           // on vCPU 1: stamp, reply
+    adr     x4, rx_time
+    str     x0, [x4]
+    dsb     sy
+    mov     x3, #(SGI_PONG << 24)
+    orr     x3, x3, #1              // TargetList: Aff0 = 0
+    msr     icc_sgi1r_el1, x3
+    isb
+    b       irq_eoi
+irq_pong:                           // on vCPU 0: stamp, flag
+    adr     x4, pong_time
+    str     x0, [x4]
+    adr     x4, pong_flag
+irq_flag:
+    mov     x3, #1
+    str     x3, [x4]
+    dsb     sy
+irq_eoi:
+    msr     icc_eoir1_el1, x1
+    isb
+irq_out:
+    ldp     x0, x1, [sp]
+    ldp     x2, x3, [sp, #16]
+    ldp     x4, x5, [sp, #32]
+    ldr     x30, [sp, #48]
+    add     sp, sp, #64
+    eret
+
+// x0 = vector index: `fault vector=.. esr=.. elr=..`, then the error exit.
+fault:
+    mov     x21, x0
+    adr     x19, _start
+    ldr     x20, [x19, #P_UART]
+    bl      line_begin
+    adr     x0, s_fault
+    bl      puts
+    mov     x0, x21
+    bl      putdec
+    adr     x0, s_esr
+    bl      puts
+    mrs     x0, esr_el1
+    bl      putdec
+    adr     x0, s_elr
+    bl      puts
+    mrs     x0, elr_el1
+    sub     x0, x0, x19             // as an image offset
+    bl      putdec
+    bl      line_end
+    mov     x0, #EXIT_ERROR
+    b       finish
+

@@ -1,0 +1,203 @@
+//! The guest's ABI, defined once: the Image header offsets, the parameter block the loader
+//! patches, the codes the guest writes to its exit address, and the memory-mode ring layout.
+//!
+//! `build.rs` includes this file (`#[path]`) and generates the assembly's `.equ` include from
+//! [`asm_include`], so the Rust side and `guest/bench.S` cannot drift. This file must therefore
+//! stay dependency-free (no crate imports).
+//!
+//! Layout of the image (all little-endian):
+//! - `0x00..0x40`: the 64-byte Linux arm64 Image header (`Documentation/arm64/booting.rst`,
+//!   "Call the kernel image"): `code0` branch, `text_offset` = 0x80000, `image_size`, flags 0,
+//!   magic `ARM\x64` at 0x38. Xen's `kernel_zimage64_probe` (xen/arch/arm/kernel.c, 4.17) and
+//!   U-Boot's `booti` accept it.
+//! - `0x40..`: the parameter block, one u64 per [`Field`], in declaration order.
+
+/// Offset of the parameter block in the image (right after the Image header).
+pub const PARAMS_OFFSET: usize = 0x40;
+/// Size of the Linux arm64 Image header.
+pub const HEADER_SIZE: usize = 0x40;
+/// Offset of the `ARM\x64` magic in the header.
+pub const HEADER_MAGIC_OFFSET: usize = 0x38;
+pub const HEADER_MAGIC: u32 = 0x644d_5241;
+/// Offset of `text_offset` and `image_size` in the header.
+pub const HEADER_TEXT_OFFSET_OFFSET: usize = 0x08;
+pub const HEADER_IMAGE_SIZE_OFFSET: usize = 0x10;
+/// The guest is loaded this far into RAM by Xen and U-Boot (any 2 MiB-aligned base + this).
+pub const TEXT_OFFSET: u64 = 0x80000;
+
+/// `irqlabg\0` little-endian: marks a parameter block.
+pub const PARAMS_MAGIC: u64 = u64::from_le_bytes(*b"irqlabg\0");
+/// Bumped on any incompatible change to the fields, codes or line format.
+pub const ABI_VERSION: u64 = 1;
+
+/// The parameter block's fields, in image order (offset = `PARAMS_OFFSET + 8 * index`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Magic,
+    AbiVersion,
+    /// [`BENCH_TIMER`], [`BENCH_IPI`] or [`BENCH_SPIN`].
+    Bench,
+    /// [`WAIT_WFI`] or [`WAIT_BUSY`].
+    Wait,
+    /// Timer: deadline this many counter ticks after arming. IPI: gap between sends.
+    PeriodTicks,
+    /// Samples taken in total (warm-up ones included).
+    Samples,
+    /// The first `warmup` samples are excluded from WARM_MAX (as tbm).
+    Warmup,
+    GicdBase,
+    /// Redistributor of vCPU 0; vCPU n's is at `gicr_base + n * gicr_stride`.
+    GicrBase,
+    GicrStride,
+    /// PL011 (Xen: vpl011) data register base; 0 = no console.
+    UartBase,
+    /// [`REPORT_CONSOLE`] or [`REPORT_MEMORY`].
+    Report,
+    /// Memory mode: guest-physical address of the ring (see [`RING_HEADER`]).
+    RingAddr,
+    /// Memory mode: ring capacity in records.
+    RingRecords,
+    /// Guest-physical address the guest writes an [`EXIT_DONE`]… code to (0 = none).
+    ExitAddr,
+}
+
+impl Field {
+    pub const ALL: [Field; 15] = [
+        Field::Magic,
+        Field::AbiVersion,
+        Field::Bench,
+        Field::Wait,
+        Field::PeriodTicks,
+        Field::Samples,
+        Field::Warmup,
+        Field::GicdBase,
+        Field::GicrBase,
+        Field::GicrStride,
+        Field::UartBase,
+        Field::Report,
+        Field::RingAddr,
+        Field::RingRecords,
+        Field::ExitAddr,
+    ];
+
+    /// Byte offset of this field in the image.
+    pub fn offset(self) -> usize {
+        PARAMS_OFFSET + 8 * (self as usize)
+    }
+
+    /// The assembly symbol (`P_<NAME>`) for this field's offset from the image start.
+    pub fn asm_name(self) -> &'static str {
+        match self {
+            Field::Magic => "P_MAGIC",
+            Field::AbiVersion => "P_ABI_VERSION",
+            Field::Bench => "P_BENCH",
+            Field::Wait => "P_WAIT",
+            Field::PeriodTicks => "P_PERIOD",
+            Field::Samples => "P_SAMPLES",
+            Field::Warmup => "P_WARMUP",
+            Field::GicdBase => "P_GICD",
+            Field::GicrBase => "P_GICR",
+            Field::GicrStride => "P_GICR_STRIDE",
+            Field::UartBase => "P_UART",
+            Field::Report => "P_REPORT",
+            Field::RingAddr => "P_RING_ADDR",
+            Field::RingRecords => "P_RING_RECORDS",
+            Field::ExitAddr => "P_EXIT_ADDR",
+        }
+    }
+
+    /// The value the image carries before any patching: Xen dom0less guest addresses
+    /// (xen/include/public/arch-arm.h, 4.17: GUEST_GICV3_GICD_BASE 0x03001000,
+    /// GUEST_GICV3_GICR0_BASE 0x03020000, GUEST_PL011_BASE 0x22000000), the timer bench in WFI,
+    /// 1 ms at QEMU's 62.5 MHz counter, 64 samples of which 4 warm-up, console report.
+    pub fn default_value(self) -> u64 {
+        match self {
+            Field::Magic => PARAMS_MAGIC,
+            Field::AbiVersion => ABI_VERSION,
+            Field::Bench => BENCH_TIMER,
+            Field::Wait => WAIT_WFI,
+            Field::PeriodTicks => 62_500,
+            Field::Samples => 64,
+            Field::Warmup => 4,
+            Field::GicdBase => 0x0300_1000,
+            Field::GicrBase => 0x0302_0000,
+            Field::GicrStride => 0x2_0000,
+            Field::UartBase => 0x2200_0000,
+            Field::Report => REPORT_CONSOLE,
+            Field::RingAddr => 0,
+            Field::RingRecords => 0,
+            Field::ExitAddr => 0,
+        }
+    }
+}
+
+/// Size of the parameter block in bytes.
+pub const PARAMS_SIZE: usize = 8 * Field::ALL.len();
+
+pub const BENCH_TIMER: u64 = 0;
+pub const BENCH_IPI: u64 = 1;
+/// Spin forever after one `start` line: the busy neighbour domain.
+pub const BENCH_SPIN: u64 = 2;
+pub const WAIT_WFI: u64 = 0;
+pub const WAIT_BUSY: u64 = 1;
+pub const REPORT_CONSOLE: u64 = 0;
+pub const REPORT_MEMORY: u64 = 1;
+
+/// Exit codes written (u64) to `exit_addr`.
+pub const EXIT_DONE: u64 = 1;
+/// The spin bench reached its loop (it never ends).
+pub const EXIT_PARKED: u64 = 2;
+pub const EXIT_UNKNOWN_BENCH: u64 = 3;
+/// Bad magic/ABI version, unexpected exception, or a vCPU 1 that did not start.
+pub const EXIT_ERROR: u64 = 4;
+
+/// Memory mode ring: `RING_HEADER` bytes (u64 records written so far, u64 spurious interrupts),
+/// then `ring_records` records of two u64: (sample index, latency ticks) for the timer,
+/// (one-way ticks, round-trip ticks) for the IPI. Record `n` is at slot `n % ring_records`.
+pub const RING_HEADER: usize = 16;
+pub const RING_RECORD: usize = 16;
+
+/// SGI numbers the IPI bench uses: vCPU 0 → 1 and the reply 1 → 0.
+pub const SGI_PING: u64 = 0;
+pub const SGI_PONG: u64 = 1;
+/// The EL1 virtual timer's PPI.
+pub const PPI_VTIMER: u64 = 27;
+
+/// The `.equ` include for `guest/bench.S`.
+pub fn asm_include() -> String {
+    let mut s = String::from("// Generated by crates/armguest/build.rs from src/abi.rs. Do not edit.\n");
+    let mut equ = |name: &str, v: u64| s.push_str(&format!(".equ {name}, {v:#x}\n"));
+    for f in Field::ALL {
+        equ(f.asm_name(), f.offset() as u64);
+    }
+    equ("PARAMS_SIZE", PARAMS_SIZE as u64);
+    equ("PARAMS_MAGIC", PARAMS_MAGIC);
+    equ("ABI_VERSION", ABI_VERSION);
+    equ("TEXT_OFFSET", TEXT_OFFSET);
+    for (n, v) in [
+        ("BENCH_TIMER", BENCH_TIMER),
+        ("BENCH_IPI", BENCH_IPI),
+        ("BENCH_SPIN", BENCH_SPIN),
+        ("WAIT_WFI", WAIT_WFI),
+        ("WAIT_BUSY", WAIT_BUSY),
+        ("REPORT_CONSOLE", REPORT_CONSOLE),
+        ("REPORT_MEMORY", REPORT_MEMORY),
+        ("EXIT_DONE", EXIT_DONE),
+        ("EXIT_PARKED", EXIT_PARKED),
+        ("EXIT_UNKNOWN_BENCH", EXIT_UNKNOWN_BENCH),
+        ("EXIT_ERROR", EXIT_ERROR),
+        ("RING_HEADER", RING_HEADER as u64),
+        ("RING_RECORD", RING_RECORD as u64),
+        ("SGI_PING", SGI_PING),
+        ("SGI_PONG", SGI_PONG),
+        ("PPI_VTIMER", PPI_VTIMER),
+    ] {
+        equ(n, v);
+    }
+    s.push_str(".macro PARAM_DEFAULTS\n");
+    for f in Field::ALL {
+        s.push_str(&format!("    .quad {:#x}\n", f.default_value()));
+    }
+    s.push_str(".endm\n");
+    s
+}

@@ -1,0 +1,109 @@
+//! The guest on QEMU's `virt` machine with no hypervisor (EL1, QEMU's own PSCI over HVC, GICv3 at
+//! the bare-metal addresses): checks the benches' control flow, PSCI CPU_ON, the console format
+//! (through `results::bench_console`) and the memory report, in about a second per run.
+//! Skipped with a printed reason when qemu-system-aarch64 or the image is missing and `CI` is not set.
+use std::process::Command;
+
+use armguest::{Bench, Params, Report, Wait};
+use results::bench_console::{parse, ConsoleMeta};
+
+/// QEMU virt (hw/arm/virt.c, 7.2): GICD 0x08000000, GICR 0x080a0000, PL011 0x09000000.
+fn bare(bench: Bench, wait: Wait, samples: u64) -> Params {
+    Params { bench, wait, samples, warmup: 1, period_ticks: 6250, gicd_base: 0x0800_0000, gicr_base: 0x080a_0000, uart_base: 0x0900_0000, ..Params::default() }
+}
+
+fn qemu(params: &Params, icount: bool) -> Option<String> {
+    let image = match armguest::image() {
+        Ok(i) => i,
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("SKIP: {e}");
+            return None;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let d = tempfile::tempdir().unwrap();
+    let g = d.path().join("guest.bin");
+    std::fs::write(&g, armguest::patch(image, params).unwrap()).unwrap();
+    let mut args: Vec<String> = "-M virt,gic-version=3 -cpu cortex-a57 -smp 2 -m 256 -display none -serial stdio -monitor none".split(' ').map(String::from).collect();
+    if icount {
+        args.extend(["-icount".into(), "shift=2,sleep=off".into()]);
+    }
+    args.extend(["-kernel".into(), g.display().to_string()]);
+    // The guest ends with PSCI SYSTEM_OFF, which ends QEMU; `timeout` bounds a guest that does not.
+    let out = match Command::new("timeout").arg("60").arg("qemu-system-aarch64").args(&args).output() {
+        Ok(o) => o,
+        Err(e) => panic!("timeout(1): {e}"),
+    };
+    if out.status.code() == Some(127) {
+        assert!(std::env::var_os("CI").is_none(), "CI is set and qemu-system-aarch64 is missing");
+        eprintln!("SKIP: qemu-system-aarch64 not installed");
+        return None;
+    }
+    assert_eq!(out.status.code(), Some(0), "QEMU did not power off: {}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn meta() -> ConsoleMeta {
+    ConsoleMeta { tool_version: "test".into(), ..Default::default() }
+}
+
+#[test]
+fn timer_wfi_and_busy_report_every_sample() {
+    for wait in [Wait::Wfi, Wait::Busy] {
+        let Some(log) = qemu(&bare(Bench::Timer, wait, 12), false) else { return };
+        let r = parse(&log, "bare", meta()).unwrap_or_else(|e| panic!("{e}\n{log}"));
+        let c = &r.configs[0];
+        assert_eq!(c.classes["timer"].summary.count, 12);
+        assert_eq!(c.params["wait"], if wait == Wait::Wfi { "wfi" } else { "busy" });
+        assert_eq!(c.counters["guest.spurious"], 0);
+    }
+}
+
+#[test]
+fn ipi_starts_vcpu1_and_measures_both_ways() {
+    let Some(log) = qemu(&bare(Bench::Ipi, Wait::Wfi, 10), false) else { return };
+    let r = parse(&log, "bare", meta()).unwrap_or_else(|e| panic!("{e}\n{log}"));
+    let c = &r.configs[0];
+    assert_eq!(c.classes["ipi"].summary.count, 10);
+    assert!(c.classes["ipi_rtt"].summary.min > c.classes["ipi"].summary.min);
+}
+
+#[test]
+fn icount_makes_the_guest_deterministic() {
+    let p = bare(Bench::Timer, Wait::Wfi, 6);
+    let Some(a) = qemu(&p, true) else { return };
+    let b = qemu(&p, true).unwrap();
+    assert_eq!(a, b, "same image, same -icount: same console");
+}
+
+#[test]
+fn memory_report_counts_ring_overwrites_and_exits() {
+    let p = Params { report: Report::Memory { ring_addr: 0x4400_0000, ring_records: 4 }, exit_addr: 0x4410_0000, ..bare(Bench::Timer, Wait::Wfi, 7) };
+    let Some(log) = qemu(&p, false) else { return };
+    assert!(!log.contains(" t 0 "), "no per-sample lines in memory mode: {log}");
+    assert!(log.contains(" start bench=timer ") && log.contains("report=memory"), "{log}");
+    assert!(log.contains(" sum timer n=7 "), "{log}");
+    assert!(log.contains(" end samples=7 lost=3 spurious=0 *"), "7 records in a ring of 4: {log}");
+}
+
+#[test]
+fn unknown_bench_and_bad_block_are_reported() {
+    let image = match armguest::image() {
+        Ok(i) => i.to_vec(),
+        Err(_) => return,
+    };
+    let mut img = armguest::patch(&image, &bare(Bench::Timer, Wait::Wfi, 2)).unwrap();
+    // Bench code 9: the guest says so and exits.
+    let off = armguest::abi::Field::Bench.offset();
+    img[off..off + 8].copy_from_slice(&9u64.to_le_bytes());
+    let d = tempfile::tempdir().unwrap();
+    let g = d.path().join("g.bin");
+    std::fs::write(&g, &img).unwrap();
+    let Ok(out) = Command::new("timeout").args(["60", "qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a57", "-m", "256", "-display", "none", "-serial", "stdio", "-monitor", "none", "-kernel"]).arg(&g).output() else { return };
+    if out.status.code() == Some(127) {
+        return;
+    }
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(log.contains("@irqlab v1 0 error unknown_bench=9 *"), "{log}");
+    assert!(matches!(parse(&log, "x", meta()), Err(results::bench_console::ConsoleError::Damaged { .. })));
+}

@@ -1,0 +1,214 @@
+//! The lab's flags (clap). Bad flags exit 2 with clap's message, which names the flag.
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "irqlab-lab", about = "irqlab's Arm lab: Debian's Xen (dom0less) or arm64 KVM under QEMU TCG", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub mode: Mode,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Mode {
+    /// Boot Debian's Xen 4.17 with the benchmark guest as a dom0less domU:
+    /// `xen [options] -- timer|ipi --out DIR [--samples N] [--warmup N] [--period-us U] [--wait wfi|busy]`
+    Xen(XenArgs),
+    /// Write the benchmark guest with its parameters patched in, for a real board (dom0less or
+    /// `xl create`): `guest [--force] -- timer|ipi --out DIR [--samples N] [--warmup N]
+    /// [--period-us U] [--counter-hz F] [--wait wfi|busy]` writes DIR/armguest-<bench>.bin
+    Guest(GuestArgs),
+    /// Boot Debian's arm64 kernel with KVM under QEMU and run `irqlab <args>` inside; the files
+    /// irqlab writes to its `--out` come back to that directory on this machine:
+    /// `kvm [--gic v3|v4] [--icount] -- <irqlab arguments with --out DIR>`
+    Kvm(KvmArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Gic {
+    #[default]
+    V3,
+    /// GICv4 with the ITS (`kvm-arm.vgic_v4_enable=1`).
+    V4,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct KvmArgs {
+    #[arg(long, value_enum, default_value_t = Gic::V3)]
+    pub gic: Gic,
+    /// Run QEMU with -icount shift=2,sleep=off: times become instruction counts.
+    #[arg(long)]
+    pub icount: bool,
+    /// An aarch64 (static) irqlab to run instead of cross-building this workspace's.
+    #[arg(long)]
+    pub irqlab: Option<PathBuf>,
+    /// Replace existing files in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// Bound on the whole QEMU session, seconds (default 600; ×5 under --icount).
+    #[arg(long)]
+    pub timeout_s: Option<u64>,
+    /// The irqlab arguments, after `--` (must include `--out DIR`).
+    #[arg(last = true, required = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct GuestArgs {
+    /// Replace an existing image.
+    #[arg(long)]
+    pub force: bool,
+    /// The board's counter frequency (CNTFRQ_EL0) in Hz, to turn --period-us into ticks
+    /// (default: QEMU's 62.5 MHz; the guest prints the real one in its start line).
+    #[arg(long, default_value_t = 62_500_000)]
+    pub counter_hz: u64,
+    /// The bench arguments, after `--`.
+    #[arg(last = true, required = true)]
+    pub bench: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Sched {
+    Credit,
+    #[default]
+    Credit2,
+    /// Refused: Debian's Xen has no null scheduler.
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Vwfi {
+    #[default]
+    Trap,
+    Native,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Neighbour {
+    #[default]
+    Idle,
+    /// A second domU spinning on every pCPU.
+    Busy,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct XenArgs {
+    #[arg(long, value_enum, default_value_t = Sched::Credit2)]
+    pub sched: Sched,
+    #[arg(long, value_enum, default_value_t = Vwfi::Trap)]
+    pub vwfi: Vwfi,
+    /// vCPUs of the benchmark domain (default 1 for timer, 2 for ipi).
+    #[arg(long)]
+    pub vcpus: Option<u32>,
+    #[arg(long, value_enum, default_value_t = Neighbour::Idle)]
+    pub neighbour: Neighbour,
+    /// Run QEMU with -icount: times become instruction counts.
+    #[arg(long)]
+    pub icount: bool,
+    /// The -icount suboptions (default `shift=2,sleep=off`: 4 ns of virtual time per instruction, deterministic; `shift=auto` follows the host speed and is not).
+    #[arg(long, requires = "icount")]
+    pub icount_opts: Option<String>,
+    /// Replace an existing result.json / console.log / xen.dts in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// Bound on the whole QEMU session, seconds (default: 60 s + samples × (period + 200 ms); 5× under --icount).
+    #[arg(long)]
+    pub timeout_s: Option<u64>,
+    /// The bench arguments, after `--`.
+    #[arg(last = true, required = true)]
+    pub bench: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchKind {
+    Timer,
+    Ipi,
+}
+
+impl BenchKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchKind::Timer => "timer",
+            BenchKind::Ipi => "ipi",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WaitArg {
+    Wfi,
+    Busy,
+}
+
+/// The bench arguments after `--`.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "bench arguments", no_binary_name = true)]
+pub struct BenchArgs {
+    #[arg(value_enum)]
+    pub bench: BenchKind,
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub samples: u64,
+    #[arg(long, default_value_t = 4)]
+    pub warmup: u64,
+    #[arg(long, default_value_t = 1000.0, value_parser = parse_period)]
+    pub period_us: f64,
+    #[arg(long, value_enum, default_value_t = WaitArg::Wfi)]
+    pub wait: WaitArg,
+    /// Directory for result.json, console.log and xen.dts.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+fn parse_period(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of microseconds"))?;
+    if !(1.0..=1_000_000.0).contains(&v) {
+        return Err(format!("{v} µs is outside 1..=1000000"));
+    }
+    Ok(v)
+}
+
+impl BenchArgs {
+    /// Parses the words after `--`; the error names the flag (clap's message).
+    pub fn parse_words(words: &[String]) -> Result<BenchArgs, clap::Error> {
+        let b = BenchArgs::try_parse_from(words)?;
+        if b.warmup >= b.samples {
+            return Err(clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("--warmup {} must be below --samples {}\n", b.warmup, b.samples)));
+        }
+        Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn xen_flags_and_bench_words() {
+        let c = Cli::try_parse_from(words("irqlab-lab xen --sched credit --vwfi native --neighbour busy -- ipi --samples 8 --out /tmp/o")).unwrap();
+        let Mode::Xen(x) = c.mode else { panic!("not xen") };
+        assert_eq!((x.sched, x.vwfi, x.neighbour, x.icount), (Sched::Credit, Vwfi::Native, Neighbour::Busy, false));
+        let b = BenchArgs::parse_words(&x.bench).unwrap();
+        assert_eq!((b.bench, b.samples, b.warmup, b.wait), (BenchKind::Ipi, 8, 4, WaitArg::Wfi));
+        assert_eq!(b.out, PathBuf::from("/tmp/o"));
+    }
+
+    #[test]
+    fn bad_flags_name_the_flag() {
+        let e = Cli::try_parse_from(words("irqlab-lab xen --sched rtds -- timer --out o")).unwrap_err();
+        assert!(e.to_string().contains("--sched"), "{e}");
+        let e = BenchArgs::parse_words(&words("timer --period-us 0 --out o")).unwrap_err();
+        assert!(e.to_string().contains("--period-us"), "{e}");
+        let e = BenchArgs::parse_words(&words("timer --samples 4 --warmup 4 --out o")).unwrap_err();
+        assert!(e.to_string().contains("--warmup"), "{e}");
+        let e = BenchArgs::parse_words(&words("timer")).unwrap_err();
+        assert!(e.to_string().contains("--out"), "{e}");
+        let e = BenchArgs::parse_words(&words("device --out o")).unwrap_err();
+        assert!(e.to_string().contains("device"), "{e}");
+        assert!(Cli::try_parse_from(words("irqlab-lab xen --icount-opts shift=2 -- timer --out o")).is_err(), "--icount-opts needs --icount");
+    }
+}

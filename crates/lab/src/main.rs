@@ -1,0 +1,74 @@
+//! # irqlab-lab — irqlab's Arm lab
+//!
+//! Boots Debian's real hypervisors under `qemu-system-aarch64` (TCG) on an x86 machine and runs
+//! irqlab's arm64 benchmarks inside: `xen` runs the `armguest` guest as a dom0less domU of
+//! Debian's Xen 4.17 and turns its console into a result (docs/xen-arm-lab.md); `kvm` boots
+//! Debian's arm64 kernel with (nested) KVM and runs an aarch64 `irqlab` inside; `guest` writes
+//! the patched guest for a real board. Times are
+//! emulation times (or instruction counts under `--icount`), labelled so in every result: the lab
+//! checks paths, orderings and ratios, never hardware latency (reference/arm-lab.md).
+//!
+//! Exit codes: 0 a complete result; 1 an environment/boot failure (one line, the log's path) or
+//! an incomplete result (written, with its error stated); 2 bad input (flags, an existing result,
+//! a configuration Debian's Xen cannot do), nothing started.
+mod cli;
+mod deps;
+mod dts;
+mod error;
+mod initramfs;
+mod kvm;
+mod output;
+mod qemu;
+mod session;
+mod watch;
+mod xen;
+
+use clap::Parser;
+
+fn main() {
+    let argv: Vec<String> = std::env::args().collect();
+    let cli = match cli::Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match cli.mode {
+        cli::Mode::Xen(x) => match cli::BenchArgs::parse_words(&x.bench) {
+            Err(e) => {
+                eprint!("irqlab-lab xen: bench arguments: {e}");
+                2
+            }
+            Ok(b) => match xen::run(&x, &b, argv) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("irqlab-lab: {e}");
+                    e.exit_code()
+                }
+            },
+        },
+        cli::Mode::Guest(g) => match cli::BenchArgs::parse_words(&g.bench) {
+            Err(e) => {
+                eprint!("irqlab-lab guest: bench arguments: {e}");
+                2
+            }
+            Ok(b) => match xen::write_guest(&g, &b) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("irqlab-lab: {e}");
+                    e.exit_code()
+                }
+            },
+        },
+        cli::Mode::Kvm(k) => match kvm::run(&k, argv) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("irqlab-lab: {e}");
+                e.exit_code()
+            }
+        },
+    };
+    std::process::exit(code);
+}

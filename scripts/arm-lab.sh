@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# irqlab's Arm lab: builds `irqlab-lab` (crates/lab) and runs it with these arguments.
+#   scripts/arm-lab.sh xen [--sched credit|credit2] [--vwfi trap|native] [--neighbour idle|busy] \
+#       [--vcpus N] [--icount] -- timer|ipi --out DIR [--samples N] [--period-us U] [--wait wfi|busy]
+#   scripts/arm-lab.sh guest [--counter-hz HZ] -- timer|ipi --out DIR ...   (image for a real board)
+# See docs/xen-arm-lab.md. Relative paths are taken from the current directory.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+export PATH="$HOME/.cargo/bin:$PATH"
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p lab
+exec "$root/target/release/irqlab-lab" "$@"
