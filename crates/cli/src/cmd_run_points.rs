@@ -29,7 +29,7 @@ use crate::CliError;
 /// The keys a `[run]` table, a `[sweep]` and `--set` may name.
 pub const RUN_KEYS: &[&str] = &[
     "bench", "samples", "duration", "warmup", "period_us", "period_cycles", "wait", "via", "pv_ipi", "halt_poll_ns",
-    "disable_hlt_exits", "vcpus", "pin", "stall_timeout_s", "stop_above_us", "priority", "mlock",
+    "disable_hlt_exits", "vcpus", "pin", "stall_timeout_s", "stop_above_us", "priority", "mlock", "gicv4",
 ];
 
 /// Samples kept when neither `samples` nor `duration` is given.
@@ -43,10 +43,21 @@ pub enum Bench {
     Device,
 }
 
+/// `on` / `off` (GICv4 direct injection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OnOff {
+    On,
+    Off,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Wait {
-    /// The guest waits in HLT (the vCPU thread sleeps in the host; halt polling applies).
+    /// The guest waits in HLT (x86) or WFI (arm64; `wfi` is the same setting): the vCPU thread
+    /// sleeps in the host and halt polling applies.
+    #[value(alias = "wfi")]
+    #[serde(alias = "wfi")]
     Hlt,
     /// The guest spins in ring 3 (no halt: the vCPU is running when the interrupt comes).
     Busy,
@@ -112,6 +123,8 @@ pub struct RunTable {
     pub priority: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mlock: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gicv4: Option<OnOff>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -233,7 +246,7 @@ pub fn config_from(t: &RunTable) -> Result<BenchConfig, String> {
         stop_above_ns,
         priority: t.priority,
         mlock: t.mlock.unwrap_or(false),
-        gicv4: None,
+        gicv4: t.gicv4.map(|g| g == OnOff::On),
     })
 }
 

@@ -48,6 +48,9 @@ pub mod done {
     pub const UNKNOWN_BENCH: u64 = 0xf1;
     /// This vCPU parked itself (nothing more to do on it).
     pub const PARKED: u64 = 0xf2;
+    /// The guest hit an error it reports itself (bad parameter block, unexpected exception, a
+    /// secondary vCPU that did not start).
+    pub const ERROR: u64 = 0xf3;
 }
 
 /// Sample records: 32 bytes each ([0] start / trigger / send stamp, [1] arrival stamp, [2] reply

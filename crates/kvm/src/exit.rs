@@ -42,6 +42,7 @@ pub fn handle_exit(vcpu: u32, exit: &Exit) -> Action {
     match exit {
         Exit::Signal(done::FINISHED) => Action::Done,
         Exit::Signal(done::PARKED) => Action::Parked,
+        Exit::Signal(done::ERROR) => Action::Fail(format!("vCPU {vcpu}: the guest reported an error (bad parameters, an unexpected exception, or a secondary vCPU that did not start)")),
         Exit::Signal(done::UNKNOWN_BENCH) => Action::Fail(format!("vCPU {vcpu}: the guest payload does not know this benchmark")),
         Exit::Signal(code) => Action::Fail(format!("vCPU {vcpu}: unknown completion code {code:#x} from the guest")),
         Exit::Io { port, write } => Action::Fail(format!("vCPU {vcpu}: unexpected port I/O {} at {port:#x}", if *write { "write" } else { "read" })),

@@ -53,6 +53,9 @@ pub trait Arch {
     type Vm: GuestVm;
     /// `x86_64` / `aarch64`, as results record it.
     const NAME: &'static str;
+    /// Whether the guest stamps its entry (`abi::slot::ENTRY_TSC`) so the host can find the
+    /// counter offset; a guest that keeps only differences of its own counter needs none.
+    const ENTRY_STAMP: bool;
     /// Refuse flags this architecture does not have (exit 2 naming the flag and the architecture).
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError>;
     /// Create the VM with the guest loaded and its vCPUs ready to run; also returns the counter

@@ -3,18 +3,23 @@
 use kvm_ioctls::VcpuExit;
 
 use super::boot::EXIT_MMIO;
-use crate::abi::done;
+use super::guest::signal_of_exit_value;
 use crate::exit::Exit;
 
-/// Whether an MMIO write is one of the guest's completion signals.
-pub fn signal_of_mmio(addr: u64) -> Option<u64> {
-    let code = addr.checked_sub(EXIT_MMIO)?;
-    [done::FINISHED, done::UNKNOWN_BENCH, done::PARKED].contains(&code).then_some(code)
+/// The completion signal an MMIO write carries, if it is one: a u64 written to the exit page.
+pub fn signal_of_mmio(addr: u64, data: &[u8]) -> Option<u64> {
+    if addr != EXIT_MMIO {
+        return None;
+    }
+    let mut v = [0u8; 8];
+    let n = data.len().min(8);
+    v[..n].copy_from_slice(&data[..n]);
+    Some(signal_of_exit_value(u64::from_le_bytes(v)))
 }
 
 pub fn decode(r: Result<VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit {
     match r {
-        Ok(VcpuExit::MmioWrite(addr, _)) => signal_of_mmio(addr).map(Exit::Signal).unwrap_or(Exit::Mmio { addr, write: true }),
+        Ok(VcpuExit::MmioWrite(addr, data)) => signal_of_mmio(addr, data).map(Exit::Signal).unwrap_or(Exit::Mmio { addr, write: true }),
         Ok(VcpuExit::MmioRead(addr, _)) => Exit::Mmio { addr, write: false },
         Ok(VcpuExit::SystemEvent(kind, _)) => Exit::SystemEvent(kind),
         Ok(VcpuExit::Hlt) => Exit::Halt,
@@ -25,5 +30,22 @@ pub fn decode(r: Result<VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit {
         Ok(other) => Exit::Other(format!("{other:?}")),
         Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => Exit::Interrupted,
         Err(e) => Exit::Other(format!("KVM_RUN error: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::done;
+    use crate::exit::{handle_exit, Action};
+
+    #[test]
+    fn exit_page_writes_become_signals() {
+        let done_bytes = armguest::abi::EXIT_DONE.to_le_bytes();
+        assert_eq!(decode(Ok(VcpuExit::MmioWrite(EXIT_MMIO, &done_bytes))), Exit::Signal(done::FINISHED));
+        let err = armguest::abi::EXIT_ERROR.to_le_bytes();
+        assert!(matches!(handle_exit(1, &decode(Ok(VcpuExit::MmioWrite(EXIT_MMIO, &err)))), Action::Fail(m) if m.contains("reported an error")));
+        assert_eq!(decode(Ok(VcpuExit::MmioWrite(0x0800_0000, &done_bytes))), Exit::Mmio { addr: 0x0800_0000, write: true });
+        assert_eq!(decode(Ok(VcpuExit::SystemEvent(1, &[]))), Exit::SystemEvent(1));
     }
 }

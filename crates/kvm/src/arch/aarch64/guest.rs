@@ -1,9 +1,102 @@
-//! The arm64 benchmark guest: the `armguest` image (shared with the Xen lab), with its parameter
-//! block patched for this VMM's layout (`boot.rs`) and the benchmark asked for.
-use crate::config::BenchConfig;
+//! The arm64 benchmark guest: the `armguest` image (the same one the Xen lab boots as a domU),
+//! with its parameter block patched for this VMM — the vGIC at `boot::GICD`/`GICR`, samples into
+//! a ring in guest RAM (memory report), completion written to the unbacked exit page — and the
+//! ring read back as the run loop's records.
+use armguest::abi::{EXIT_DONE, EXIT_ERROR, EXIT_PARKED, EXIT_UNKNOWN_BENCH, RING_HEADER, RING_RECORD};
+use armguest::{Bench, Params, Report, Wait};
+
+use super::boot;
+use crate::abi::{done, RING};
+use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
 use crate::error::KvmError;
 
-/// The guest image ready to load at `boot::IMAGE`.
-pub fn prepared_image(_cfg: &BenchConfig) -> Result<Vec<u8>, KvmError> {
-    Err(KvmError::Guest("the arm64 benchmark guest is not built into this irqlab yet (crates/armguest)".into()))
+/// The guest image ready to load at `boot::IMAGE`, for `cfg` with the counter at `counter_khz`.
+pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, KvmError> {
+    let image = armguest::image().map_err(|e| KvmError::Guest(e.to_string()))?;
+    let bench = match cfg.kind {
+        BenchKind::Timer => Bench::Timer,
+        BenchKind::Ipi => Bench::Ipi,
+        BenchKind::Device => return Err(KvmError::Unsupported("the arm64 guest has no device bench yet".into())),
+    };
+    let params = Params {
+        bench,
+        wait: if cfg.wait == WaitMode::Busy { Wait::Busy } else { Wait::Wfi },
+        period_ticks: cfg.period_cycles(counter_khz),
+        samples: cfg.samples + DISCARDED_FIRST,
+        warmup: cfg.warmup + DISCARDED_FIRST,
+        gicd_base: boot::GICD,
+        gicr_base: boot::GICR,
+        gicr_stride: boot::GICR_STRIDE,
+        uart_base: 0,
+        report: Report::Memory { ring_addr: boot::SAMPLES, ring_records: RING },
+        exit_addr: boot::EXIT_MMIO,
+    };
+    if image.len() as u64 > boot::IMAGE_MAX {
+        return Err(KvmError::Guest(format!("the arm64 guest is {} bytes, more than the {} this VMM's layout leaves", image.len(), boot::IMAGE_MAX)));
+    }
+    armguest::patch(image, &params).map_err(|e| KvmError::Guest(e.to_string()))
+}
+
+/// Guest address of the ring's record count.
+pub const RING_COUNT: u64 = boot::SAMPLES;
+
+/// Guest address of record `k` (two u64: timer (index, latency), ipi (one way, round trip)).
+pub fn record_addr(k: u64) -> u64 {
+    boot::SAMPLES + RING_HEADER as u64 + (k % RING) * RING_RECORD as u64
+}
+
+/// A ring record as the run loop's `[start, arrival, reply]` (see `runner::collect`): the guest
+/// keeps differences, not stamps, so start is 0 and the latencies sit where the loop reads them.
+pub fn as_record(kind: BenchKind, pair: [u64; 2]) -> [u64; 3] {
+    match kind {
+        BenchKind::Ipi => [0, pair[0], pair[1]],
+        _ => [0, pair[1], 0],
+    }
+}
+
+/// The completion code a write of `value` to the exit page means, in the neutral vocabulary.
+pub fn signal_of_exit_value(value: u64) -> u64 {
+    match value {
+        EXIT_DONE => done::FINISHED,
+        EXIT_PARKED => done::PARKED,
+        EXIT_UNKNOWN_BENCH => done::UNKNOWN_BENCH,
+        EXIT_ERROR => done::ERROR,
+        other => other,
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::collect::main_cycles;
+
+    #[test]
+    fn records_land_where_the_run_loop_reads_them() {
+        assert_eq!(main_cycles(BenchKind::Timer, &as_record(BenchKind::Timer, [7, 1234]), 0), 1234);
+        assert_eq!(main_cycles(BenchKind::Ipi, &as_record(BenchKind::Ipi, [300, 900]), 0), 300);
+        assert_eq!(record_addr(0), boot::SAMPLES + 16);
+        assert_eq!(record_addr(RING + 1), record_addr(1));
+    }
+
+    #[test]
+    fn exit_values_map_to_completion_codes() {
+        assert_eq!(signal_of_exit_value(EXIT_DONE), done::FINISHED);
+        assert_eq!(signal_of_exit_value(EXIT_PARKED), done::PARKED);
+        assert_eq!(signal_of_exit_value(EXIT_UNKNOWN_BENCH), done::UNKNOWN_BENCH);
+        assert_eq!(signal_of_exit_value(EXIT_ERROR), done::ERROR);
+    }
+
+    #[test]
+    fn the_patched_image_carries_this_vmms_layout() {
+        let Ok(_) = armguest::image() else { return assert!(std::env::var_os("CI").is_none(), "CI must build the arm64 guest") };
+        let cfg = BenchConfig { kind: BenchKind::Ipi, vcpus: 2, samples: 10, ..Default::default() };
+        let img = prepared_image(&cfg, 62_500).unwrap();
+        let p = armguest::read_params(&img).unwrap();
+        assert_eq!((p.gicd_base, p.gicr_base, p.exit_addr), (boot::GICD, boot::GICR, boot::EXIT_MMIO));
+        assert_eq!(p.samples, 10 + DISCARDED_FIRST);
+        assert_eq!(p.period_ticks, cfg.period_cycles(62_500));
+        assert_eq!(p.report, Report::Memory { ring_addr: boot::SAMPLES, ring_records: RING });
+        assert!(prepared_image(&BenchConfig { kind: BenchKind::Device, ..cfg }, 62_500).is_err());
+    }
 }

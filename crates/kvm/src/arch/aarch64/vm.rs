@@ -33,6 +33,7 @@ pub struct Vm {
     pub its: Option<DeviceFd>,
     pub caps: BTreeMap<String, String>,
     pub in_force: Vec<(String, String)>,
+    kind: crate::config::BenchKind,
 }
 
 /// Set one device attribute whose value is the u64 at `value`.
@@ -52,7 +53,8 @@ fn cntfrq() -> u64 {
 impl Vm {
     /// The VM with guest, vGIC, vITS and vCPUs; and the counter frequency in kHz.
     pub fn create(cfg: &BenchConfig) -> Result<(Vm, Vec<VcpuFd>, u64), KvmError> {
-        let image = guest::prepared_image(cfg)?;
+        let counter_khz = cntfrq() / 1000;
+        let image = guest::prepared_image(cfg, counter_khz)?;
         let kvm = Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
         let fd = kvm.create_vm().map_err(KvmError::setup("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
@@ -116,10 +118,8 @@ impl Vm {
                 None
             }
         };
-        let vm = Vm { kvm, fd, mem, gic, its, caps, in_force };
-        vm.put_slot(slot::NSAMP, cfg.samples + crate::config::DISCARDED_FIRST)?;
-        vm.put_slot(slot::COUNT, 0)?;
-        Ok((vm, vcpus, cntfrq() / 1000))
+        let vm = Vm { kvm, fd, mem, gic, its, caps, in_force, kind: cfg.kind };
+        Ok((vm, vcpus, counter_khz))
     }
 
     fn put_slot(&self, s: u64, v: u64) -> Result<(), KvmError> {
@@ -138,6 +138,10 @@ impl Vm {
 
 impl SharedPage for Vm {
     fn slot(&self, s: u64) -> u64 {
+        // The guest's ring header holds the one slot it writes: the records completed.
+        if s == slot::COUNT {
+            return self.r64(guest::RING_COUNT);
+        }
         self.r64(DATA + s)
     }
 
@@ -146,8 +150,8 @@ impl SharedPage for Vm {
     }
 
     fn record(&self, k: u64) -> [u64; 3] {
-        let a = boot::record(k);
-        [self.r64(a), self.r64(a + 8), self.r64(a + 16)]
+        let a = guest::record_addr(k);
+        guest::as_record(self.kind, [self.r64(a), self.r64(a + 8)])
     }
 }
 

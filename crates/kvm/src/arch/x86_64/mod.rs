@@ -30,6 +30,7 @@ fn kind_code(k: BenchKind) -> u64 {
 impl Arch for X86_64 {
     type Vm = vm::Vm;
     const NAME: &'static str = "x86_64";
+    const ENTRY_STAMP: bool = true;
 
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
         if let Some(g) = cfg.gicv4 {
