@@ -296,5 +296,12 @@ fn a_closed_stdout_is_exit_2_when_output_would_be_lost() {
             .output()
             .unwrap();
         refused(&o, &["stdout"]);
+        // A shell's `>/dev/null` is a choice, not a loss.
+        let o = Command::new("bash")
+            .args(["-c", &format!("exec {} {cmd} >/dev/null", env!("CARGO_BIN_EXE_irqlab"))])
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", err(&o));
     }
 }

@@ -49,6 +49,53 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     format!("internal error (a bug in irqlab, please report it): {msg}")
 }
 
+/// Prepare one point: its platform, the model's preparation, sections the model does not read,
+/// and a warmup that leaves WARM_MAX without samples.
+fn prepare_point(sc: &Scenario, model: &dyn crate::model::Model, p: &Point) -> Result<(Box<dyn PreparedPoint>, crate::platform::Platform), String> {
+    let doc = p.doc.as_ref().map_err(|e| format!("{}: {e}", sc.file))?;
+    let platform = sc.platform(doc).map_err(|e| e.to_string())?;
+    let prep = {
+        let ctx = PointCtx::new(&sc.file, &p.name, doc, &platform, p.seed);
+        let prep = model.prepare(&ctx).map_err(|e| e.to_string())?;
+        for section in ["hypervisor", "vm", "workload"] {
+            if doc.contains_key(section) && !ctx.read.borrow().contains(section) {
+                return Err(format!(
+                    "{}: [{section}]: model `{}` reads no such section, so its keys would be ignored; remove it",
+                    sc.file,
+                    model.name()
+                ));
+            }
+        }
+        prep
+    };
+    let wl = doc.get("workload");
+    let int = |k: &str| wl.and_then(|w| w.get(k)).and_then(toml::Value::as_integer);
+    if let (Some(warmup), Some(samples)) = (int("warmup"), int("samples")) {
+        if warmup > 0 && warmup >= samples {
+            return Err(format!(
+                "{}: key `workload.warmup`: {warmup} is not below workload.samples ({samples}), so WARM_MAX would have no sample behind it; lower the warmup or take more samples",
+                sc.file
+            ));
+        }
+    }
+    Ok((prep, platform))
+}
+
+/// Prepare the first point of each configuration before the whole point list is built: a
+/// problem of the shared document (an unknown key beside a 10,000-point sweep) is reported
+/// without holding one copy of the document per point.
+fn probe(sc: &Scenario, model: &dyn crate::model::Model, seed: u64) -> Result<(), ScenarioError> {
+    let mut problems: Vec<String> = Vec::new();
+    for (_, p) in sc.probe_points(seed)? {
+        if let Err(e) = prepare_point(sc, model, &p) {
+            if !problems.contains(&e) {
+                problems.push(e);
+            }
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(ScenarioError::Unusable { problems }) }
+}
+
 /// Prepare every point; any problem makes the whole input unusable (nothing runs).
 fn prepare_all(
     sc: &Scenario,
@@ -63,33 +110,22 @@ fn prepare_all(
     let mut used_params = BTreeSet::new();
     let mut overridden: BTreeSet<(&'static str, String)> = BTreeSet::new();
     for (_, p) in points {
-        let one = (|| -> Result<Box<dyn PreparedPoint>, String> {
-            let doc = p.doc.as_ref().map_err(|e| format!("{}: {e}", sc.file))?;
-            let platform = sc.platform(doc).map_err(|e| e.to_string())?;
-            let ctx = PointCtx::new(&sc.file, &p.name, doc, &platform, p.seed);
-            let prep = model.prepare(&ctx).map_err(|e| e.to_string())?;
-            for section in ["hypervisor", "vm", "workload"] {
-                if doc.contains_key(section) && !ctx.read.borrow().contains(section) {
-                    return Err(format!(
-                        "{}: [{section}]: model `{}` reads no such section, so its keys would be ignored; remove it",
-                        sc.file,
-                        model.name()
-                    ));
-                }
-            }
+        let one = prepare_point(sc, model, p).map(|(prep, platform)| {
             calibrated |= platform.has_calibrated();
             platform_desc.get_or_insert_with(|| platform.describe());
             used_costs.extend(platform.used_names("cost"));
             used_params.extend(platform.used_names("param"));
-            if let Some(toml::Value::Table(pt)) = doc.get("platform") {
-                for (kind, table) in [("cost", "costs"), ("param", "params")] {
-                    if let Some(toml::Value::Table(t)) = pt.get(table) {
-                        overridden.extend(t.keys().map(|k| (kind, k.clone())));
+            if let Ok(doc) = &p.doc {
+                if let Some(toml::Value::Table(pt)) = doc.get("platform") {
+                    for (kind, table) in [("cost", "costs"), ("param", "params")] {
+                        if let Some(toml::Value::Table(t)) = pt.get(table) {
+                            overridden.extend(t.keys().map(|k| (kind, k.clone())));
+                        }
                     }
                 }
             }
-            Ok(prep)
-        })();
+            prep
+        });
         match one {
             Ok(prep) => prepared.push(prep),
             Err(e) => {
@@ -201,6 +237,7 @@ pub fn validate_scenario(sc: &Scenario, seed: Option<u64>) -> Result<u64, Scenar
         model: sc.header.model.clone(),
         known: model_names(),
     })?;
+    probe(sc, model, seed.unwrap_or(sc.header.seed))?;
     let points = sc.points(seed.unwrap_or(sc.header.seed))?;
     let runs = seed_replicas(&points, sc.header.seeds);
     let (prepared, _, _) = prepare_all(sc, model, &runs)?;
@@ -275,6 +312,7 @@ fn run_points(
     let seed = opts.seed.unwrap_or(sc.header.seed);
     let n_seeds = opts.seeds.unwrap_or(sc.header.seeds);
     crate::scenario::ScenarioHeader::check_seeds(&sc.file, "--seeds", n_seeds)?;
+    probe(sc, model, seed)?;
     let points = sc.points(seed)?;
     let runs = seed_replicas(&points, n_seeds);
     let (prepared, platform_desc, calibrated) = prepare_all(sc, model, &runs)?;
