@@ -396,7 +396,7 @@ mod tests {
     #[test]
     fn a_run_in_which_every_point_failed_measured_nothing() {
         let mut r = RunResult::new(RunMeta::named("t", "run-timer", 0, ResultKind::Measured));
-        r.configs.push(ConfigResult::failed("a".into(), BTreeMap::new(), "--priority 50: EPERM".into()));
+        r.configs.push(ConfigResult::failed("a", BTreeMap::new(), "--priority 50: EPERM".to_string()));
         assert!(nothing_measured(&r));
         let mut ok = ConfigResult::new("b");
         let mut rec = results::LatencyRecorder::new(0);
