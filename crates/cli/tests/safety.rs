@@ -305,3 +305,56 @@ fn a_closed_stdout_is_exit_2_when_output_would_be_lost() {
         assert!(o.status.success(), "{}", err(&o));
     }
 }
+
+// ---- run (these need /dev/kvm; they print SKIP like the other KVM tests of this crate) -------
+
+macro_rules! need_kvm {
+    () => {
+        if let Err(why) = kvm::kvm_available() {
+            println!("SKIP: {why}");
+            return;
+        }
+    };
+}
+
+/// `irqlab run ARGS` with SCHED_FIFO forbidden (RLIMIT_RTPRIO 0, and for root CAP_SYS_NICE
+/// dropped from the bounding set), so that `--priority 50` fails every point at run time.
+fn run_without_rt(args: &str, cwd: &Path) -> Output {
+    let drop_cap = if unsafe_free_is_root() { "setpriv --bounding-set -sys_nice --inh-caps -sys_nice " } else { "" };
+    Command::new("bash")
+        .args(["-c", &format!("ulimit -r 0; exec {drop_cap}{} run {args}", env!("CARGO_BIN_EXE_irqlab"))])
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn unsafe_free_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").unwrap().lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+#[test]
+fn run_force_keeps_the_old_result_and_samples_when_every_point_fails() {
+    need_kvm!();
+    let d = tempfile::tempdir().unwrap();
+    ok(irqlab(&["run", "timer", "--samples", "200", "--out", "t", "--samples-out", "s.tsv", "--format", "csv"], d.path()));
+    let (json, samples) = (std::fs::read(d.path().join("t/result.json")).unwrap(), std::fs::read(d.path().join("s.tsv")).unwrap());
+    assert!(samples.starts_with(b"# config: timer\n"));
+    let o = run_without_rt("timer --samples 200 --priority 50 --out t --force --samples-out s.tsv --format csv", d.path());
+    refused(&o, &["--priority 50", "every run failed", "nothing was written"]);
+    assert_eq!(std::fs::read(d.path().join("t/result.json")).unwrap(), json, "the good result stays");
+    assert_eq!(std::fs::read(d.path().join("s.tsv")).unwrap(), samples, "the samples file stays");
+    assert_eq!(names(d.path()), ["s.tsv", "t"]);
+}
+
+#[test]
+fn run_samples_out_refuses_a_foreign_file_and_the_matrix_file_before_measuring() {
+    need_kvm!();
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("mine.tsv"), "precious").unwrap();
+    refused(&irqlab(&["run", "timer", "--samples", "100", "--out", "t", "--samples-out", "mine.tsv"], d.path()), &["--samples-out", "mine.tsv", "--force"]);
+    assert_eq!(std::fs::read_to_string(d.path().join("mine.tsv")).unwrap(), "precious");
+    assert!(!d.path().join("t").exists(), "refused before measuring");
+    std::fs::write(d.path().join("m.toml"), "[run]\nbench = \"timer\"\nsamples = 100\n").unwrap();
+    refused(&irqlab(&["run", "--matrix", "m.toml", "--out", "t", "--samples-out", "m.toml", "--force"], d.path()), &["m.toml", "input"]);
+    assert!(std::fs::read_to_string(d.path().join("m.toml")).unwrap().starts_with("[run]"));
+}
