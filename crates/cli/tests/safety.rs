@@ -358,3 +358,18 @@ fn run_samples_out_refuses_a_foreign_file_and_the_matrix_file_before_measuring()
     refused(&irqlab(&["run", "--matrix", "m.toml", "--out", "t", "--samples-out", "m.toml", "--force"], d.path()), &["m.toml", "input"]);
     assert!(std::fs::read_to_string(d.path().join("m.toml")).unwrap().starts_with("[run]"));
 }
+
+#[test]
+fn calibrate_against_does_not_complain_about_default_training_paths_that_were_not_measured() {
+    let d = tempfile::tempdir().unwrap();
+    let msi = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/measured-device-msi.json");
+    let msi = msi.to_str().unwrap();
+    ok(irqlab(&["sim", "kvm-x86-host", "--set", "workload.samples=100", "--out", "p", "--format", "csv"], d.path()));
+    // Only a device path was measured: the default training paths (timer-hlt, ipi-one-way) do not apply.
+    let o = ok(irqlab(&["calibrate", msi, "--against", "p/result.json"], d.path()));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.lines().any(|l| l.starts_with("device-msi")), "{out}");
+    assert!(!err(&o).contains("--train"), "{}", err(&o));
+    // A path named on purpose must still exist.
+    refused(&irqlab(&["calibrate", msi, "--against", "p/result.json", "--train", "timer-sleep"], d.path()), &["--train `timer-sleep`"]);
+}
