@@ -373,3 +373,25 @@ fn calibrate_against_does_not_complain_about_default_training_paths_that_were_no
     // A path named on purpose must still exist.
     refused(&irqlab(&["calibrate", msi, "--against", "p/result.json", "--train", "timer-sleep"], d.path()), &["--train `timer-sleep`"]);
 }
+
+/// A file irqlab may not link (immutable here; another user's file under
+/// fs.protected_hardlinks for a non-root user) gives a message naming the directory, the file and
+/// what to do, not a bare "Operation not permitted"; the old results stay, no temporary is left.
+#[test]
+fn a_file_that_cannot_be_carried_across_is_named_with_what_to_do() {
+    let d = tempfile::tempdir().unwrap();
+    let r = sim_result(d.path(), "o");
+    std::fs::write(d.path().join("o/notes.txt"), "theirs").unwrap();
+    let chattr = Command::new("chattr").args(["+i", "o/notes.txt"]).current_dir(d.path()).output();
+    if !chattr.as_ref().is_ok_and(|o| o.status.success()) {
+        println!("SKIP: chattr +i not available here ({chattr:?})");
+        return;
+    }
+    let before = std::fs::read(&r).unwrap();
+    let sc = small_demo(d.path());
+    let o = irqlab(&["sim", &sc, "--out", "o", "--seed", "5", "--format", "csv"], d.path());
+    let _ = Command::new("chattr").args(["-i", "o/notes.txt"]).current_dir(d.path()).output();
+    refused(&o, &["--out o", "`notes.txt`", "Operation not permitted", "give another output"]);
+    assert_eq!(std::fs::read(&r).unwrap(), before);
+    assert_eq!(names(d.path()), ["demo.toml", "o"]);
+}

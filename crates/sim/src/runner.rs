@@ -96,6 +96,19 @@ fn probe(sc: &Scenario, model: &dyn crate::model::Model, seed: u64) -> Result<()
     if problems.is_empty() { Ok(()) } else { Err(ScenarioError::Unusable { problems }) }
 }
 
+/// A point whose every class kept no sample past its warmup (a model's default warmup above a
+/// small `samples`): its WARM_MAX would read 0, so the point fails with the reason instead.
+fn warm_max_without_samples(c: &ConfigResult) -> Option<String> {
+    let starved = |s: &results::Summary| s.warmup > 0 && s.count <= s.warmup;
+    (!c.classes.is_empty() && c.classes.values().all(|l| starved(&l.summary))).then(|| {
+        let (class, l) = c.classes.iter().next().expect("not empty");
+        format!(
+            "class `{class}` kept {} sample(s), none past its warmup of {}: WARM_MAX would have no sample behind it; take more samples",
+            l.summary.count, l.summary.warmup
+        )
+    })
+}
+
 /// Prepare every point; any problem makes the whole input unusable (nothing runs).
 fn prepare_all(
     sc: &Scenario,
@@ -345,6 +358,11 @@ fn run_points(
             out.result.name = point.name.clone();
             out.result.params = point.params.clone();
             out.result.seed = point.seed;
+            if let Some(e) = warm_max_without_samples(&out.result) {
+                let mut failed = ConfigResult::failed(point.name.clone(), point.params.clone(), format!("{}: point `{}`: {e}", sc.file, point.name));
+                failed.seed = point.seed;
+                return (failed, Vec::new(), 0);
+            }
             (out.result, out.traces, out.events)
         })
         .collect();
@@ -384,4 +402,27 @@ fn run_points(
     result.references = check_references(&sc.file, &sc.references, &result)?;
     let indices = points.iter().map(|(i, _)| *i).collect();
     Ok(ScenarioOutput { result, traces, events, indices })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class_of(warmup: u64, n: u64) -> ConfigResult {
+        let mut c = ConfigResult::new("p");
+        let mut rec = results::LatencyRecorder::new(warmup);
+        for v in 0..n {
+            rec.record(100 + v);
+        }
+        c.classes.insert("timer".into(), rec.finish());
+        c
+    }
+
+    #[test]
+    fn a_point_whose_classes_kept_nothing_past_warmup_is_refused() {
+        let e = warm_max_without_samples(&class_of(3, 3)).unwrap();
+        assert!(e.contains("class `timer` kept 3 sample(s), none past its warmup of 3"), "{e}");
+        assert_eq!(warm_max_without_samples(&class_of(3, 4)), None, "one sample past the warmup is a WARM_MAX");
+        assert_eq!(warm_max_without_samples(&class_of(0, 0)), None, "no warmup asked, nothing to refuse");
+    }
 }
