@@ -53,7 +53,7 @@ fn unit_ns_prints_nanoseconds() {
     // table shows 2 decimals, so within 5 ns), row by row.
     let rows = |t: &str| -> Vec<Vec<f64>> {
         t.lines()
-            .filter(|l| l.starts_with("idle="))
+            .filter(|l| l.starts_with("idle=") && l.split_whitespace().nth(1) == Some("timer"))
             .map(|l| l.split_whitespace().skip(3).take(9).map(|c| c.replace(',', "").parse::<f64>().unwrap()).collect())
             .collect()
     };
