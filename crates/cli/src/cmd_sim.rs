@@ -144,7 +144,7 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
 fn use_profile(sc: &mut Scenario, p: &str) -> Result<(), CliError> {
     let value = if p.ends_with(".toml") {
         let abs = std::fs::canonicalize(p).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
-        let text = std::fs::read_to_string(&abs).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
+        let text = results::read_text_capped(&abs, sim::scenario::MAX_SCENARIO_BYTES).map_err(|e| CliError(format!("--profile {p}: {e}")))?;
         sim::platform::Platform::parse(&text, p).map_err(|e| CliError(format!("--profile {e}")))?;
         abs.display().to_string()
     } else {

@@ -273,6 +273,11 @@ fn result_readers_refuse_devices_and_oversized_files() {
         let o = irqlab(&args, d.path());
         refused(&o, &["/dev/zero", "not a regular file"]);
     }
+    // Profiles too, given on the command line or named by a scenario.
+    std::os::unix::fs::symlink("/dev/zero", d.path().join("zero.toml")).unwrap();
+    refused(&irqlab(&["sim", "demo-timer-inject", "--profile", "zero.toml", "--out", "z"], d.path()), &["zero.toml", "not a regular file"]);
+    std::fs::write(d.path().join("uses.toml"), DEMO.replace("profile = \"demo-arm64-a53\"", "profile = \"zero.toml\"")).unwrap();
+    refused(&irqlab(&["sim", "uses.toml", "--out", "z"], d.path()), &["zero.toml", "not a regular file"]);
     // A sparse file far above the cap is refused from its size, without reading it.
     let f = std::fs::File::create(d.path().join("huge.json")).unwrap();
     f.set_len(8 << 30).unwrap();

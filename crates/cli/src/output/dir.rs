@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use results::RunResult;
 
 use super::error::OutputError;
-use super::file::{input_at, temp_name};
+use super::file::{input_at, sweep_stale, temp_name};
 
 /// The files irqlab writes into an output directory.
 const OURS: [&str; 2] = ["result.json", "result.csv"];
@@ -121,6 +121,7 @@ fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> R
         return Err(OutputError::Unusable { flag: FLAG.into(), path: dir.into(), why: "is not a directory irqlab can replace".into() });
     };
     std::fs::create_dir_all(parent).map_err(|e| OutputError::io(FLAG, dir, "create its parent directory", e))?;
+    sweep_stale(parent);
     // A concurrent first write may create the directory between our look and our rename: then
     // look again and swap with it.
     for attempt in 0.. {
@@ -143,7 +144,9 @@ fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> R
                     for f in OURS.iter().map(OsString::from).chain(existing.into_iter().flat_map(|e| e.1)) {
                         let _ = std::fs::remove_file(old.join(f));
                     }
-                    let _ = std::fs::remove_dir(&old);
+                    if let Err(e) = std::fs::remove_dir(&old) {
+                        crate::term::note(&format!("irqlab: {FLAG} {}: the previous directory stays at {}: {e}; remove it by hand\n", dir.display(), old.display()));
+                    }
                 }
                 return Ok(());
             }

@@ -131,6 +131,38 @@ pub fn check(t: &Target) -> Result<(), OutputError> {
     plan(t).map(|_| ())
 }
 
+/// Remove the temporaries that killed irqlab processes left in `dir`: entries named
+/// `.irqlab-PID-N.tmp` (and their `.old` twins) whose PID is not running and that were last
+/// modified over 10 minutes ago (a writer in another PID namespace sharing the directory looks
+/// dead here; its temporary is young). Best effort: what cannot be removed stays.
+pub(crate) fn sweep_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(stale_pid) else { continue };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let young = e.metadata().and_then(|m| m.modified()).map_or(true, |t| t.elapsed().map_or(true, |age| age < STALE_AFTER));
+        if young {
+            continue;
+        }
+        let p = e.path();
+        let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+    }
+}
+
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The PID in `.irqlab-PID-N.tmp` or `.irqlab-PID-N.tmp.old`.
+fn stale_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(".irqlab-")?;
+    let rest = rest.strip_suffix(".tmp.old").or_else(|| rest.strip_suffix(".tmp"))?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u32>().ok()?;
+    pid.parse().ok()
+}
+
 /// A temporary name in `dir`: short and unique within this process and among processes.
 pub(crate) fn temp_name(dir: &Path) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
@@ -149,6 +181,7 @@ pub fn write(t: &Target, bytes: &[u8]) -> Result<(), OutputError> {
     };
     let dir = real.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
     std::fs::create_dir_all(&dir).map_err(|e| io_err("create its directory", e))?;
+    sweep_stale(&dir);
     let tmp = temp_name(&dir);
     let mode = old.as_ref().map_or(0o666, |m| m.mode() & 0o7777);
     let fill = || -> Result<(), OutputError> {
@@ -214,6 +247,35 @@ mod tests {
         assert!(e.contains("write-protected (mode 0444)"), "{e}");
         let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["s.tsv"], "no temporary left");
+    }
+
+    #[test]
+    fn temporaries_of_dead_processes_are_swept_live_ones_and_other_names_stay() {
+        let d = tempfile::tempdir().unwrap();
+        let dead = ".irqlab-999999999-0.tmp";
+        std::fs::create_dir(d.path().join(dead)).unwrap();
+        std::fs::write(d.path().join(dead).join("result.json"), "x").unwrap();
+        std::fs::write(d.path().join(".irqlab-999999999-3.tmp.old"), "x").unwrap();
+        let live = format!(".irqlab-{}-7.tmp", std::process::id());
+        std::fs::write(d.path().join(&live), "x").unwrap();
+        for other in [".irqlab-1-x.tmp", "irqlab-999999999-0.tmp", ".irqlab-999999999-0.tmpx"] {
+            std::fs::write(d.path().join(other), "x").unwrap();
+        }
+        let young = ".irqlab-999999998-0.tmp";
+        std::fs::write(d.path().join(young), "x").unwrap();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for e in std::fs::read_dir(d.path()).unwrap() {
+            let p = e.unwrap().path();
+            if !p.ends_with(young) {
+                std::fs::File::open(&p).unwrap().set_modified(hour_ago).unwrap();
+            }
+        }
+        sweep_stale(d.path());
+        let mut names: Vec<String> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        let mut want = vec![".irqlab-1-x.tmp", young, ".irqlab-999999999-0.tmpx", live.as_str(), "irqlab-999999999-0.tmp"];
+        want.sort();
+        assert_eq!(names, want, "only the dead, old, well-named ones went");
     }
 
     #[test]

@@ -390,7 +390,8 @@ impl Scenario {
                 Some(d) => d.join(&sec.profile),
                 None => PathBuf::from(&sec.profile),
             };
-            let text = std::fs::read_to_string(&path).map_err(|e| perr(format!("profile file {}: {e}", path.display())))?;
+            // Bounded like the scenario itself: a regular file (a link to /dev/zero is refused).
+            let text = results::read_text_capped(&path, MAX_SCENARIO_BYTES).map_err(|e| perr(format!("profile file {e}")))?;
             Platform::parse(&text, &path.display().to_string()).map_err(|e| perr(e.to_string()))?
         } else {
             Platform::shipped(&sec.profile).map_err(|e| perr(e.to_string()))?
