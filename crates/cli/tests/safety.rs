@@ -97,12 +97,13 @@ fn replacing_an_output_directory_keeps_its_mode_and_group_and_respects_write_pro
     let r = sim_result(d.path(), "o");
     let o = r.parent().unwrap();
     std::fs::set_permissions(o, std::fs::Permissions::from_mode(0o2750)).unwrap();
-    std::os::unix::fs::chown(o, None, Some(4242)).unwrap_or_else(|_| std::os::unix::fs::chown(o, None, Some(std::fs::metadata(o).unwrap().gid())).unwrap());
-    let gid = std::fs::metadata(o).unwrap().gid();
+    // As root: another owner and group (a shared setgid directory); otherwise the user's own.
+    let _ = std::os::unix::fs::chown(o, Some(4243), Some(4242));
+    let (uid, gid) = (std::fs::metadata(o).unwrap().uid(), std::fs::metadata(o).unwrap().gid());
     let sc = small_demo(d.path());
     ok(irqlab(&["sim", &sc, "--out", "o", "--seed", "9", "--format", "csv"], d.path()));
     let m = std::fs::metadata(o).unwrap();
-    assert_eq!((m.mode() & 0o7777, m.gid()), (0o2750, gid), "mode and group kept");
+    assert_eq!((m.mode() & 0o7777, m.uid(), m.gid()), (0o2750, uid, gid), "mode, owner and group kept");
     assert_eq!(results::read_json(&r).unwrap().meta.seed, 9);
     // Write-protected: refused before running, nothing changes, nothing is left behind.
     std::fs::set_permissions(o, std::fs::Permissions::from_mode(0o555)).unwrap();

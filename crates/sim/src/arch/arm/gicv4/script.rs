@@ -256,6 +256,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn headers_once_and_vpes_within_the_table() {
+        let e = parse("gic v4.1\ncpus 2\ngic v3\n").unwrap_err();
+        assert_eq!((e.line, e.found.as_str()), (3, "a second `gic` header (the first is on line 1)"));
+        let e = parse("# c\ncpus 2\n\ncpus 8\n").unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.to_string().contains("first is on line 2"), "{e}");
+        let e = parse("ack-vlpi 4096 8192\n").unwrap_err();
+        assert!(e.to_string().contains("vPE 4096; expected a vPE ID below 4096"), "{e}");
+        assert!(parse("gic v4.1\ncpus 2\nits-count 2\nvmovp 1\nack-vlpi 4095 8192\n").is_ok());
+    }
+
+    #[test]
     fn parses_every_line_kind() {
         let s = parse(
             "# demo\ngic v4.0\ncpus 2\nits-count 2\nvmovp 0\n\n8 0 0x8000000000000000 0  # MAPD\nits 1\ntranslate 0x10 3\nrd 1 VPENDBASER 0x8000000050000000\nrd 1 poll-dirty\nrd 0 VPROPBASER 0x4000000f\nlpi-config 8192 enable\nvlpi-config 0x4000000 8300 disable 0x80\nack-vlpi 3 8300\nack-lpi 1 65535\n",
