@@ -4,6 +4,9 @@
 //! `print!` panics when stdout fails (EPIPE from `irqlab scenarios | head -0`, ENOSPC from
 //! `> /dev/full`). Here a closed pipe ends output quietly, as other command-line tools do (the
 //! exit status still says how the run went), and any other write error is a [`CliError`] (exit 2).
+//! A stdout that was closed when irqlab started (`>&-`) is an error too, on the first write: the
+//! output would otherwise vanish into the `/dev/null` Rust's runtime puts there (see
+//! `stdout_is_lost`).
 //! Text for people ([`out`], [`note`]) has its control characters escaped, because it quotes
 //! strings from result and scenario files: a configuration name holding `ESC [ 2 J` must be
 //! shown, not obeyed. Machine output ([`out_data`]: JSON, CSV) is written byte for byte.
