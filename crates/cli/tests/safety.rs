@@ -401,3 +401,14 @@ fn a_file_that_cannot_be_carried_across_is_named_with_what_to_do() {
     assert_eq!(std::fs::read(&r).unwrap(), before);
     assert_eq!(names(d.path()), ["demo.toml", "o"]);
 }
+
+#[test]
+fn an_output_directory_holding_someone_elses_result_json_is_refused_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("mine")).unwrap();
+    std::fs::write(d.path().join("mine/result.json"), "{\"my\": \"data\"}").unwrap();
+    let sc = small_demo(d.path());
+    refused(&irqlab(&["sim", &sc, "--out", "mine"], d.path()), &["--out mine", "`result.json` that irqlab did not write"]);
+    assert_eq!(std::fs::read_to_string(d.path().join("mine/result.json")).unwrap(), "{\"my\": \"data\"}");
+    assert_eq!(names(&d.path().join("mine")), ["result.json"]);
+}

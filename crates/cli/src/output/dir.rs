@@ -72,6 +72,11 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Opt
         if let Some(input) = input_at(&real.join(ours), inputs) {
             return Err(OutputError::IsInput { flag: FLAG.into(), path: shown.into(), input });
         }
+        if !written_by_irqlab(&real.join(ours)) {
+            return Err(unusable(format!(
+                "holds a `{ours}` that irqlab did not write; irqlab replaces only its own results, so move it or give another {FLAG}"
+            )));
+        }
     }
     let mut carried = Vec::new();
     for e in std::fs::read_dir(real).map_err(|e| OutputError::io(FLAG, shown, "list it", e))? {
@@ -90,6 +95,20 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Opt
         carried.push(name);
     }
     Ok(Some((m, carried)))
+}
+
+/// Is the `result.json` / `result.csv` at `p` one irqlab wrote (or absent, or empty)? JSON: a
+/// `"schema_version"` key in its first 4 KiB (results::to_json_string writes it first); CSV: the
+/// header begins `scenario,kind,seed,` (results::to_csv).
+fn written_by_irqlab(p: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(p) else { return true };
+    let mut head = Vec::new();
+    if f.take(4096).read_to_end(&mut head).is_err() || head.is_empty() {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&head);
+    if p.extension().is_some_and(|e| e == "json") { text.contains("\"schema_version\"") } else { text.starts_with("scenario,kind,seed,") }
 }
 
 /// Fill `tmp` with the files and the carried links, with `old`'s metadata.
@@ -208,13 +227,28 @@ mod tests {
     fn replaces_both_files_keeps_other_files_and_leaves_no_temp() {
         let d = tempfile::tempdir().unwrap();
         let out = d.path().join("o");
-        write_together(&out, &[("result.json", "1".into()), ("result.csv", "1".into())], &[]).unwrap();
+        write_together(&out, &[("result.json", "{\"schema_version\": 1}".into()), ("result.csv", "scenario,kind,seed,1".into())], &[]).unwrap();
         std::fs::write(out.join("report.html"), "mine").unwrap();
-        write_together(&out, &[("result.json", "2".into()), ("result.csv", "2".into())], &[]).unwrap();
+        write_together(&out, &[("result.json", "{\"schema_version\": 2}".into()), ("result.csv", "scenario,kind,seed,2".into())], &[]).unwrap();
         assert_eq!(names(&out), ["report.html", "result.csv", "result.json"]);
-        assert_eq!(std::fs::read_to_string(out.join("result.csv")).unwrap(), "2");
+        assert_eq!(std::fs::read_to_string(out.join("result.csv")).unwrap(), "scenario,kind,seed,2");
         assert_eq!(std::fs::read_to_string(out.join("report.html")).unwrap(), "mine");
         assert_eq!(names(d.path()), ["o"], "no temporary or old directory left");
+    }
+
+    #[test]
+    fn a_result_file_irqlab_did_not_write_is_refused_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("o");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("result.json"), "{\"my\": \"data\"}").unwrap();
+        let e = check_output_dir(&out, &[]).unwrap_err().to_string();
+        assert!(e.contains("holds a `result.json` that irqlab did not write"), "{e}");
+        std::fs::write(out.join("result.json"), "{\n  \"schema_version\": 1\n}").unwrap();
+        std::fs::write(out.join("result.csv"), "a,b\n1,2\n").unwrap();
+        assert!(check_output_dir(&out, &[]).unwrap_err().to_string().contains("`result.csv`"));
+        std::fs::write(out.join("result.csv"), "scenario,kind,seed,config\n").unwrap();
+        check_output_dir(&out, &[]).unwrap();
     }
 
     #[test]
