@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use results::{ReferenceOutcome, RunResult};
+use crate::output::file::{Artefact, Target};
 use sim::calibrate::{self, choose_free, compare, fitted_result, plan, profile_out, same_host, Comparison, Measured, DEFAULT_TRAIN};
 use sim::scenario::Scenario;
 
@@ -23,8 +24,10 @@ pub struct CalibrateArgs {
     /// Write the calibrated platform profile here (required unless --against).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Training paths (their p50/p99 are fitted; every other measured path is held out).
-    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_TRAIN.iter().map(|s| s.to_string()))]
+    /// Training paths (their p50/p99 are fitted; every other measured path is held out)
+    /// [default: timer-hlt,ipi-one-way]. With --against, the default marks only the paths that
+    /// were measured; a path named here must exist.
+    #[arg(long, value_delimiter = ',')]
     pub train: Vec<String>,
     /// Costs to fit (default: per training path, the guess/derived cost it depends on most).
     #[arg(long = "free", value_name = "NAME", num_args = 1..)]
@@ -50,6 +53,21 @@ pub struct CalibrateArgs {
     /// Also write the comparison table (Markdown) here.
     #[arg(long, value_name = "FILE")]
     pub table: Option<PathBuf>,
+    /// Replace an existing -o or --table file that irqlab did not write.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl CalibrateArgs {
+    /// `--train`, or the default training paths.
+    fn train(&self) -> Vec<String> {
+        if self.train.is_empty() { DEFAULT_TRAIN.iter().map(|s| s.to_string()).collect() } else { self.train.clone() }
+    }
+
+    /// Where an output file goes, protected like every irqlab output ([`crate::output::file`]).
+    fn target<'a>(&'a self, flag: &'a str, path: &'a Path, inputs: &'a [PathBuf], kind: Artefact) -> Target<'a> {
+        Target { flag, path, inputs, force: self.force, kind }
+    }
 }
 
 fn load(paths: &[PathBuf]) -> Result<Vec<Measured>, CliError> {
@@ -126,37 +144,52 @@ fn markdown(head: &[String], body: &[Vec<String>]) -> String {
 }
 
 /// Print the comparison and write it as Markdown when asked.
-fn show(rows: &[Comparison], names: &[String], table: Option<&Path>, host: &str) -> Result<(), CliError> {
+fn show(rows: &[Comparison], names: &[String], table: Option<&Target>, host: &str) -> Result<(), CliError> {
     let (head, body) = comparison_rows(rows, names);
     crate::term::out(&format!("\nmeasured on {host} vs predicted (µs; ERR = predicted/measured − 1; target: held-out p50 within ±30 %, p99 within ×2)\n"))?;
     crate::term::out(&format!("{}", report::table::render_grid(&head, &body, 3)))?;
     let held: Vec<&Comparison> = rows.iter().filter(|c| !c.train && c.on_target().is_some()).collect();
     let ok = held.iter().filter(|c| c.on_target() == Some(true)).count();
     crate::term::out(&format!("held-out paths on target: {ok} of {}\n", held.len()))?;
-    if let Some(p) = table {
+    if let Some(t) = table {
         let text = format!("Measured on {host}; predicted: {}. Times in µs.\n\n{}", names.join(", "), markdown(&head, &body));
-        results::write_atomic(p, text.as_bytes())?;
-        crate::term::note(&format!("wrote {}\n", p.display()));
+        crate::output::file::write(t, text.as_bytes())?;
+        crate::term::note(&format!("wrote {}\n", t.path.display()));
     }
     Ok(())
 }
 
 pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
+    let inputs: Vec<PathBuf> = a.measured.iter().chain(&a.against).cloned().collect();
+    let table = a.table.as_deref().map(|p| a.target("--table", p, &inputs, Artefact::Table));
+    if let Some(t) = &table {
+        crate::output::file::check(t)?;
+    }
     let ms = load(&a.measured)?;
     let host = same_host(&ms)?;
     if !a.against.is_empty() {
-        let (paths, skipped) = calibrate::measured_paths(&ms, &a.train)?;
+        // Training paths only mark rows here: the default ones that were not measured do not apply.
+        let train = if a.train.is_empty() {
+            let (all, _) = calibrate::measured_paths(&ms, &[])?;
+            a.train().into_iter().filter(|t| all.iter().any(|p| &p.label == t)).collect()
+        } else {
+            a.train.clone()
+        };
+        let (paths, skipped) = calibrate::measured_paths(&ms, &train)?;
         for s in &skipped {
             crate::term::note(&format!("irqlab calibrate: left out {s}\n"));
         }
         let predicted: Vec<RunResult> = a.against.iter().map(|p| results::read_json(p)).collect::<Result<_, _>>()?;
         let names: Vec<String> = a.against.iter().map(|p| column_name(p)).collect();
-        show(&compare(&paths, &predicted), &names, a.table.as_deref(), &host)?;
+        show(&compare(&paths, &predicted), &names, table.as_ref(), &host)?;
         return Ok(Outcome::Ok);
     }
     let out = a.out.as_ref().ok_or_else(|| CliError("calibrate: -o FILE (where to write the profile) is required unless --against is given".into()))?;
+    let out_target = a.target("-o", out, &inputs, Artefact::Profile);
+    crate::output::file::check(&out_target)?;
+    let train = a.train();
     let base = Scenario::load(&a.scenario)?;
-    let p = plan(&base, &ms, &a.train, a.fit_samples)?;
+    let p = plan(&base, &ms, &train, a.fit_samples)?;
     crate::term::out(&format!("host: {host}\n"))?;
     for (path, target) in &p.paths {
         crate::term::out(&format!("  {:<16} {:<9} {} `{}` → model `{target}`\n", path.label, if path.train { "fit" } else { "held out" }, path.file, path.config))?;
@@ -166,7 +199,7 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     }
     let mut unidentified = Vec::new();
     let free = if a.free.is_empty() {
-        let choice = choose_free(&p.scenario, &a.train, &p.paths)?;
+        let choice = choose_free(&p.scenario, &train, &p.paths)?;
         crate::term::out(&format!("free costs (per training path, the guess/derived cost it depends on most): {}\n", choice.chosen.join(", ")))?;
         for (list, why) in [
             (&choice.kept, "on a training path, a weaker lever there than the fitted cost: kept at the profile value"),
@@ -196,13 +229,13 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     crate::term::out(&format!("{}", crate::cmd_fit::grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo)))?;
     let fitted = fitted_result(&p.scenario, &rep)?;
     let paths: Vec<_> = p.paths.iter().map(|(m, _)| m.clone()).collect();
-    show(&compare(&paths, &[fitted]), &["calibrated".into()], a.table.as_deref(), &host)?;
+    show(&compare(&paths, &[fitted]), &["calibrated".into()], table.as_ref(), &host)?;
 
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let files: Vec<String> = ms.iter().map(|m| m.file.clone()).collect();
-    let prov = profile_out::Provenance { command: &command, host: &host, files: &files, train: &a.train, unidentified: &unidentified };
+    let prov = profile_out::Provenance { command: &command, host: &host, files: &files, train: &train, unidentified: &unidentified };
     let text = profile_out::calibrated_profile(&p.scenario, &rep, &prov)?;
-    results::write_atomic(out, text.as_bytes())?;
+    crate::output::file::write(&out_target, text.as_bytes())?;
     crate::term::note(&format!("wrote {} (run any scenario on it: irqlab sim SCENARIO --profile {})\n", out.display(), out.display()));
     Ok(Outcome::Ok)
 }

@@ -43,8 +43,8 @@ fn parse_map(s: &str) -> Result<(String, String), String> {
 }
 
 pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
-    let ra = results::read_json(&a.a)?;
-    let rb = results::read_json(&a.b)?;
+    let ra = crate::inputs::read_named(&a.a)?;
+    let rb = crate::inputs::read_named(&a.b)?;
     let format = match a.format {
         FormatArg::Table => CompareFormat::Table,
         FormatArg::Csv => CompareFormat::Csv,

@@ -31,6 +31,9 @@ pub struct FitArgs {
     /// (default: print them).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Replace an existing -o file that irqlab did not write.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn row(r: &ReferenceOutcome) -> Vec<String> {
@@ -91,7 +94,9 @@ pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
     );
     match &a.out {
         Some(p) => {
-            results::write_atomic(p, text.as_bytes())?;
+            let inputs: Vec<PathBuf> = std::path::Path::new(&a.scenario).is_file().then(|| PathBuf::from(&a.scenario)).into_iter().collect();
+            let t = crate::output::file::Target { flag: "-o", path: p, inputs: &inputs, force: a.force, kind: crate::output::file::Artefact::FittedCosts };
+            crate::output::file::write(&t, text.as_bytes())?;
             crate::term::note(&format!("wrote {}\n", p.display()));
         }
         None => crate::term::out(&format!("\n{text}"))?,

@@ -28,10 +28,33 @@ pub struct ItsCheckArgs {
     pub format: ItsFormat,
 }
 
+/// Streams are text of at most this many bytes (a million commands of four hex words).
+pub const MAX_STREAM_BYTES: u64 = 64 << 20;
+
+/// The stream, bounded like every reader: a regular file of at most [`MAX_STREAM_BYTES`];
+/// bytes that are not UTF-8 are replaced (the parser then names the line).
+fn read_stream(path: &std::path::Path) -> Result<String, CliError> {
+    use std::io::Read;
+    let name = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(CliError(format!("{name}: not a regular file; give an ITS command stream file")));
+    }
+    if meta.len() > MAX_STREAM_BYTES {
+        return Err(CliError(format!("{name}: {} bytes; irqlab reads at most {MAX_STREAM_BYTES} bytes here", meta.len())));
+    }
+    let mut bytes = Vec::new();
+    let f = std::fs::File::open(path).map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
+    f.take(MAX_STREAM_BYTES + 1).read_to_end(&mut bytes).map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_STREAM_BYTES {
+        return Err(CliError(format!("{name}: more than {MAX_STREAM_BYTES} bytes; irqlab reads at most that here")));
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 pub fn run(a: ItsCheckArgs) -> Result<Outcome, CliError> {
     let name = a.file.display().to_string();
-    let text = std::fs::read(&a.file).map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
-    let text = String::from_utf8_lossy(&text);
+    let text = read_stream(&a.file)?;
     let script = script::parse(&text).map_err(|e| CliError(format!("{name}: {e}")))?;
     let report = check::run(&script);
     match a.format {

@@ -3,8 +3,10 @@
 //!
 //! Point k of a scenario belongs to shard (k mod N) + 1; each shard records the indices of its
 //! points, so the original order is rebuilt exactly; seeds never depend on the sharding.
-//! Parts must come from the same scenario, seed, tool version and commit, and all N shards
-//! must be present exactly once. References are checked again on the merged result (a ratio's
+//! Parts must come from the same scenario, seed, tool version and commit, and the same prepared
+//! scenario (the fingerprint each shard stores, see [`crate::fingerprint`]: point list, seeds,
+//! overrides, references, document); all N shards must be present exactly once. The output
+//! directory may not be one of the parts' own. References are checked again on the merged result (a ratio's
 //! two configurations may sit in different shards). Everything but `provenance` is then
 //! byte-identical to the unsharded result.
 use std::collections::BTreeMap;
@@ -45,6 +47,22 @@ fn shard_of(path: &str, r: &RunResult) -> Result<(usize, usize, usize), CliError
     Ok((i, n, total))
 }
 
+/// What differs between two shards' fingerprints of their prepared scenario, in words.
+fn fingerprint_differences(a: &Part, b: &Part) -> Option<String> {
+    let details = |p: &Part| p.result.provenance.as_ref().map(|x| x.details.clone()).unwrap_or_default();
+    let (da, db) = (details(a), details(b));
+    let mut d = crate::fingerprint::differences(&da, &db);
+    if d.is_empty() {
+        d = crate::fingerprint::differences(&db, &da);
+    }
+    if d.is_empty() {
+        return None;
+    }
+    let missing = |x: &std::collections::BTreeMap<String, String>| !x.contains_key(&crate::fingerprint::key("points"));
+    let why = if missing(&da) || missing(&db) { " (a shard without a fingerprint was written by an older irqlab: run the shards again)" } else { "" };
+    Some(format!("their prepared scenarios differ in: {}{why}", d.join("; ")))
+}
+
 /// Merge parts; errors name the file and what differs.
 fn merge(parts: Vec<Part>) -> Result<RunResult, CliError> {
     let first = &parts[0];
@@ -59,6 +77,8 @@ fn merge(parts: Vec<Part>) -> Result<RunResult, CliError> {
             Some("git commit of the tool".into())
         } else if p.of != first.of || p.total != first.total {
             Some(format!("sharding {}/{} of {} points vs {}/{} of {}", p.shard, p.of, p.total, first.shard, first.of, first.total))
+        } else if let Some(d) = fingerprint_differences(first, p) {
+            Some(d)
         } else if p.result.meta != first.result.meta {
             Some("run metadata (platform, knobs or description)".into())
         } else if p.result.provenance.as_ref().map(|x| x.details.iter().filter(|(k, _)| k.starts_with("set.") || *k == "configs").collect::<Vec<_>>())
@@ -125,6 +145,12 @@ fn merge(parts: Vec<Part>) -> Result<RunResult, CliError> {
 }
 
 pub fn run(a: MergeArgs) -> Result<Outcome, CliError> {
+    let dir = a.out.parent().filter(|d| !d.as_os_str().is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    if a.out.file_name().is_none_or(|f| f != "result.json") {
+        return Err(CliError(format!("{}: the merged result is written as result.json (and result.csv) in a directory; give DIR/result.json", a.out.display())));
+    }
+    // The parts are inputs: merging into a shard's own directory would replace it.
+    crate::output::check_output_dir(&dir, &a.parts)?;
     let mut parts = Vec::new();
     for path in &a.parts {
         let shown = path.display().to_string();
@@ -144,11 +170,7 @@ pub fn run(a: MergeArgs) -> Result<Outcome, CliError> {
         }
     }
     merged.provenance = Some(crate::provenance::current(details));
-    let dir = a.out.parent().filter(|d| !d.as_os_str().is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    if a.out.file_name().is_none_or(|f| f != "result.json") {
-        return Err(CliError(format!("{}: the merged result is written as result.json (and result.csv) in a directory; give DIR/result.json", a.out.display())));
-    }
-    let json = crate::output::write_files(&dir, &merged)?;
+    let json = crate::output::write_files(&dir, &merged, &a.parts)?;
     crate::term::note(&format!("merged {} shards, {} configurations: wrote {} and result.csv\n", a.parts.len(), merged.configs.len(), json.display()));
     Ok(Outcome::Ok)
 }

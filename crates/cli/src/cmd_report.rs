@@ -1,4 +1,10 @@
 //! `irqlab report RESULT.json... -o report.html`.
+//!
+//! The output goes through [`crate::output::file`]: never over an input (directly or through a
+//! link), never over a file irqlab did not write unless `--force`. Names given to `--stat`,
+//! `--class` and `--scatter` must name something in the results (a typo would otherwise print
+//! empty tables): exit 2 with a did-you-mean.
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -30,8 +36,12 @@ pub struct ReportArgs {
     pub results: Vec<PathBuf>,
     /// Where to write the HTML file; `-` is stdout. A symlink is written through (the file it
     /// points to is replaced), a device or FIFO is written to in place, a directory is refused.
+    /// An input is never written over; a file that is not an irqlab report only with --force.
     #[arg(short, long, default_value = "report.html")]
     pub output: PathBuf,
+    /// Replace an existing -o file that is not an irqlab report.
+    #[arg(long)]
+    pub force: bool,
     /// Latency unit of tables and plots.
     #[arg(long, value_enum, default_value_t = UnitArg::Us)]
     pub unit: UnitArg,
@@ -74,18 +84,54 @@ impl ReportArgs {
     }
 }
 
+/// Refuse a `--stat`, `--class` or `--scatter` name that matches nothing in `runs`.
+fn check_names(a: &ReportArgs, runs: &[(String, results::RunResult)]) -> Result<(), CliError> {
+    let configs = || runs.iter().flat_map(|r| r.1.configs.iter());
+    let figures: BTreeSet<&str> = configs().flat_map(|c| c.figures.keys().map(String::as_str)).collect();
+    let classes: BTreeSet<&str> = configs().flat_map(|c| c.classes.keys().map(String::as_str)).collect();
+    let unknown = |flag: &str, got: &str, known: Vec<&str>| {
+        CliError(format!(
+            "{flag} `{got}`: no such name in the results{}; known: {}",
+            sim::scenario::did_you_mean(got, known.iter().copied()),
+            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+        ))
+    };
+    let stat = a.stat.strip_prefix("figure:").unwrap_or(&a.stat);
+    let mut stats: Vec<&str> = report::sweep::LATENCY_STATS.to_vec();
+    stats.extend(["count", "avg"]);
+    stats.extend(figures.iter().copied());
+    if !stats.contains(&stat) {
+        return Err(unknown("--stat", &a.stat, stats));
+    }
+    if let Some(c) = &a.class {
+        if !classes.contains(c.as_str()) {
+            return Err(unknown("--class", c, classes.into_iter().collect()));
+        }
+    }
+    if let Some(f) = a.scatter.as_deref().filter(|f| *f != "none") {
+        if !figures.contains(f) {
+            let mut known: Vec<&str> = vec!["none"];
+            known.extend(figures.iter().copied());
+            return Err(unknown("--scatter", f, known));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: ReportArgs) -> Result<Outcome, CliError> {
     let opts = a.options()?;
-    let runs = a
-        .results
-        .iter()
-        .map(|p| results::read_json(p).map(|r| (p.display().to_string(), r)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let to_stdout = a.output.as_os_str() == "-";
+    let target = crate::output::file::Target { flag: "-o", path: &a.output, inputs: &a.results, force: a.force, kind: crate::output::file::Artefact::Report };
+    if !to_stdout {
+        crate::output::file::check(&target)?;
+    }
+    let runs = a.results.iter().map(|p| crate::inputs::read_named(p).map(|r| (p.display().to_string(), r))).collect::<Result<Vec<_>, _>>()?;
+    check_names(&a, &runs)?;
     let html = report::render_html_with(&runs, &opts)?;
-    if a.output.as_os_str() == "-" {
+    if to_stdout {
         out_data(&html)?;
     } else {
-        results::write_atomic(&a.output, html.as_bytes())?;
+        crate::output::file::write(&target, html.as_bytes())?;
         note(&format!("wrote {}\n", a.output.display()));
     }
     Ok(Outcome::Ok)

@@ -77,14 +77,14 @@ pub enum BenchCmd {
 pub struct Common {
     /// Samples to keep [default: 10000]. One more interrupt is taken first and discarded (its
     /// deadline was armed while the VM started), as kvm-unit-tests does.
-    #[arg(long, conflicts_with = "duration")]
+    #[arg(long, conflicts_with = "duration", value_parser = whole)]
     pub samples: Option<u64>,
     /// Run for this long instead of a sample count (`30s`, `10m`, `1h`; at most 24h and
     /// 10,000,000 samples).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub duration: Option<Duration>,
     /// Kept samples left out of WARM_MAX (tbm's warm max) [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = whole)]
     pub warmup: Option<u64>,
     /// Period between samples in µs: timer, how far ahead the deadline is; ipi, the pause between
     /// round trips; device, the gap between triggers [default: 77]. 77 µs takes 10,000 samples in
@@ -93,10 +93,10 @@ pub struct Common {
     #[arg(long)]
     pub period_us: Option<f64>,
     /// The period in TSC cycles instead (overrides --period-us), as tscdeadline_latency's `delta`.
-    #[arg(long)]
+    #[arg(long, value_parser = whole)]
     pub period_cycles: Option<u64>,
     /// KVM_CAP_HALT_POLL for this VM, ns [default: the host's halt_poll_ns].
-    #[arg(long)]
+    #[arg(long, value_parser = whole)]
     pub halt_poll_ns: Option<u64>,
     /// Ask KVM to stop HLT exits (KVM_CAP_X86_DISABLE_EXITS; x86 only); the result says whether
     /// it worked.
@@ -147,7 +147,8 @@ pub struct Common {
     /// Output directory [default: out/run-<bench>, or out/<matrix name>].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Replace the results already in the output directory.
+    /// Replace the results already in the output directory (and a --samples-out file irqlab did
+    /// not write). A run in which every point fails replaces nothing, --force or not.
     #[arg(long)]
     pub force: bool,
     /// What to print on stdout: a table, or the result as JSON or CSV (ns).
@@ -156,6 +157,15 @@ pub struct Common {
     /// Latency unit of the table: µs (cyclictest, rtla), ns, or TSC cycles (kvm-unit-tests).
     #[arg(long, value_enum, default_value_t = RunUnit::Us)]
     pub unit: RunUnit,
+}
+
+/// A whole-number flag: 0 to i64::MAX, the range a `[run]` table (TOML) can hold, so that the
+/// flag and the matrix key accept the same values and neither panics on a bigger one.
+fn whole(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n <= i64::MAX as u64 => Ok(n),
+        _ => Err(format!("expected a whole number from 0 to {}", i64::MAX)),
+    }
 }
 
 impl Common {
@@ -193,14 +203,20 @@ fn settings(a: &RunArgs) -> (RunTable, &Common) {
 }
 
 /// Refuse to replace earlier results without --force.
-fn check_fresh(dir: &std::path::Path, force: bool) -> Result<(), CliError> {
+fn check_fresh(dir: &std::path::Path, force: bool, inputs: &[PathBuf]) -> Result<(), CliError> {
     if !force && dir.join("result.json").exists() {
         return Err(CliError(format!(
             "{} already holds the results of an earlier run; give another --out, or --force to replace them",
             dir.display()
         )));
     }
-    check_output_dir(dir)
+    Ok(check_output_dir(dir, inputs)?)
+}
+
+/// Nothing was measured: every point failed before it took a sample. Such a run writes nothing
+/// (an earlier good result stays, even with --force), as `sim` does.
+fn nothing_measured(result: &RunResult) -> bool {
+    result.configs.iter().all(|c| c.error.is_some() && c.classes.is_empty())
 }
 
 pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
@@ -220,17 +236,25 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         return Err(CliError(reasons.join("\n  ")));
     }
     let dir = c.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario));
-    check_fresh(&dir, c.force)?;
+    let inputs: Vec<PathBuf> = a.matrix.iter().cloned().collect();
+    check_fresh(&dir, c.force, &inputs)?;
+    let samples_target = c.samples_out.as_deref().map(|p| crate::output::file::Target {
+        flag: "--samples-out",
+        path: p,
+        inputs: &inputs,
+        force: c.force,
+        kind: crate::output::file::Artefact::Samples,
+    });
+    if let Some(t) = &samples_target {
+        crate::output::file::check(t)?;
+    }
     if let Err(why) = kvm::kvm_available() {
         return Err(CliError(format!("this needs KVM: {why}")));
     }
     if c.breakdown {
         crate::run_breakdown::check(pts.iter().find_map(|p| p.1.as_ref().ok()))?;
     }
-    let mut samples_out = match &c.samples_out {
-        Some(p) => Some((std::fs::File::create(p).map_err(|e| CliError(format!("--samples-out {}: {e}", p.display())))?, p.clone())),
-        None => None,
-    };
+    let mut samples_text = String::new();
     let host = kvm::host_description();
     let mut result = RunResult::new(RunMeta {
         tool_version: sim::runner::TOOL_VERSION.into(),
@@ -265,8 +289,8 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
                         if let Some(b) = c.histogram {
                             histograms.push_str(&show::histogram(&name, &m.classes, b as usize));
                         }
-                        if let Some((f, p)) = samples_out.as_mut() {
-                            show::write_samples(f, p, &name, &m.classes)?;
+                        if samples_target.is_some() {
+                            samples_text.push_str(&show::samples_text(&name, &m.classes));
                         }
                         if cfg.pv_ipi {
                             let verdict = kvm::probe_pv_ipi(Duration::from_secs(2)).unwrap_or_else(|e| format!("probe failed: {e}"));
@@ -281,11 +305,19 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
     }
     progress.finish();
     result.provenance = Some(crate::provenance::current(details));
-    let json = write_files(&dir, &result)?;
+    if nothing_measured(&result) {
+        // Say why, and write nothing: an earlier result (and samples file) stays whole.
+        let _ = outcome(&result);
+        return Err(CliError(format!("every run failed; nothing was written ({} is unchanged)", dir.display())));
+    }
+    let json = write_files(&dir, &result, &inputs)?;
+    if let Some(t) = &samples_target {
+        crate::output::file::write(t, samples_text.as_bytes())?;
+    }
     summarize(&result, c, &histograms)?;
     note(&format!("wrote {} and result.csv\n", json.display()));
-    if let Some((_, p)) = &samples_out {
-        note(&format!("wrote {}\n", p.display()));
+    if let Some(t) = &samples_target {
+        note(&format!("wrote {}\n", t.path.display()));
     }
     outcome(&result)
 }
@@ -360,5 +392,30 @@ fn outcome(result: &RunResult) -> Result<Outcome, CliError> {
         Ok(Outcome::Stopped)
     } else {
         Ok(Outcome::Ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_in_which_every_point_failed_measured_nothing() {
+        let mut r = RunResult::new(RunMeta::named("t", "run-timer", 0, ResultKind::Measured));
+        r.configs.push(ConfigResult::failed("a", BTreeMap::new(), "--priority 50: EPERM".to_string()));
+        assert!(nothing_measured(&r));
+        let mut ok = ConfigResult::new("b");
+        let mut rec = results::LatencyRecorder::new(0);
+        rec.record(5);
+        ok.classes.insert("timer".into(), rec.finish());
+        r.configs.push(ok);
+        assert!(!nothing_measured(&r), "one point measured: the result is written (exit 1)");
+    }
+
+    #[test]
+    fn whole_number_flags_stop_at_i64_max() {
+        assert_eq!(whole("9223372036854775807"), Ok(i64::MAX as u64));
+        assert!(whole("9223372036854775808").unwrap_err().contains("0 to 9223372036854775807"));
+        assert!(whole("-1").is_err() && whole("x").is_err());
     }
 }

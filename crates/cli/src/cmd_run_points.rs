@@ -16,7 +16,10 @@
 //! [sweep]                      # each key: a list; every combination is one point
 //! via = ["irqfd", "msi", "line", "level"]
 //! ```
-//! A point is named after its sweep values (`via=msi`), or after the file when there is no sweep.
+//! A point is named after its sweep values (`via=msi`), or after the file when there is no sweep;
+//! a value given twice in one sweep list is refused (two points of one name). The file is read
+//! with the bounded reader ([`results::read_text_capped`]), and its `name` becomes a directory
+//! through [`crate::output::safe_dir_name`], the function `sim` uses for scenario names.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -275,8 +278,8 @@ pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String
         return Ok((format!("run-{bench}"), vec![(bench.to_string(), cfg)]));
     };
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| CliError(format!("{file}: cannot read: {e}")))?;
-    let m: MatrixFile = toml::from_str(&text).map_err(|e| CliError(format!("{file}: {}", e.message().trim())))?;
+    let text = results::read_text_capped(path, sim::scenario::MAX_SCENARIO_BYTES)?;
+    let m: MatrixFile = toml::from_str(&text).map_err(|e| CliError(format!("{file}: {}{}", at_line(&text, e.span()), e.message().trim())))?;
     if let Some((k, _)) = sets.iter().find(|(k, _)| m.sweep.contains_key(k)) {
         return Err(CliError(format!("--set {k}: {file} sweeps `{k}`; pick its points with --config instead")));
     }
@@ -285,6 +288,9 @@ pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String
         let vals = v.as_array().filter(|a| !a.is_empty()).ok_or_else(|| CliError(format!("{file}: key `sweep.{k}`: expected a non-empty array")))?;
         if !RUN_KEYS.contains(&k.as_str()) {
             return Err(CliError(format!("{file}: key `sweep.{k}`: not a run setting{}", did_you_mean(k, RUN_KEYS.iter().copied()))));
+        }
+        if let Some(dup) = vals.iter().enumerate().find_map(|(i, v)| vals[..i].iter().any(|w| show(w) == show(v)).then(|| show(v))) {
+            return Err(CliError(format!("{file}: key `sweep.{k}`: value `{dup}` appears twice; each value of a sweep is one point, and two points with one name cannot be told apart")));
         }
         combos = combos
             .into_iter()
@@ -322,7 +328,18 @@ pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String
         }
         pts.retain(|p| configs.contains(&p.0));
     }
-    Ok((m.name.unwrap_or(stem), pts))
+    // The name becomes a directory under out/: the same sanitising as a scenario's name.
+    Ok((crate::output::safe_dir_name(&m.name.unwrap_or(stem)), pts))
+}
+
+/// "line 3 (`samples = 9223372036854775808`): " for a TOML error's span, so that a value the
+/// parser rejects (an integer above i64::MAX) is shown with its key.
+fn at_line(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let Some(start) = span.map(|s| s.start.min(text.len())) else { return String::new() };
+    let line = text[..start].matches('\n').count() + 1;
+    let content = text.lines().nth(line - 1).unwrap_or("").trim();
+    let content: String = content.chars().take(80).collect();
+    format!("line {line} (`{content}`): ")
 }
 
 /// The settings recorded with a run's provenance: each `--set`, by key.
@@ -392,6 +409,23 @@ mod tests {
         let (_, pts) = points(&flags, Some(&f), &[], &[]).unwrap();
         let e = pts[0].1.as_ref().unwrap_err();
         assert!(e.contains("unknown key `period`, did you mean `period_us`?"), "{e}");
+    }
+
+    #[test]
+    fn matrix_names_stay_under_out_duplicates_and_huge_integers_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("m.toml");
+        let flags = RunTable::default();
+        for (name, want) in [("../../../x", "_.._.._x"), ("/tmp/abs", "_tmp_abs"), ("..", "scenario")] {
+            std::fs::write(&f, format!("name = {name:?}\n[run]\nbench = \"timer\"\n")).unwrap();
+            assert_eq!(points(&flags, Some(&f), &[], &[]).unwrap().0, want);
+        }
+        std::fs::write(&f, "[run]\nbench = \"device\"\n[sweep]\nvia = [\"msi\", \"line\", \"msi\"]\n").unwrap();
+        let e = points(&flags, Some(&f), &[], &[]).unwrap_err().0;
+        assert!(e.contains("key `sweep.via`: value `msi` appears twice"), "{e}");
+        std::fs::write(&f, "[run]\nbench = \"timer\"\nsamples = 9223372036854775808\n").unwrap();
+        let e = points(&flags, Some(&f), &[], &[]).unwrap_err().0;
+        assert!(e.contains("line 3 (`samples = 9223372036854775808`)"), "{e}");
     }
 
     #[test]

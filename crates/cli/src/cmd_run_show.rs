@@ -6,8 +6,6 @@
 //! a latency can be negative. The result's histograms count them as 0; the table's MIN is the true
 //! (negative) minimum, EARLY counts them, and a warning line says how early they were.
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::Path;
 
 use clap::ValueEnum;
 use kvm::measurement::EARLY_SUFFIX;
@@ -15,7 +13,6 @@ use report::format::{group, thousands};
 use report::table::render_grid;
 use results::{ConfigResult, RunResult};
 
-use crate::CliError;
 
 /// Latency unit of the run's table: µs (cyclictest, rtla), ns, or TSC cycles (kvm-unit-tests).
 /// The µs/ns pair is `irqlab report --unit`'s; cycles need the run's TSC frequency.
@@ -161,19 +158,20 @@ pub fn histogram(config: &str, classes: &[(String, Vec<f64>)], buckets: usize) -
     s
 }
 
-/// Append one configuration's samples to the `--samples-out` file: a `# config:` line, a header
+/// One configuration's samples as `--samples-out` holds them: a `# config:` line, a header
 /// naming the columns, then `index<TAB>ns<TAB>ns…` per sample (index 0 is the first kept sample).
-pub fn write_samples(f: &mut std::fs::File, path: &Path, config: &str, classes: &[(String, Vec<f64>)]) -> Result<(), CliError> {
-    let err = |e: std::io::Error| CliError(format!("--samples-out {}: {e}", path.display()));
-    let mut w = std::io::BufWriter::new(f);
-    writeln!(w, "# config: {config}").map_err(err)?;
-    writeln!(w, "index\t{}", classes.iter().map(|c| format!("{}_ns", c.0)).collect::<Vec<_>>().join("\t")).map_err(err)?;
+/// Collected in memory and written once, atomically, after the run (a failed run leaves an
+/// earlier file whole).
+pub fn samples_text(config: &str, classes: &[(String, Vec<f64>)]) -> String {
+    let mut w = String::new();
+    let _ = writeln!(w, "# config: {config}");
+    let _ = writeln!(w, "index\t{}", classes.iter().map(|c| format!("{}_ns", c.0)).collect::<Vec<_>>().join("\t"));
     let n = classes.iter().map(|c| c.1.len()).max().unwrap_or(0);
     for i in 0..n {
         let cells: Vec<String> = classes.iter().map(|c| c.1.get(i).map(|v| format!("{}", v.round() as i64)).unwrap_or_default()).collect();
-        writeln!(w, "{i}\t{}", cells.join("\t")).map_err(err)?;
+        let _ = writeln!(w, "{i}\t{}", cells.join("\t"));
     }
-    w.flush().map_err(err)
+    w
 }
 
 #[cfg(test)]
@@ -209,11 +207,8 @@ mod tests {
 
     #[test]
     fn samples_file_has_one_row_per_sample() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("s.tsv");
-        let mut f = std::fs::File::create(&p).unwrap();
-        write_samples(&mut f, &p, "ipi", &[("one".into(), vec![1.4, 2.6]), ("rt".into(), vec![3.0, 4.0])]).unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "# config: ipi\nindex\tone_ns\trt_ns\n0\t1\t3\n1\t3\t4\n");
+        let t = samples_text("ipi", &[("one".into(), vec![1.4, 2.6]), ("rt".into(), vec![3.0, 4.0])]);
+        assert_eq!(t, "# config: ipi\nindex\tone_ns\trt_ns\n0\t1\t3\n1\t3\t4\n");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use sim::runner::{run_scenario_picking, ScenarioOpts};
 use sim::scenario::{parse_set, Scenario, DEFAULT_MAX_POINTS};
 
 use crate::cmd_report::UnitArg;
-use crate::output::{check_output_dir, print_in, write_files, Format};
+use crate::output::{check_output_dir, print_in, safe_dir_name, write_files, Format};
 use crate::term::{self, note};
 use crate::progress::Progress;
 use crate::{CliError, Outcome};
@@ -60,8 +60,9 @@ pub struct SimArgs {
     /// the sharding, and `irqlab merge` puts the parts back together.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-    /// Refuse scenarios that expand to more points than this.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_POINTS)]
+    /// Refuse scenarios that expand to more points than this (at most 1,000,000: each point
+    /// holds its own resolved scenario document in memory).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_POINTS, value_parser = parse_max_points)]
     pub max_points: usize,
     /// Exit with status 1 when any published reference is out of tolerance (for CI of scenarios).
     #[arg(long)]
@@ -110,6 +111,17 @@ fn trace_choice_words(pick: &TracePick, n: usize) -> String {
     }
 }
 
+/// The ceiling of `--max-points`: a million points of a small scenario are a few GB.
+pub const MAX_POINTS_CEILING: usize = 1_000_000;
+
+/// `--max-points N`, 1 to [`MAX_POINTS_CEILING`].
+fn parse_max_points(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if (1..=MAX_POINTS_CEILING as u64).contains(&n) => Ok(n as usize),
+        _ => Err(format!("expected a whole number from 1 to {MAX_POINTS_CEILING} (a bigger sweep needs sharding: --shard I/N)")),
+    }
+}
+
 /// `--trace-at WHICH`.
 fn parse_trace_at(s: &str) -> Result<TracePick, String> {
     TracePick::parse(s)
@@ -126,21 +138,13 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
     Ok((i, n))
 }
 
-/// A file-system-safe directory name for a scenario name: the default output is always a
-/// plain subdirectory of `out/`, whatever the scenario calls itself.
-pub fn safe_dir_name(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).take(100).collect();
-    let s = s.trim_start_matches('.').to_string();
-    if s.is_empty() { "scenario".into() } else { s }
-}
-
 /// `--profile`: point `platform.profile` at another profile. A file is made absolute (the
 /// scenario layer resolves relative profile paths against the scenario's directory) and is
 /// checked to parse here, so that a bad file is one error before anything runs.
 fn use_profile(sc: &mut Scenario, p: &str) -> Result<(), CliError> {
     let value = if p.ends_with(".toml") {
         let abs = std::fs::canonicalize(p).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
-        let text = std::fs::read_to_string(&abs).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
+        let text = results::read_text_capped(&abs, sim::scenario::MAX_SCENARIO_BYTES).map_err(|e| CliError(format!("--profile {p}: {e}")))?;
         sim::platform::Platform::parse(&text, p).map_err(|e| CliError(format!("--profile {e}")))?;
         abs.display().to_string()
     } else {
@@ -176,7 +180,10 @@ pub fn load(a: &SimArgs) -> Result<Scenario, CliError> {
 
 pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     let sc = load(&a)?;
-    check_output_dir(&a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name))))?;
+    // The scenario file (when it is one) is an input: never replaced by the results.
+    let inputs: Vec<PathBuf> = std::path::Path::new(&a.scenario).is_file().then(|| PathBuf::from(&a.scenario)).into_iter().collect();
+    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name)));
+    check_output_dir(&dir, &inputs)?;
     let progress = Progress::new(&sc.name);
     let started = Instant::now();
     let pick = a.trace_at.clone().unwrap_or(TracePick::First);
@@ -212,6 +219,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         details.insert("points_total".into(), sc.point_count()?.to_string());
         let idx: Vec<String> = out_indices.iter().map(|i| i.to_string()).collect();
         details.insert("point_indices".into(), idx.join(","));
+        details.extend(crate::fingerprint::of(&sc, a.seed.unwrap_or(sc.header.seed))?);
     }
     result.provenance = Some(crate::provenance::current(details));
     let r = &result;
@@ -222,8 +230,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         reasons.dedup();
         return Err(CliError(format!("every configuration failed, nothing was written:\n  {}", reasons.join("\n  "))));
     }
-    let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name)));
-    let json = write_files(&dir, r)?;
+    let json = write_files(&dir, r, &inputs)?;
 
     print_in(r, a.format, a.unit.into())?;
     // Extra human-readable sections go to stdout with the table, to stderr otherwise, so that
@@ -242,6 +249,9 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
             extra.push('\n');
             extra.push_str(&counters);
         }
+    }
+    if let TracePick::Rounds(rounds) = &pick {
+        note(&rounds_beyond(&rounds[..], r));
     }
     if out_traces.iter().any(|t| !t.1.is_empty()) {
         extra.push_str(&format!("\nsample paths ({}):\n", trace_choice_words(&pick, keep_traces)));
@@ -280,6 +290,17 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         note(&format!("irqlab: {} of {} configurations failed; the others' results were written\n", failed.len(), r.configs.len()));
         Ok(Outcome::Partial)
     }
+}
+
+/// `--trace-at 0,5000` on a 300-sample run: say which rounds no configuration reached, rather
+/// than keeping no path for them without a word.
+fn rounds_beyond(rounds: &[u64], r: &results::RunResult) -> String {
+    let most = r.configs.iter().flat_map(|c| c.classes.values()).map(|l| l.summary.count).max().unwrap_or(0);
+    let beyond: Vec<String> = rounds.iter().filter(|&&k| k >= most).map(|k| k.to_string()).collect();
+    if beyond.is_empty() {
+        return String::new();
+    }
+    format!("irqlab: --trace-at: round(s) {} beyond the {most} samples of every class and configuration: no path kept for them (rounds count from 0)\n", beyond.join(", "))
 }
 
 fn references_table(reproduces: &str, r: &results::RunResult) -> String {

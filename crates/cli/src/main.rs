@@ -28,6 +28,8 @@ mod cmd_run_points;
 mod cmd_run_show;
 mod cmd_scenarios;
 mod cmd_sim;
+mod fingerprint;
+mod inputs;
 mod output;
 mod progress;
 mod provenance;

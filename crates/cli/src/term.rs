@@ -4,6 +4,9 @@
 //! `print!` panics when stdout fails (EPIPE from `irqlab scenarios | head -0`, ENOSPC from
 //! `> /dev/full`). Here a closed pipe ends output quietly, as other command-line tools do (the
 //! exit status still says how the run went), and any other write error is a [`CliError`] (exit 2).
+//! A stdout that was closed when irqlab started (`>&-`) is an error too, on the first write: the
+//! output would otherwise vanish into the `/dev/null` Rust's runtime puts there (see
+//! `stdout_is_lost`).
 //! Text for people ([`out`], [`note`]) has its control characters escaped, because it quotes
 //! strings from result and scenario files: a configuration name holding `ESC [ 2 J` must be
 //! shown, not obeyed. Machine output ([`out_data`]: JSON, CSV) is written byte for byte.
@@ -25,9 +28,35 @@ pub fn escape_controls(s: &str) -> Cow<'_, str> {
     Cow::Owned(s.chars().map(|c| if bad(c) { c.escape_default().to_string() } else { c.to_string() }).collect())
 }
 
+/// Was stdout closed when irqlab started (`irqlab report R -o - >&-`)? Rust's runtime reopens a
+/// closed descriptor 0–2 on `/dev/null` before `main` (std `sys::pal::unix::init`,
+/// `sanitize_standard_fds`, read for Rust 1.90), so the output would vanish with exit 0. Such a
+/// descriptor is told apart by how it was opened: `/dev/null` read-write (`O_RDWR`), where a
+/// shell's `>/dev/null` opens it write-only. A descriptor that is not open at all counts too.
+fn stdout_is_lost() -> bool {
+    static LOST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LOST.get_or_init(stdout_was_closed)
+}
+
+fn stdout_was_closed() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: F_GETFL on a descriptor number only reads the descriptor's flags; no memory is passed.
+    let flags = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFL) };
+    if flags == -1 {
+        return true;
+    }
+    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else { return true };
+    let (Ok(out), Ok(null)) = (std::fs::File::from(fd).metadata(), std::fs::metadata("/dev/null")) else { return false };
+    out.rdev() == null.rdev() && out.dev() == null.dev() && out.ino() == null.ino() && flags & libc::O_ACCMODE == libc::O_RDWR
+}
+
 fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return Ok(());
+    }
+    if !bytes.is_empty() && stdout_is_lost() {
+        return Err(CliError("cannot write to stdout: it is closed, so this output would be lost; redirect it to a file (or give -o FILE where there is one)".into()));
     }
     let mut lock = std::io::stdout().lock();
     match lock.write_all(bytes).and_then(|_| lock.flush()) {

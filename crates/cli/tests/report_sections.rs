@@ -49,9 +49,43 @@ fn unit_ns_prints_nanoseconds() {
     let ns = irqlab(&["sim", "demo-timer-inject", "--set", "workload.samples=2000", "--out", "b", "--unit", "ns"], d.path());
     let (us, ns) = (String::from_utf8_lossy(&us.stdout).into_owned(), String::from_utf8_lossy(&ns.stdout).into_owned());
     assert!(us.contains("(latencies in µs)") && ns.contains("(latencies in ns)"), "{us}\n{ns}");
+    // The numbers, not only the labels: every latency cell in ns is 1000 × the µs cell (the µs
+    // table shows 2 decimals, so within 5 ns), row by row.
+    let rows = |t: &str| -> Vec<Vec<f64>> {
+        t.lines()
+            .filter(|l| l.starts_with("idle=") && l.split_whitespace().nth(1) == Some("timer"))
+            .map(|l| l.split_whitespace().skip(3).take(9).map(|c| c.replace(',', "").parse::<f64>().unwrap()).collect())
+            .collect()
+    };
+    let (ru, rn) = (rows(&us), rows(&ns));
+    assert_eq!((ru.len(), rn.len()), (2, 2), "{us}\n{ns}");
+    for (u, n) in ru.iter().zip(&rn) {
+        assert_eq!(u.len(), 9);
+        for (u, n) in u.iter().zip(n) {
+            assert!((n - 1000.0 * u).abs() <= 5.0, "{n} ns vs {u} µs\n{us}\n{ns}");
+        }
+    }
+    assert!(rn[0][0] > 1000.0 && rn[0][0] != rn[1][0], "real latencies, not a constant: {ns}");
     let csv = irqlab(&["sim", "demo-timer-inject", "--set", "workload.samples=2000", "--out", "c", "--unit", "ns", "--format", "csv"], d.path());
-    let csv = String::from_utf8_lossy(&csv.stdout);
+    let csv = String::from_utf8_lossy(&csv.stdout).into_owned();
     assert!(csv.lines().next().unwrap().contains("p99_ns"), "{csv}");
+    let csv_us = irqlab(&["sim", "demo-timer-inject", "--set", "workload.samples=2000", "--out", "e", "--format", "csv"], d.path());
+    let csv_us = String::from_utf8_lossy(&csv_us.stdout).into_owned();
+    // CSV: µs with 3 decimals, so ns = µs × 1000 exactly, column by column (min … warm_max).
+    let cells = |t: &str, unit: &str| -> Vec<Vec<f64>> {
+        let mut lines = t.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let cols: Vec<usize> = ["min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max"]
+            .iter()
+            .map(|c| head.iter().position(|h| *h == format!("{c}_{unit}")).unwrap_or_else(|| panic!("{c}_{unit}: {t}")))
+            .collect();
+        lines.map(|l| l.split(',').collect::<Vec<_>>()).map(|f| cols.iter().map(|&i| f[i].parse().unwrap()).collect()).collect()
+    };
+    let (cu, cn) = (cells(&csv_us, "us"), cells(&csv, "ns"));
+    assert_eq!(cu.len(), 2);
+    for (u, n) in cu.iter().flatten().zip(cn.iter().flatten()) {
+        assert_eq!(*n, (u * 1000.0_f64).round(), "{n} ns vs {u} µs");
+    }
 }
 
 #[test]

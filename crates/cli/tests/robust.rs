@@ -123,10 +123,10 @@ fn report_output_writes_through_links_and_devices_refuses_directories() {
     let d = tempfile::tempdir().unwrap();
     let p = hostile_result(d.path());
     let p = p.to_str().unwrap();
-    // A symlink stays a link; the file it points to gets the report.
+    // A symlink stays a link; the file it points to gets the report (--force: it is no report yet).
     std::fs::write(d.path().join("real.html"), "old").unwrap();
     std::os::unix::fs::symlink("real.html", d.path().join("link.html")).unwrap();
-    let o = irqlab(&["report", p, "-o", "link.html"], d.path());
+    let o = irqlab(&["report", p, "-o", "link.html", "--force"], d.path());
     assert!(o.status.success(), "{}", err(&o));
     assert!(std::fs::symlink_metadata(d.path().join("link.html")).unwrap().file_type().is_symlink());
     assert!(std::fs::read_to_string(d.path().join("real.html")).unwrap().contains("<html"));

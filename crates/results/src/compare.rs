@@ -252,7 +252,7 @@ mod tests {
     }
 
     #[test]
-    fn forty_thousand_configurations_compare_fast() {
+    fn forty_thousand_configurations_pair_by_params() {
         let mut a = run(&[("seed", &[], 10)]);
         let template = a.configs.pop().unwrap();
         let mut b = a.clone();
@@ -265,12 +265,12 @@ mod tests {
             b.configs.push(c);
         }
         b.configs.reverse();
+        // Correctness only: how long it takes is a benchmark, not a unit test (BENCHMARKS.md,
+        // "compare pairing"), so a loaded CI machine cannot fail it.
         let t = std::time::Instant::now();
         let c = compare(&a, &b);
-        let took = t.elapsed();
-        eprintln!("compare of 40,000 x 40,000 configurations: {took:?}");
+        eprintln!("compare of 40,000 x 40,000 configurations: {:?} (recorded in BENCHMARKS.md, not asserted)", t.elapsed());
         assert_eq!(c.pairs.len(), 40_000);
         assert!(c.pairs.iter().all(|p| a.configs[p.a].params == b.configs[p.b].params));
-        assert!(took.as_secs_f64() < 1.0, "took {took:?}");
     }
 }

@@ -7,6 +7,12 @@ pub enum ResultsError {
     /// {path}: cannot read: {source}
     #[error("{path}: cannot read: {source}")]
     Read { path: PathBuf, source: std::io::Error },
+    /// A reader was given a device, FIFO, socket or directory (`/dev/zero` would be read forever).
+    #[error("{path}: not a regular file; give a result file")]
+    NotRegular { path: PathBuf },
+    /// A file above the reader's cap.
+    #[error("{path}: {bytes} bytes; irqlab reads at most {max} bytes here")]
+    TooLarge { path: PathBuf, bytes: u64, max: u64 },
     /// {path}: cannot write: {source}
     #[error("{path}: cannot write: {source}")]
     Write { path: PathBuf, source: std::io::Error },

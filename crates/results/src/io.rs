@@ -48,8 +48,35 @@ pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> 
     Ok(r)
 }
 
+/// The most a result file may hold: far above the largest result irqlab writes (an 81-point
+/// sweep with traces is a few MB), far below what a reader can hold in memory.
+pub const MAX_RESULT_BYTES: u64 = 256 << 20;
+
+/// Read a whole text file for a reader, bounded like the scenario reader
+/// (`sim::scenario::Scenario::load`): a regular file (symlinks followed) of at most `max` bytes.
+/// The size is checked before reading and the read itself stops at `max + 1` bytes, so a file
+/// growing meanwhile cannot push it past the bound.
+pub fn read_text_capped(path: &Path, max: u64) -> Result<String, ResultsError> {
+    use std::io::Read;
+    let read_err = |source| ResultsError::Read { path: path.into(), source };
+    let meta = std::fs::metadata(path).map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(ResultsError::NotRegular { path: path.into() });
+    }
+    if meta.len() > max {
+        return Err(ResultsError::TooLarge { path: path.into(), bytes: meta.len(), max });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path).map_err(read_err)?.take(max + 1).read_to_end(&mut bytes).map_err(read_err)?;
+    if bytes.len() as u64 > max {
+        return Err(ResultsError::TooLarge { path: path.into(), bytes: bytes.len() as u64, max });
+    }
+    String::from_utf8(bytes).map_err(|e| read_err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not UTF-8 text ({e})"))))
+}
+
+/// Read and check a result file (at most [`MAX_RESULT_BYTES`], a regular file).
 pub fn read_json(path: &Path) -> Result<RunResult, ResultsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read { path: path.into(), source })?;
+    let text = read_text_capped(path, MAX_RESULT_BYTES)?;
     from_json_str(&text, &path.display().to_string())
 }
 
@@ -142,6 +169,21 @@ mod tests {
     fn missing_version_and_garbage_are_errors() {
         assert!(from_json_str("{}", "x").unwrap_err().to_string().contains("schema_version"));
         assert!(from_json_str("not json", "y.json").unwrap_err().to_string().starts_with("y.json"));
+    }
+
+    #[test]
+    fn readers_refuse_devices_directories_and_files_above_the_cap() {
+        let d = tempfile::tempdir().unwrap();
+        for p in [Path::new("/dev/zero"), d.path()] {
+            let e = read_json(p).unwrap_err();
+            assert!(matches!(e, ResultsError::NotRegular { .. }), "{}: {e}", p.display());
+            assert!(e.to_string().starts_with(&format!("{}: not a regular file", p.display())), "{e}");
+        }
+        let f = d.path().join("big.json");
+        std::fs::write(&f, "x".repeat(101)).unwrap();
+        let e = read_text_capped(&f, 100).unwrap_err().to_string();
+        assert!(e.contains("big.json: 101 bytes; irqlab reads at most 100 bytes"), "{e}");
+        assert_eq!(read_text_capped(&f, 101).unwrap().len(), 101);
     }
 
     #[test]

@@ -120,17 +120,46 @@ proptest! {
         }
     }
 
-    /// Mutations of a real result (one byte changed) are handled the same way.
-    #[test]
-    fn reader_survives_mutated_results(at in 0usize..4096, byte in any::<u8>()) {
-        let mut s = results::to_json_string(&sample()).into_bytes();
-        let i = at % s.len();
-        s[i] = byte;
-        let text = String::from_utf8_lossy(&s);
-        if let Ok(r) = results::from_json_str(&text, "m.json") {
-            for (class, l) in &r.configs[0].classes {
-                let _ = l.histogram(class);
+}
+
+/// Mutations of a real result (one byte changed) are handled the same way; every error names
+/// the file, and the cases are counted: those still JSON reach the result checks (schema,
+/// histograms, traces) rather than dying in the JSON parser.
+#[test]
+fn reader_survives_mutated_results() {
+    use proptest::test_runner::{TestCaseError, TestRunner};
+    let (cases, reached, errors) = (std::cell::Cell::new(0), std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let mut runner = TestRunner::new(ProptestConfig::with_cases(256));
+    runner
+        .run(&(0usize..4096, any::<u8>()), |(at, byte)| {
+            let mut s = results::to_json_string(&sample()).into_bytes();
+            let i = at % s.len();
+            s[i] = byte;
+            let text = String::from_utf8_lossy(&s);
+            cases.set(cases.get() + 1);
+            if serde_json::from_str::<serde_json::Value>(&text).is_ok() {
+                reached.set(reached.get() + 1);
             }
-        }
-    }
+            match results::from_json_str(&text, "m.json") {
+                Ok(r) => {
+                    for (class, l) in &r.configs[0].classes {
+                        let _ = l.histogram(class);
+                    }
+                }
+                Err(e) => {
+                    errors.set(errors.get() + 1);
+                    let m = e.to_string();
+                    if !m.starts_with("m.json: ") {
+                        return Err(TestCaseError::fail(format!("error does not name the file: {m}")));
+                    }
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!("{} cases, {} reached the result checks, {} errors", cases.get(), reached.get(), errors.get());
+    // Measured: about 30 % of random one-byte changes leave valid JSON (most bytes of a result
+    // sit in base64 histograms and in structure); a fifth is the floor that catches a collapse.
+    assert!(reached.get() * 5 >= cases.get(), "a fifth of one-byte mutations are still JSON and reach the checks");
+    assert!(errors.get() * 10 >= cases.get(), "and some are refused");
 }

@@ -49,6 +49,66 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     format!("internal error (a bug in irqlab, please report it): {msg}")
 }
 
+/// Prepare one point: its platform, the model's preparation, sections the model does not read,
+/// and a warmup that leaves WARM_MAX without samples.
+fn prepare_point(sc: &Scenario, model: &dyn crate::model::Model, p: &Point) -> Result<(Box<dyn PreparedPoint>, crate::platform::Platform), String> {
+    let doc = p.doc.as_ref().map_err(|e| format!("{}: {e}", sc.file))?;
+    let platform = sc.platform(doc).map_err(|e| e.to_string())?;
+    let prep = {
+        let ctx = PointCtx::new(&sc.file, &p.name, doc, &platform, p.seed);
+        let prep = model.prepare(&ctx).map_err(|e| e.to_string())?;
+        for section in ["hypervisor", "vm", "workload"] {
+            if doc.contains_key(section) && !ctx.read.borrow().contains(section) {
+                return Err(format!(
+                    "{}: [{section}]: model `{}` reads no such section, so its keys would be ignored; remove it",
+                    sc.file,
+                    model.name()
+                ));
+            }
+        }
+        prep
+    };
+    let wl = doc.get("workload");
+    let int = |k: &str| wl.and_then(|w| w.get(k)).and_then(toml::Value::as_integer);
+    if let (Some(warmup), Some(samples)) = (int("warmup"), int("samples")) {
+        if warmup > 0 && warmup >= samples {
+            return Err(format!(
+                "{}: key `workload.warmup`: {warmup} is not below workload.samples ({samples}), so WARM_MAX would have no sample behind it; lower the warmup or take more samples",
+                sc.file
+            ));
+        }
+    }
+    Ok((prep, platform))
+}
+
+/// Prepare the first point of each configuration before the whole point list is built: a
+/// problem of the shared document (an unknown key beside a 10,000-point sweep) is reported
+/// without holding one copy of the document per point.
+fn probe(sc: &Scenario, model: &dyn crate::model::Model, seed: u64) -> Result<(), ScenarioError> {
+    let mut problems: Vec<String> = Vec::new();
+    for (_, p) in sc.probe_points(seed)? {
+        if let Err(e) = prepare_point(sc, model, &p) {
+            if !problems.contains(&e) {
+                problems.push(e);
+            }
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(ScenarioError::Unusable { problems }) }
+}
+
+/// A point whose every class kept no sample past its warmup (a model's default warmup above a
+/// small `samples`): its WARM_MAX would read 0, so the point fails with the reason instead.
+fn warm_max_without_samples(c: &ConfigResult) -> Option<String> {
+    let starved = |s: &results::Summary| s.warmup > 0 && s.count <= s.warmup;
+    (!c.classes.is_empty() && c.classes.values().all(|l| starved(&l.summary))).then(|| {
+        let (class, l) = c.classes.iter().next().expect("not empty");
+        format!(
+            "class `{class}` kept {} sample(s), none past its warmup of {}: WARM_MAX would have no sample behind it; take more samples",
+            l.summary.count, l.summary.warmup
+        )
+    })
+}
+
 /// Prepare every point; any problem makes the whole input unusable (nothing runs).
 fn prepare_all(
     sc: &Scenario,
@@ -63,33 +123,22 @@ fn prepare_all(
     let mut used_params = BTreeSet::new();
     let mut overridden: BTreeSet<(&'static str, String)> = BTreeSet::new();
     for (_, p) in points {
-        let one = (|| -> Result<Box<dyn PreparedPoint>, String> {
-            let doc = p.doc.as_ref().map_err(|e| format!("{}: {e}", sc.file))?;
-            let platform = sc.platform(doc).map_err(|e| e.to_string())?;
-            let ctx = PointCtx::new(&sc.file, &p.name, doc, &platform, p.seed);
-            let prep = model.prepare(&ctx).map_err(|e| e.to_string())?;
-            for section in ["hypervisor", "vm", "workload"] {
-                if doc.contains_key(section) && !ctx.read.borrow().contains(section) {
-                    return Err(format!(
-                        "{}: [{section}]: model `{}` reads no such section, so its keys would be ignored; remove it",
-                        sc.file,
-                        model.name()
-                    ));
-                }
-            }
+        let one = prepare_point(sc, model, p).map(|(prep, platform)| {
             calibrated |= platform.has_calibrated();
             platform_desc.get_or_insert_with(|| platform.describe());
             used_costs.extend(platform.used_names("cost"));
             used_params.extend(platform.used_names("param"));
-            if let Some(toml::Value::Table(pt)) = doc.get("platform") {
-                for (kind, table) in [("cost", "costs"), ("param", "params")] {
-                    if let Some(toml::Value::Table(t)) = pt.get(table) {
-                        overridden.extend(t.keys().map(|k| (kind, k.clone())));
+            if let Ok(doc) = &p.doc {
+                if let Some(toml::Value::Table(pt)) = doc.get("platform") {
+                    for (kind, table) in [("cost", "costs"), ("param", "params")] {
+                        if let Some(toml::Value::Table(t)) = pt.get(table) {
+                            overridden.extend(t.keys().map(|k| (kind, k.clone())));
+                        }
                     }
                 }
             }
-            Ok(prep)
-        })();
+            prep
+        });
         match one {
             Ok(prep) => prepared.push(prep),
             Err(e) => {
@@ -201,6 +250,7 @@ pub fn validate_scenario(sc: &Scenario, seed: Option<u64>) -> Result<u64, Scenar
         model: sc.header.model.clone(),
         known: model_names(),
     })?;
+    probe(sc, model, seed.unwrap_or(sc.header.seed))?;
     let points = sc.points(seed.unwrap_or(sc.header.seed))?;
     let runs = seed_replicas(&points, sc.header.seeds);
     let (prepared, _, _) = prepare_all(sc, model, &runs)?;
@@ -275,6 +325,7 @@ fn run_points(
     let seed = opts.seed.unwrap_or(sc.header.seed);
     let n_seeds = opts.seeds.unwrap_or(sc.header.seeds);
     crate::scenario::ScenarioHeader::check_seeds(&sc.file, "--seeds", n_seeds)?;
+    probe(sc, model, seed)?;
     let points = sc.points(seed)?;
     let runs = seed_replicas(&points, n_seeds);
     let (prepared, platform_desc, calibrated) = prepare_all(sc, model, &runs)?;
@@ -307,6 +358,11 @@ fn run_points(
             out.result.name = point.name.clone();
             out.result.params = point.params.clone();
             out.result.seed = point.seed;
+            if let Some(e) = warm_max_without_samples(&out.result) {
+                let mut failed = ConfigResult::failed(point.name.clone(), point.params.clone(), format!("{}: point `{}`: {e}", sc.file, point.name));
+                failed.seed = point.seed;
+                return (failed, Vec::new(), 0);
+            }
             (out.result, out.traces, out.events)
         })
         .collect();
@@ -346,4 +402,27 @@ fn run_points(
     result.references = check_references(&sc.file, &sc.references, &result)?;
     let indices = points.iter().map(|(i, _)| *i).collect();
     Ok(ScenarioOutput { result, traces, events, indices })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class_of(warmup: u64, n: u64) -> ConfigResult {
+        let mut c = ConfigResult::new("p");
+        let mut rec = results::LatencyRecorder::new(warmup);
+        for v in 0..n {
+            rec.record(100 + v);
+        }
+        c.classes.insert("timer".into(), rec.finish());
+        c
+    }
+
+    #[test]
+    fn a_point_whose_classes_kept_nothing_past_warmup_is_refused() {
+        let e = warm_max_without_samples(&class_of(3, 3)).unwrap();
+        assert!(e.contains("class `timer` kept 3 sample(s), none past its warmup of 3"), "{e}");
+        assert_eq!(warm_max_without_samples(&class_of(3, 4)), None, "one sample past the warmup is a WARM_MAX");
+        assert_eq!(warm_max_without_samples(&class_of(0, 0)), None, "no warmup asked, nothing to refuse");
+    }
 }

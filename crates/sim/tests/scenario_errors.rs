@@ -98,3 +98,23 @@ fn empty_sweep_axis_and_missing_sections() {
     let e = parse("this is not toml").unwrap_err();
     assert!(e.starts_with("bad.toml"), "{e}");
 }
+
+/// Issue 27: a big document times many points is refused before one copy per point is made,
+/// naming the counts; the sweep with a repeated value is refused naming the axis and the value.
+#[test]
+fn points_times_document_size_is_bounded_and_sweep_values_are_distinct() {
+    let junk: Vec<String> = (0..2_500).map(|i| i.to_string()).collect();
+    let periods: Vec<String> = (0..10_000).map(|i| (100 + i).to_string()).collect();
+    let text = GOOD.replace("cold_rounds = 2", &format!("cold_rounds = 2\njunk = [{}]", junk.join(","))).replace(
+        "\"hypervisor.idle\" = [\"trap\", \"native\"]",
+        &format!("\"workload.period_us\" = [{}]", periods.join(",")),
+    );
+    let sc = parse(&text).unwrap();
+    let e = sc.points(1).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("bad.toml") && e.contains("key `sweep`") && e.contains("10000 points × 25"), "{e}");
+    let e = parse(&GOOD.replace("[\"trap\", \"native\"]", "[\"trap\", \"native\", \"trap\"]")).unwrap_err();
+    assert!(e.contains("key `sweep.hypervisor.idle`") && e.contains("`trap` twice (entries 0 and 2)"), "{e}");
+    // The first point of each configuration is what the run prepares first (see runner::probe).
+    let e = point_error(&GOOD.replace("cold_rounds = 2", "cold_rounds = 2\nnot_a_key = 1"));
+    assert!(e.contains("not_a_key"), "{e}");
+}

@@ -123,8 +123,17 @@ fn resolve_params(
 impl Platform {
     /// Parse a profile file's text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Platform, PlatformError> {
-        let pf: ProfileFile =
-            toml::from_str(text).map_err(|e| PlatformError::Parse { file: file.into(), message: e.to_string() })?;
+        // TOML syntax first, then the typed read with the path of the value at fault, so that
+        // `basis = -1` is reported at `costs.NAME.basis`, not as a bare "wanted string or table".
+        let doc: toml::Table = toml::from_str(text).map_err(|e| PlatformError::Parse { file: file.into(), message: e.to_string() })?;
+        let pf: ProfileFile = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+            let path = e.path().to_string();
+            PlatformError::Invalid {
+                file: file.into(),
+                key: if path.is_empty() || path == "." { "(top level)".into() } else { path },
+                message: e.inner().message().trim().to_string(),
+            }
+        })?;
         let h = pf.profile;
         let invalid = |key: &str, message: &str| PlatformError::Invalid {
             file: file.into(),

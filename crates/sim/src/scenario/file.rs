@@ -196,6 +196,15 @@ impl Scenario {
             check_key(k).map_err(|e| ScenarioError::Syntax { file: file.into(), message: format!("[sweep]: {e}") })?;
             for (j, v) in values.iter().enumerate() {
                 check_value_size(file, &format!("sweep.\"{k}\"[{j}]"), v)?;
+                // Points are named by their values as shown: `"1"` and `1` are one name too.
+                if let Some(i) = values[..j].iter().position(|w| super::sweep::show(w) == super::sweep::show(v)) {
+                    return Err(ScenarioError::invalid(
+                        file,
+                        &format!("sweep.{k}"),
+                        "distinct values (each value is one point, and two points of one name cannot be told apart)",
+                        format!("`{}` twice (entries {i} and {j})", super::sweep::show(v)),
+                    ));
+                }
             }
         }
         for (i, c) in configs.iter().enumerate() {
@@ -261,6 +270,16 @@ impl Scenario {
                 },
             )),
         }
+    }
+
+/// The first point of each configuration (point 0 when there are none), ignoring `--config`
+    /// and `--shard`: preparing these finds every problem of the shared document (an unknown
+    /// key, a bad value) before the run materialises one document per point.
+    pub fn probe_points(&self, seed: u64) -> Result<Vec<(usize, Point)>, ScenarioError> {
+        let n = self.point_count()?;
+        let e = self.expansion(seed);
+        let combos = e.combos().unwrap_or(1).max(1);
+        Ok((0..n).step_by(combos).map(|i| (i, e.point(i))).collect())
     }
 
     /// Names of every point (for validating references).
@@ -332,6 +351,15 @@ impl Scenario {
     /// Points whose overrides cannot be applied carry an error instead of a document.
     pub fn points(&self, seed: u64) -> Result<Vec<(usize, Point)>, ScenarioError> {
         let n = self.point_count()?;
+        let per_point = value_count(&self.doc);
+        if per_point.saturating_mul(n) > MAX_POINT_VALUES {
+            return Err(ScenarioError::invalid(
+                &self.file,
+                "sweep",
+                format!("at most {MAX_POINT_VALUES} values over all points' documents (each point holds its own copy; shard the run with --shard, or trim the document)"),
+                format!("{n} points × {per_point} values"),
+            ));
+        }
         let e = self.expansion(seed);
         let mut out = Vec::new();
         for i in 0..n {
@@ -362,7 +390,8 @@ impl Scenario {
                 Some(d) => d.join(&sec.profile),
                 None => PathBuf::from(&sec.profile),
             };
-            let text = std::fs::read_to_string(&path).map_err(|e| perr(format!("profile file {}: {e}", path.display())))?;
+            // Bounded like the scenario itself: a regular file (a link to /dev/zero is refused).
+            let text = results::read_text_capped(&path, MAX_SCENARIO_BYTES).map_err(|e| perr(format!("profile file {e}")))?;
             Platform::parse(&text, &path.display().to_string()).map_err(|e| perr(e.to_string()))?
         } else {
             Platform::shipped(&sec.profile).map_err(|e| perr(e.to_string()))?
@@ -371,6 +400,24 @@ impl Scenario {
         Ok(p)
     }
 
+}
+
+/// Bound on the values held by all points' documents together (each point has its own copy of
+/// the scenario document): a few GB at most. An 88 KB scenario of 10,000 points holding a
+/// 20,000-element array would otherwise need 30 GB.
+pub const MAX_POINT_VALUES: usize = 20_000_000;
+
+/// Number of TOML values a point's copy of the document holds (tables and arrays count their
+/// elements; `sweep`, `configs` and `reference` are not copied into points).
+fn value_count(t: &toml::Table) -> usize {
+    fn one(v: &toml::Value) -> usize {
+        1 + match v {
+            toml::Value::Table(t) => t.values().map(one).sum(),
+            toml::Value::Array(a) => a.iter().map(one).sum(),
+            _ => 0,
+        }
+    }
+    t.iter().filter(|(k, _)| !matches!(k.as_str(), "sweep" | "configs" | "reference")).map(|(_, v)| one(v)).sum()
 }
 
 fn check_value_size(file: &str, key: &str, v: &toml::Value) -> Result<(), ScenarioError> {

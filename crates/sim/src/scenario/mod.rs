@@ -22,7 +22,7 @@ mod shipped;
 mod sweep;
 
 pub use error::ScenarioError;
-pub use file::{Scenario, ScenarioHeader, DEFAULT_MAX_POINTS};
+pub use file::{Scenario, ScenarioHeader, DEFAULT_MAX_POINTS, MAX_SCENARIO_BYTES};
 pub use overrides::parse_set;
 pub use reference::{check_references, Reference, LATENCY_STATS};
 pub use shipped::{shipped_scenario, SHIPPED_SCENARIOS};

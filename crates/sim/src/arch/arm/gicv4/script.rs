@@ -121,12 +121,16 @@ fn end(line: usize, mut toks: std::str::SplitWhitespace<'_>) -> Result<(), Scrip
 }
 
 const U32: u64 = u32::MAX as u64;
+/// vPE IDs a stream may name: the model's vPE table has 4096 entries (`GicSystem::new`,
+/// `vpe_bits: 12`); an ID beyond it has no table entry to act on.
+pub const VPE_TABLE_ENTRIES: u32 = 1 << 12;
 const U16: u64 = u16::MAX as u64;
 
 /// Parse a whole stream.
 pub fn parse(text: &str) -> Result<Script, ScriptError> {
     let mut header = Header::default();
     let mut items = Vec::new();
+    let mut seen_headers: Vec<(&str, usize)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let content = raw.split('#').next().unwrap_or("");
@@ -135,6 +139,12 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
         let header_line = matches!(first, "gic" | "cpus" | "its-count" | "vmovp");
         if header_line && !items.is_empty() {
             return Err(err(line, format!("header line `{first}` after the first command"), "header lines (gic, cpus, its-count, vmovp) before everything else"));
+        }
+        if header_line {
+            if let Some(prev) = seen_headers.iter().find(|h| h.0 == first).map(|h| h.1) {
+                return Err(err(line, format!("a second `{first}` header (the first is on line {prev})"), &format!("one `{first}` line")));
+            }
+            seen_headers.push((first, line));
         }
         let item = match first {
             "gic" => {
@@ -207,6 +217,9 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
             }
             "ack-vlpi" => {
                 let vpe = num(line, toks.next(), "vPE ID", U16)? as u16;
+                if u32::from(vpe) >= VPE_TABLE_ENTRIES {
+                    return Err(err(line, format!("vPE {vpe}"), &format!("a vPE ID below {VPE_TABLE_ENTRIES} (the vPE table holds {VPE_TABLE_ENTRIES} entries)")));
+                }
                 let vintid = num(line, toks.next(), "vINTID", U32)? as u32;
                 Some(Item::AckVlpi { vpe, vintid })
             }
@@ -241,6 +254,18 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_once_and_vpes_within_the_table() {
+        let e = parse("gic v4.1\ncpus 2\ngic v3\n").unwrap_err();
+        assert_eq!((e.line, e.found.as_str()), (3, "a second `gic` header (the first is on line 1)"));
+        let e = parse("# c\ncpus 2\n\ncpus 8\n").unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.to_string().contains("first is on line 2"), "{e}");
+        let e = parse("ack-vlpi 4096 8192\n").unwrap_err();
+        assert!(e.to_string().contains("vPE 4096; expected a vPE ID below 4096"), "{e}");
+        assert!(parse("gic v4.1\ncpus 2\nits-count 2\nvmovp 1\nack-vlpi 4095 8192\n").is_ok());
+    }
 
     #[test]
     fn parses_every_line_kind() {

@@ -1,0 +1,264 @@
+//! Writing a run's results: `result.json` and `result.csv` in the output directory, together.
+//!
+//! The two files must never disagree (a kill between two renames once left a JSON of one seed
+//! next to a CSV of another). So both are written into a fresh directory next to the target,
+//! fsynced, and swapped in with one atomic `renameat2(RENAME_EXCHANGE)` (or one rename when the
+//! target does not exist yet); the parent directory is fsynced after. Other regular files and
+//! symlinks in the old directory (a `report.html`, say) are carried across as hard links, and the
+//! new directory gets the old one's mode (setgid included), owner and group. A directory that
+//! holds anything else (subdirectories), that holds the current directory, that is
+//! write-protected (no owner write bit, respected even for root), or whose results are the
+//! command's own inputs (`merge` into a shard's directory) is not irqlab's to replace and is
+//! refused before the run starts ([`check_output_dir`]). Two first writes racing to create the
+//! same new directory both succeed (the later one swaps its directory in). On any failure the
+//! temporary directory is removed; its name is short (`.irqlab-PID-N.tmp`), so any legal target
+//! name works.
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use results::RunResult;
+
+use super::error::OutputError;
+use super::file::{input_at, sweep_stale, temp_name};
+
+/// The files irqlab writes into an output directory.
+const OURS: [&str; 2] = ["result.json", "result.csv"];
+const FLAG: &str = "--out";
+
+/// Write `result.json` and `result.csv` into `dir`, together (see the module doc). `inputs`: the
+/// command's input files, never replaced. Returns the JSON path.
+pub fn write_files(dir: &Path, r: &RunResult, inputs: &[PathBuf]) -> Result<PathBuf, OutputError> {
+    let files = [(OURS[0], results::to_json_string(r)), (OURS[1], results::to_csv(r))];
+    write_together(dir, &files, inputs)?;
+    Ok(dir.join(OURS[0]))
+}
+
+/// Refuse, before anything runs, an output directory irqlab could not replace as a whole.
+pub fn check_output_dir(dir: &Path, inputs: &[PathBuf]) -> Result<(), OutputError> {
+    let real = resolve(dir).map_err(|e| OutputError::io(FLAG, dir, "resolve it", e))?;
+    existing_entries(dir, &real, inputs).map(|_| ())
+}
+
+/// The directory itself (symlinks followed, so a linked output directory stays a link).
+fn resolve(dir: &Path) -> io::Result<PathBuf> {
+    match std::fs::canonicalize(dir) {
+        Ok(p) => Ok(p),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => std::path::absolute(dir),
+        Err(e) => Err(e),
+    }
+}
+
+/// The old directory's metadata and the names to carry across, or `None` when `real` does not
+/// exist. `shown` is the path as the user gave it, for messages.
+fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Option<(std::fs::Metadata, Vec<OsString>)>, OutputError> {
+    let unusable = |why: String| OutputError::Unusable { flag: FLAG.into(), path: shown.into(), why };
+    let m = match std::fs::symlink_metadata(real) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        other => other.map_err(|e| OutputError::io(FLAG, shown, "look at it", e))?,
+    };
+    if !m.is_dir() {
+        return Err(unusable("exists and is not a directory".into()));
+    }
+    let cwd = std::env::current_dir().and_then(std::fs::canonicalize).map_err(|e| OutputError::io(FLAG, shown, "find the current directory", e))?;
+    if cwd.starts_with(real) {
+        return Err(unusable("is (or holds) the current directory; irqlab replaces its output directory as a whole, so give it one of its own".into()));
+    }
+    if m.mode() & 0o200 == 0 {
+        return Err(OutputError::WriteProtected { flag: FLAG.into(), path: shown.into(), mode: m.mode() & 0o7777 });
+    }
+    for ours in OURS {
+        if let Some(input) = input_at(&real.join(ours), inputs) {
+            return Err(OutputError::IsInput { flag: FLAG.into(), path: shown.into(), input });
+        }
+        if !written_by_irqlab(&real.join(ours)) {
+            return Err(unusable(format!(
+                "holds a `{ours}` that irqlab did not write; irqlab replaces only its own results, so move it or give another {FLAG}"
+            )));
+        }
+    }
+    let mut carried = Vec::new();
+    for e in std::fs::read_dir(real).map_err(|e| OutputError::io(FLAG, shown, "list it", e))? {
+        let e = e.map_err(|e| OutputError::io(FLAG, shown, "list it", e))?;
+        let name = e.file_name();
+        if OURS.iter().any(|o| name == *o) {
+            continue;
+        }
+        let t = e.file_type().map_err(|e| OutputError::io(FLAG, shown, "list it", e))?;
+        if !(t.is_file() || t.is_symlink()) {
+            return Err(unusable(format!(
+                "holds `{}`, which is not a file; irqlab replaces its output directory as a whole, so give it one of its own",
+                name.to_string_lossy()
+            )));
+        }
+        carried.push(name);
+    }
+    Ok(Some((m, carried)))
+}
+
+/// Is the `result.json` / `result.csv` at `p` one irqlab wrote (or absent, or empty)? JSON: a
+/// `"schema_version"` key in its first 4 KiB (results::to_json_string writes it first); CSV: the
+/// header begins `scenario,kind,seed,` (results::to_csv).
+fn written_by_irqlab(p: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(p) else { return true };
+    let mut head = Vec::new();
+    if f.take(4096).read_to_end(&mut head).is_err() || head.is_empty() {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&head);
+    if p.extension().is_some_and(|e| e == "json") { text.contains("\"schema_version\"") } else { text.starts_with("scenario,kind,seed,") }
+}
+
+/// Fill `tmp` with the files and the carried links, with `old`'s metadata.
+fn fill(tmp: &Path, real: &Path, shown: &Path, files: &[(&str, String)], old: Option<&(std::fs::Metadata, Vec<OsString>)>) -> Result<(), OutputError> {
+    let io_err = |step: String, e| OutputError::io(FLAG, shown, step, e);
+    for (file, text) in files {
+        let mut f = std::fs::File::create_new(tmp.join(file)).map_err(|e| io_err(format!("create {file} in a temporary directory next to it"), e))?;
+        f.write_all(text.as_bytes()).map_err(|e| io_err(format!("write {file}"), e))?;
+        f.sync_all().map_err(|e| io_err(format!("sync {file}"), e))?;
+    }
+    if let Some((m, carried)) = old {
+        for name in carried {
+            std::fs::hard_link(real.join(name), tmp.join(name)).map_err(|e| {
+                io_err(format!("carry `{}` across (irqlab keeps the other files of its output directory as hard links; move it out of the directory if it is not yours)", name.to_string_lossy()), e)
+            })?;
+        }
+        let now = std::fs::metadata(tmp).map_err(|e| io_err("stat the new directory".into(), e))?;
+        if (now.uid(), now.gid()) != (m.uid(), m.gid()) {
+            std::os::unix::fs::chown(tmp, Some(m.uid()), Some(m.gid())).map_err(|e| io_err(format!("keep its owner and group ({}:{})", m.uid(), m.gid()), e))?;
+        }
+        std::fs::set_permissions(tmp, std::os::unix::fs::PermissionsExt::from_mode(m.mode() & 0o7777)).map_err(|e| io_err("keep its mode".into(), e))?;
+    }
+    results::sync_dir(tmp).map_err(|e| io_err("sync the new directory".into(), e))
+}
+
+fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> Result<(), OutputError> {
+    let real = resolve(dir).map_err(|e| OutputError::io(FLAG, dir, "resolve it", e))?;
+    let (Some(parent), Some(_)) = (real.parent(), real.file_name()) else {
+        return Err(OutputError::Unusable { flag: FLAG.into(), path: dir.into(), why: "is not a directory irqlab can replace".into() });
+    };
+    std::fs::create_dir_all(parent).map_err(|e| OutputError::io(FLAG, dir, "create its parent directory", e))?;
+    sweep_stale(parent);
+    // A concurrent first write may create the directory between our look and our rename: then
+    // look again and swap with it.
+    for attempt in 0.. {
+        let existing = existing_entries(dir, &real, inputs)?;
+        let tmp = temp_name(parent);
+        std::fs::create_dir(&tmp).map_err(|e| OutputError::io(FLAG, dir, "create a temporary directory next to it", e))?;
+        let first = existing.is_none();
+        let swapped = fill(&tmp, &real, dir, files, existing.as_ref()).and_then(|_| {
+            let old = match &existing {
+                None => std::fs::rename(&tmp, &real).map(|_| None),
+                Some(_) => exchange(&tmp, &real).map(Some),
+            };
+            old.map_err(|e| OutputError::io(FLAG, dir, "move the new results into place", e))
+        });
+        match swapped {
+            Ok(old) => {
+                let _ = results::sync_dir(parent);
+                if let Some(old) = old {
+                    // The old directory: its results and the links of what was carried across.
+                    for f in OURS.iter().map(OsString::from).chain(existing.into_iter().flat_map(|e| e.1)) {
+                        let _ = std::fs::remove_file(old.join(f));
+                    }
+                    if let Err(e) = std::fs::remove_dir(&old) {
+                        crate::term::note(&format!("irqlab: {FLAG} {}: the previous directory stays at {}: {e}; remove it by hand\n", dir.display(), old.display()));
+                    }
+                }
+                return Ok(());
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                let raced = matches!(&e, OutputError::Io { source, .. } if matches!(source.raw_os_error(), Some(libc::ENOTEMPTY) | Some(libc::EEXIST)));
+                if !(raced && first && now_exists(&real) && attempt < 5) {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    unreachable!()
+}
+
+/// After a failed first rename: does the directory exist now (another writer made it)?
+fn now_exists(real: &Path) -> bool {
+    std::fs::symlink_metadata(real).is_ok_and(|m| m.is_dir())
+}
+
+/// Swap directory `new` into `target` atomically; returns where the old directory now is.
+fn exchange(new: &Path, target: &Path) -> io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (a, b) = (c(new)?, c(target)?);
+    // SAFETY: two NUL-terminated paths that live across the call.
+    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    if rc == 0 {
+        return Ok(new.to_path_buf());
+    }
+    let e = io::Error::last_os_error();
+    if !matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS)) {
+        return Err(e);
+    }
+    // No RENAME_EXCHANGE on this filesystem: move the old one aside, then the new one in. A reader
+    // may briefly find no directory, never a mixed one.
+    let mut aside = new.as_os_str().to_owned();
+    aside.push(".old");
+    let aside = PathBuf::from(aside);
+    std::fs::rename(target, &aside)?;
+    if let Err(e) = std::fs::rename(new, target) {
+        let _ = std::fs::rename(&aside, target);
+        return Err(e);
+    }
+    Ok(aside)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn replaces_both_files_keeps_other_files_and_leaves_no_temp() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("o");
+        write_together(&out, &[("result.json", "{\"schema_version\": 1}".into()), ("result.csv", "scenario,kind,seed,1".into())], &[]).unwrap();
+        std::fs::write(out.join("report.html"), "mine").unwrap();
+        write_together(&out, &[("result.json", "{\"schema_version\": 2}".into()), ("result.csv", "scenario,kind,seed,2".into())], &[]).unwrap();
+        assert_eq!(names(&out), ["report.html", "result.csv", "result.json"]);
+        assert_eq!(std::fs::read_to_string(out.join("result.csv")).unwrap(), "scenario,kind,seed,2");
+        assert_eq!(std::fs::read_to_string(out.join("report.html")).unwrap(), "mine");
+        assert_eq!(names(d.path()), ["o"], "no temporary or old directory left");
+    }
+
+    #[test]
+    fn a_result_file_irqlab_did_not_write_is_refused_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("o");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("result.json"), "{\"my\": \"data\"}").unwrap();
+        let e = check_output_dir(&out, &[]).unwrap_err().to_string();
+        assert!(e.contains("holds a `result.json` that irqlab did not write"), "{e}");
+        std::fs::write(out.join("result.json"), "{\n  \"schema_version\": 1\n}").unwrap();
+        std::fs::write(out.join("result.csv"), "a,b\n1,2\n").unwrap();
+        assert!(check_output_dir(&out, &[]).unwrap_err().to_string().contains("`result.csv`"));
+        std::fs::write(out.join("result.csv"), "scenario,kind,seed,config\n").unwrap();
+        check_output_dir(&out, &[]).unwrap();
+    }
+
+    #[test]
+    fn a_directory_holding_directories_is_refused_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("o/src")).unwrap();
+        let e = check_output_dir(&d.path().join("o"), &[]).unwrap_err().to_string();
+        assert!(e.contains("holds `src`"), "{e}");
+        assert!(write_together(&d.path().join("o"), &[("result.json", "1".into())], &[]).is_err());
+        assert_eq!(names(d.path()), ["o"]);
+        assert_eq!(names(&d.path().join("o")), ["src"]);
+    }
+}
