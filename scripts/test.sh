@@ -14,16 +14,18 @@ has_kvm()     { [ -r /dev/kvm ] && [ -w /dev/kvm ] && (exec 3<>/dev/kvm) 2>/dev/
 has_tracefs() { has_kvm && [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesystems; }
 has_strace()  { command -v strace >/dev/null && strace -f -qq -o /dev/null true 2>/dev/null; }
 has_two_cpus() { command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; }
+has_chattr()  { local f; f=$(mktemp) && chattr +i "$f" 2>/dev/null && chattr -i "$f" && rm -f "$f"; }
 why() {
   case $1 in
     kvm) echo "/dev/kvm does not open here" ;;
     tracefs) echo "needs /dev/kvm, root and tracefs" ;;
     strace) echo "strace is missing or ptrace is not permitted" ;;
     two_cpus) echo "needs taskset and 2 CPUs" ;;
+    chattr) echo "chattr +i does not work here (needs root and a filesystem with the immutable flag)" ;;
   esac
 }
 skipped=()
-for r in kvm tracefs strace two_cpus; do
+for r in kvm tracefs strace two_cpus chattr; do
   if "has_$r"; then
     echo "== tests that need $r: running"
     cargo test --workspace --release -- --ignored "needs_$r::"

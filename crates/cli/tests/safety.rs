@@ -312,17 +312,6 @@ fn a_closed_stdout_is_exit_2_when_output_would_be_lost() {
     }
 }
 
-// ---- run (these need /dev/kvm; they print SKIP like the other KVM tests of this crate) -------
-
-macro_rules! need_kvm {
-    () => {
-        if let Err(why) = kvm::kvm_available() {
-            println!("SKIP: {why}");
-            return;
-        }
-    };
-}
-
 /// `irqlab run ARGS` with SCHED_FIFO forbidden (RLIMIT_RTPRIO 0, and for root CAP_SYS_NICE
 /// dropped from the bounding set), so that `--priority 50` fails every point at run time.
 fn run_without_rt(args: &str, cwd: &Path) -> Output {
@@ -336,33 +325,6 @@ fn run_without_rt(args: &str, cwd: &Path) -> Output {
 
 fn unsafe_free_is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").unwrap().lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-}
-
-#[test]
-fn run_force_keeps_the_old_result_and_samples_when_every_point_fails() {
-    need_kvm!();
-    let d = tempfile::tempdir().unwrap();
-    ok(irqlab(&["run", "timer", "--samples", "200", "--out", "t", "--samples-out", "s.tsv", "--format", "csv"], d.path()));
-    let (json, samples) = (std::fs::read(d.path().join("t/result.json")).unwrap(), std::fs::read(d.path().join("s.tsv")).unwrap());
-    assert!(samples.starts_with(b"# config: timer\n"));
-    let o = run_without_rt("timer --samples 200 --priority 50 --out t --force --samples-out s.tsv --format csv", d.path());
-    refused(&o, &["--priority 50", "every run failed", "nothing was written"]);
-    assert_eq!(std::fs::read(d.path().join("t/result.json")).unwrap(), json, "the good result stays");
-    assert_eq!(std::fs::read(d.path().join("s.tsv")).unwrap(), samples, "the samples file stays");
-    assert_eq!(names(d.path()), ["s.tsv", "t"]);
-}
-
-#[test]
-fn run_samples_out_refuses_a_foreign_file_and_the_matrix_file_before_measuring() {
-    need_kvm!();
-    let d = tempfile::tempdir().unwrap();
-    std::fs::write(d.path().join("mine.tsv"), "precious").unwrap();
-    refused(&irqlab(&["run", "timer", "--samples", "100", "--out", "t", "--samples-out", "mine.tsv"], d.path()), &["--samples-out", "mine.tsv", "--force"]);
-    assert_eq!(std::fs::read_to_string(d.path().join("mine.tsv")).unwrap(), "precious");
-    assert!(!d.path().join("t").exists(), "refused before measuring");
-    std::fs::write(d.path().join("m.toml"), "[run]\nbench = \"timer\"\nsamples = 100\n").unwrap();
-    refused(&irqlab(&["run", "--matrix", "m.toml", "--out", "t", "--samples-out", "m.toml", "--force"], d.path()), &["m.toml", "input"]);
-    assert!(std::fs::read_to_string(d.path().join("m.toml")).unwrap().starts_with("[run]"));
 }
 
 #[test]
@@ -380,27 +342,6 @@ fn calibrate_against_does_not_complain_about_default_training_paths_that_were_no
     refused(&irqlab(&["calibrate", msi, "--against", "p/result.json", "--train", "timer-sleep"], d.path()), &["--train `timer-sleep`"]);
 }
 
-/// A file irqlab may not link (immutable here; another user's file under
-/// fs.protected_hardlinks for a non-root user) gives a message naming the directory, the file and
-/// what to do, not a bare "Operation not permitted"; the old results stay, no temporary is left.
-#[test]
-fn a_file_that_cannot_be_carried_across_is_named_with_what_to_do() {
-    let d = tempfile::tempdir().unwrap();
-    let r = sim_result(d.path(), "o");
-    std::fs::write(d.path().join("o/notes.txt"), "theirs").unwrap();
-    let chattr = Command::new("chattr").args(["+i", "o/notes.txt"]).current_dir(d.path()).output();
-    if !chattr.as_ref().is_ok_and(|o| o.status.success()) {
-        println!("SKIP: chattr +i not available here ({chattr:?})");
-        return;
-    }
-    let before = std::fs::read(&r).unwrap();
-    let sc = small_demo(d.path());
-    let o = irqlab(&["sim", &sc, "--out", "o", "--seed", "5", "--format", "csv"], d.path());
-    let _ = Command::new("chattr").args(["-i", "o/notes.txt"]).current_dir(d.path()).output();
-    refused(&o, &["--out o", "`notes.txt`", "Operation not permitted", "give another output"]);
-    assert_eq!(std::fs::read(&r).unwrap(), before);
-    assert_eq!(names(d.path()), ["demo.toml", "o"]);
-}
 
 #[test]
 fn an_output_directory_holding_someone_elses_result_json_is_refused_untouched() {
@@ -411,4 +352,61 @@ fn an_output_directory_holding_someone_elses_result_json_is_refused_untouched() 
     refused(&irqlab(&["sim", &sc, "--out", "mine"], d.path()), &["--out mine", "`result.json` that irqlab did not write"]);
     assert_eq!(std::fs::read_to_string(d.path().join("mine/result.json")).unwrap(), "{\"my\": \"data\"}");
     assert_eq!(names(&d.path().join("mine")), ["result.json"]);
+}
+
+mod needs_kvm {
+    use super::*;
+
+#[test]
+#[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+fn run_force_keeps_the_old_result_and_samples_when_every_point_fails() {
+    kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+    let d = tempfile::tempdir().unwrap();
+    ok(irqlab(&["run", "timer", "--samples", "200", "--out", "t", "--samples-out", "s.tsv", "--format", "csv"], d.path()));
+    let (json, samples) = (std::fs::read(d.path().join("t/result.json")).unwrap(), std::fs::read(d.path().join("s.tsv")).unwrap());
+    assert!(samples.starts_with(b"# config: timer\n"));
+    let o = run_without_rt("timer --samples 200 --priority 50 --out t --force --samples-out s.tsv --format csv", d.path());
+    refused(&o, &["--priority 50", "every run failed", "nothing was written"]);
+    assert_eq!(std::fs::read(d.path().join("t/result.json")).unwrap(), json, "the good result stays");
+    assert_eq!(std::fs::read(d.path().join("s.tsv")).unwrap(), samples, "the samples file stays");
+    assert_eq!(names(d.path()), ["s.tsv", "t"]);
+}
+
+#[test]
+#[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+fn run_samples_out_refuses_a_foreign_file_and_the_matrix_file_before_measuring() {
+    kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("mine.tsv"), "precious").unwrap();
+    refused(&irqlab(&["run", "timer", "--samples", "100", "--out", "t", "--samples-out", "mine.tsv"], d.path()), &["--samples-out", "mine.tsv", "--force"]);
+    assert_eq!(std::fs::read_to_string(d.path().join("mine.tsv")).unwrap(), "precious");
+    assert!(!d.path().join("t").exists(), "refused before measuring");
+    std::fs::write(d.path().join("m.toml"), "[run]\nbench = \"timer\"\nsamples = 100\n").unwrap();
+    refused(&irqlab(&["run", "--matrix", "m.toml", "--out", "t", "--samples-out", "m.toml", "--force"], d.path()), &["m.toml", "input"]);
+    assert!(std::fs::read_to_string(d.path().join("m.toml")).unwrap().starts_with("[run]"));
+}
+}
+
+mod needs_chattr {
+    use super::*;
+
+/// A file irqlab may not link (immutable here; another user's file under
+/// fs.protected_hardlinks for a non-root user) gives a message naming the directory, the file and
+/// what to do, not a bare "Operation not permitted"; the old results stay, no temporary is left.
+#[test]
+#[ignore = "needs chattr +i (root, a filesystem with the immutable flag): scripts/test.sh runs it where it works"]
+fn a_file_that_cannot_be_carried_across_is_named_with_what_to_do() {
+    let d = tempfile::tempdir().unwrap();
+    let r = sim_result(d.path(), "o");
+    std::fs::write(d.path().join("o/notes.txt"), "theirs").unwrap();
+    let chattr = Command::new("chattr").args(["+i", "o/notes.txt"]).current_dir(d.path()).output();
+    assert!(chattr.as_ref().is_ok_and(|o| o.status.success()), "this test needs chattr +i: {chattr:?}");
+    let before = std::fs::read(&r).unwrap();
+    let sc = small_demo(d.path());
+    let o = irqlab(&["sim", &sc, "--out", "o", "--seed", "5", "--format", "csv"], d.path());
+    let _ = Command::new("chattr").args(["-i", "o/notes.txt"]).current_dir(d.path()).output();
+    refused(&o, &["--out o", "`notes.txt`", "Operation not permitted", "give another output"]);
+    assert_eq!(std::fs::read(&r).unwrap(), before);
+    assert_eq!(names(d.path()), ["demo.toml", "o"]);
+}
 }
