@@ -88,11 +88,11 @@ impl Params {
             return Err(invalid("period_ticks", "must be at least 1"));
         }
         for (name, v) in [("gicd_base", self.gicd_base), ("gicr_base", self.gicr_base), ("uart_base", self.uart_base), ("exit_addr", self.exit_addr)] {
-            if v % 8 != 0 {
+            if !v.is_multiple_of(8) {
                 return Err(invalid(name, format!("{v:#x} is not 8-byte aligned (the guest runs with the MMU off)")));
             }
         }
-        if self.gicr_stride == 0 || self.gicr_stride % 0x1_0000 != 0 {
+        if self.gicr_stride == 0 || !self.gicr_stride.is_multiple_of(0x1_0000) {
             return Err(invalid("gicr_stride", format!("{:#x} is not a non-zero multiple of 64 KiB", self.gicr_stride)));
         }
         let (report, ring_addr, ring_records) = match self.report {
@@ -103,7 +103,7 @@ impl Params {
                 (abi::REPORT_CONSOLE, 0, 0)
             }
             Report::Memory { ring_addr, ring_records } => {
-                if ring_addr == 0 || ring_addr % 16 != 0 {
+                if ring_addr == 0 || !ring_addr.is_multiple_of(16) {
                     return Err(invalid("ring_addr", format!("{ring_addr:#x} must be a non-zero 16-byte aligned address")));
                 }
                 if ring_records == 0 {

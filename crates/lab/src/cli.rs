@@ -73,7 +73,7 @@ pub enum Sched {
     Credit,
     #[default]
     Credit2,
-    /// Refused: Debian's Xen has no null scheduler.
+    /// Refused with Debian's Xen (no null scheduler); allowed with `IRQLAB_LAB_XEN` set to a Xen built with it.
     Null,
 }
 

@@ -45,7 +45,19 @@ impl LineSplitter {
 pub fn run<W: Watch>(qemu: &Path, args: &[String], log_path: &Path, mut watcher: W) -> Result<Session<W>, LabError> {
     let mut log = std::fs::File::create(log_path).map_err(LabError::io(log_path))?;
     let clock = RealClock(Instant::now());
-    let mut child = Command::new(qemu)
+    let mut cmd = Command::new(qemu);
+    // QEMU dies with the lab: a killed or interrupted irqlab-lab leaves no emulator running.
+    // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -24,7 +24,7 @@ const DOMU_KIB: u64 = 64 * 1024;
 
 /// The lab's refusals, before anything is fetched or started.
 pub fn check(x: &XenArgs, b: &BenchArgs) -> Result<(), LabError> {
-    if x.sched == Sched::Null {
+    if x.sched == Sched::Null && std::env::var_os("IRQLAB_LAB_XEN").is_none() {
         return Err(LabError::Usage(
             "--sched null: Debian's Xen 4.17 (xen-hypervisor-4.17-arm64) is built without the null scheduler; \
              build Xen with CONFIG_SCHED_NULL=y (make -C xen menuconfig: Schedulers → Null scheduler, or add it to xen/.config) \
@@ -108,7 +108,11 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     run_tool(std::process::Command::new(&dtc).args(["-q", "-I", "dtb", "-O", "dts", "-o"]).arg(&virt_dts).arg(&virt_dtb), "dtc (decompile)")?;
     let dts = std::fs::read_to_string(&virt_dts).map_err(LabError::io(&virt_dts))?;
     let uart = crate::dts::uart_path(&dts)?;
-    let sched = if x.sched == Sched::Credit { "credit" } else { "credit2" };
+    let sched = match x.sched {
+        Sched::Credit => "credit",
+        Sched::Credit2 => "credit2",
+        Sched::Null => "null", // only with IRQLAB_LAB_XEN (checked above)
+    };
     let vwfi = if x.vwfi == Vwfi::Native { "native" } else { "trap" };
     let vcpus = x.vcpus.unwrap_or(if params.bench == Bench::Ipi { 2 } else { 1 });
     let mut domus: Vec<crate::dts::DomU> = modules.iter().map(|(_, addr, bytes)| crate::dts::DomU { cpus: vcpus, memory_kib: DOMU_KIB, module_addr: *addr, module_size: bytes.len() as u64 }).collect();

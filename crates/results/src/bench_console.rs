@@ -81,6 +81,9 @@ pub struct ConsoleMeta {
     pub keep_partial: bool,
 }
 
+/// A stream's lines in order: a checked record, or (line number, why it is damaged).
+type Stream = Vec<Result<Record, (usize, String)>>;
+
 /// One checked `@irqlab v1` line.
 #[derive(Debug, Clone)]
 struct Record {
@@ -211,11 +214,10 @@ fn classes(bench: &str) -> &'static [&'static str] {
 }
 
 /// Walks the stream's records after `start`, stopping at the first damage.
-fn collect(st: &Start, recs: &[Result<Record, (usize, String)>]) -> Collected {
+fn collect(st: &Start, recs: &Stream) -> Collected {
     let n_class = classes(&st.bench).len();
     let mut c = Collected { ticks: vec![Vec::new(); n_class], ..Default::default() };
-    let mut expect_seq = 1u64;
-    for rec in &recs[1..] {
+    for (expect_seq, rec) in (1u64..).zip(recs[1..].iter()) {
         let r = match rec {
             Ok(r) => r,
             Err((line, why)) => {
@@ -233,7 +235,6 @@ fn collect(st: &Start, recs: &[Result<Record, (usize, String)>]) -> Collected {
             c.damage = fail(why);
             return c;
         }
-        expect_seq += 1;
         let vals: Result<Vec<u64>, _> = r.fields.iter().map(|f| f.parse::<u64>()).collect();
         match (r.kind.as_str(), vals) {
             ("t", Ok(v)) | ("i", Ok(v)) if v.len() == 1 + n_class && (r.kind == "i") == (st.bench == "ipi") => {
@@ -302,7 +303,7 @@ fn ticks_to_ns(t: u64, freq: u64) -> u64 {
 /// Reads a console log. `source` names it in errors and in the result.
 pub fn parse(text: &str, source: &str, meta: ConsoleMeta) -> Result<RunResult, ConsoleError> {
     let src = || source.to_string();
-    let mut streams: BTreeMap<String, Vec<Result<Record, (usize, String)>>> = BTreeMap::new();
+    let mut streams: BTreeMap<String, Stream> = BTreeMap::new();
     let (mut info, mut noise, mut total) = (XenInfo::default(), 0u64, 0usize);
     for (i, raw) in text.split('\n').enumerate() {
         let line = i + 1;
