@@ -69,6 +69,9 @@ pub trait Arch {
     fn trigger<'a>(vm: &'a Self::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError>;
     /// x86: probe the PV IPI hypercall; other architectures say it does not exist there.
     fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError>;
+    /// This architecture's part of the host description (CPU model, virtualization support,
+    /// interrupt controller), from /proc/cpuinfo's text and the files it reads itself.
+    fn describe_host(cpuinfo: &str, m: &mut std::collections::BTreeMap<String, String>);
     /// The trace clock whose stamps are comparable with [`Arch::counter`] (`--breakdown`), if any.
     fn trace_clock() -> Option<&'static str>;
 }

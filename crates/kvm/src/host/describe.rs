@@ -2,7 +2,9 @@
 //! VT-x, on AMD SVM and on nested PVM (where guest ring 0 is emulated), so every result carries this.
 use std::collections::BTreeMap;
 
-fn read(path: &str) -> Option<String> {
+use crate::arch::{Arch, Imp};
+
+pub(crate) fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
 
@@ -10,21 +12,8 @@ fn read(path: &str) -> Option<String> {
 pub fn host_description() -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
-        cpuinfo.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
-    };
     m.insert("host.arch".into(), std::env::consts::ARCH.into());
-    m.insert("host.cpu_model".into(), field("model name").unwrap_or_else(|| "unknown".into()));
     m.insert("host.cpus".into(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).to_string());
-    let flags = field("flags").unwrap_or_default();
-    let hw_virt = if flags.split_whitespace().any(|f| f == "vmx") {
-        "vmx"
-    } else if flags.split_whitespace().any(|f| f == "svm") {
-        "svm"
-    } else {
-        "none"
-    };
-    m.insert("host.cpu_virt_flag".into(), hw_virt.into());
     m.insert("host.kernel".into(), read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()));
     m.insert("host.hostname".into(), read("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()));
     let modules = read("/proc/modules").unwrap_or_default();
@@ -36,7 +25,6 @@ pub fn host_description() -> BTreeMap<String, String> {
     if kvm_mods.is_empty() {
         kvm_mods.push("unknown".into());
     }
-    let pvm = kvm_mods.iter().any(|m| m == "kvm_pvm");
     m.insert("host.kvm_modules".into(), kvm_mods.join(","));
     for p in ["halt_poll_ns", "halt_poll_ns_grow", "halt_poll_ns_shrink", "tsc_tolerance_ppm", "lapic_timer_advance_ns"] {
         for module in ["kvm", "kvm_pvm", "kvm_intel"] {
@@ -45,13 +33,11 @@ pub fn host_description() -> BTreeMap<String, String> {
             }
         }
     }
-    m.insert(
-        "host.guest_ring0".into(),
-        if pvm && hw_virt == "none" {
-            "emulated (nested PVM: each guest ring-0 instruction is emulated, ~1-3 us)".into()
-        } else {
-            "hardware".into()
-        },
-    );
+    <Imp as Arch>::describe_host(&cpuinfo, &mut m);
     m
+}
+
+/// The value of the first `name : value` line of /proc/cpuinfo.
+pub fn cpuinfo_field(cpuinfo: &str, name: &str) -> Option<String> {
+    cpuinfo.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
 }

@@ -10,6 +10,7 @@ use crate::error::KvmError;
 use crate::exit::Exit;
 
 pub mod boot;
+pub mod describe;
 pub mod exits;
 pub mod guest;
 pub mod trigger;
@@ -69,6 +70,10 @@ impl Arch for Aarch64 {
 
     fn probe_pv_ipi(_timeout: Duration) -> Result<String, KvmError> {
         Err(KvmError::Unsupported("the PV IPI hypercall is x86 KVM's (KVM_HC_SEND_IPI); arm64 has no equivalent".into()))
+    }
+
+    fn describe_host(cpuinfo: &str, m: &mut std::collections::BTreeMap<String, String>) {
+        describe::describe(cpuinfo, m)
     }
 
     fn trace_clock() -> Option<&'static str> {

@@ -2,6 +2,7 @@
 //! host (`boot.rs`, `vm.rs`), the in-kernel irqchip with IOAPIC pins and an MSI route
 //! (`trigger.rs`), completion signalled by port writes (`exits.rs`), the PV IPI probe (`pv_ipi.rs`).
 pub mod boot;
+pub mod describe;
 pub mod exits;
 pub mod pv_ipi;
 pub mod trigger;
@@ -65,6 +66,10 @@ impl Arch for X86_64 {
 
     fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError> {
         pv_ipi::probe_pv_ipi(timeout)
+    }
+
+    fn describe_host(cpuinfo: &str, m: &mut std::collections::BTreeMap<String, String>) {
+        describe::describe(cpuinfo, m)
     }
 
     fn trace_clock() -> Option<&'static str> {
