@@ -4,7 +4,8 @@
 #     need a resource are #[ignore]d with the reason and listed by libtest as ignored.
 #  2. For each resource this host has, those tests (module `needs_<resource>::`) with --ignored;
 #     for each it lacks, the tests skipped and why. Run by hand without the resource they fail.
-#  3. `cargo check --target aarch64-unknown-linux-gnu --workspace`: the arm64 build stays whole.
+#  3. `cargo check --target aarch64-unknown-linux-gnu --workspace`: the arm64 build stays whole;
+#     then irqlab built for aarch64 and run on real KVM/arm64 in the QEMU lab (needs_arm_lab::).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -37,5 +38,19 @@ for r in kvm tracefs strace two_cpus chattr; do
 done
 
 echo "== cargo check --target aarch64-unknown-linux-gnu --workspace"
-cargo check --target aarch64-unknown-linux-gnu --workspace
+cargo check --target aarch64-unknown-linux-gnu --workspace --tests
+
+if command -v qemu-system-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null; then
+  echo "== irqlab for aarch64, and the tests that run it on KVM/arm64 in the QEMU lab"
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
+    cargo build --release --target aarch64-unknown-linux-gnu -p cli
+  IRQLAB_LAB_IRQLAB="$PWD/target/aarch64-unknown-linux-gnu/release/irqlab" \
+    cargo test --workspace --release -- --ignored "needs_arm_lab::"
+else
+  if [ -n "${CI:-}" ]; then echo "test.sh: CI is set and the arm lab's QEMU or cross gcc is missing (scripts/ensure-deps.sh should have installed them)" >&2; exit 1; fi
+  echo "== tests that need the arm lab: SKIPPED (qemu-system-aarch64 or aarch64-linux-gnu-gcc missing; scripts/ensure-deps.sh installs them):"
+  cargo test --workspace --release -q -- --list --ignored "needs_arm_lab::" 2>/dev/null | grep ': test$' | sed 's/^/   /' || true
+  skipped+=("arm_lab")
+fi
 if [ ${#skipped[@]} -gt 0 ]; then echo "== skipped on this host (reasons above): ${skipped[*]}"; else echo "== no test skipped"; fi

@@ -56,3 +56,65 @@ fn kvm_lab_needs_out_among_the_irqlab_arguments() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--gic"));
 }
+
+/// The real aarch64 `irqlab run` on Debian's arm64 KVM inside the lab (vGICv3 with the vITS,
+/// GICv4 enabled in the kernel). Needs QEMU, the cross toolchain and the cross-built irqlab, so
+/// it is `#[ignore]`d with that reason; `scripts/test.sh` builds irqlab for aarch64 and runs it
+/// with `IRQLAB_LAB_IRQLAB` pointing at the binary. Emulation times (QEMU TCG): only counts and
+/// orderings are asserted, never latencies.
+mod needs_arm_lab {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    fn irqlab_aarch64() -> PathBuf {
+        let p = std::env::var_os("IRQLAB_LAB_IRQLAB").map(PathBuf::from).expect("this test needs IRQLAB_LAB_IRQLAB: the aarch64 irqlab (scripts/test.sh builds it)");
+        assert!(p.is_file(), "IRQLAB_LAB_IRQLAB={} is not a file", p.display());
+        p
+    }
+
+    fn lab_run(out: &Path, args: &[&str]) -> results::RunResult {
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
+            .args(["kvm", "--gic", "v4", "--irqlab"])
+            .arg(irqlab_aarch64())
+            .args(["--", "run"])
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let r = results::read_json(&out.join("result.json")).unwrap();
+        assert_eq!(r.meta.kind, results::ResultKind::Measured);
+        assert_eq!(r.meta.platform["host.arch"], "aarch64");
+        assert!(r.meta.platform["lab"].contains("QEMU TCG emulation (not hardware latency)"), "{:?}", r.meta.platform);
+        assert!(r.configs[0].error.is_none(), "{:?}", r.configs[0].error);
+        r
+    }
+
+    fn counter(r: &results::RunResult, k: &str) -> u64 {
+        r.configs[0].counters.get(k).copied().unwrap_or(0)
+    }
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn irqlab_run_measures_timer_and_ipi_on_kvm_arm64() {
+        let d = tempfile::tempdir().unwrap();
+        // Timer, guest in WFI: every sample taken, and KVM trapped the guest's WFIs (the vCPU
+        // shares its CPU with the host's threads, so KVM keeps WFI trapping on).
+        let r = lab_run(&d.path().join("wfi"), &["timer", "--samples", "100", "--period-us", "2000"]);
+        let t = &r.configs[0].classes["timer"].summary;
+        assert_eq!(t.count, 100);
+        assert!(t.p50 > 0 && t.p50 <= t.p99, "{t:?}");
+        assert!(counter(&r, "kvm.vcpu.wfi_exit_stat") >= 50, "WFI exits: {:?}", r.configs[0].counters);
+        // Busy: the guest never executes WFI.
+        let r = lab_run(&d.path().join("busy"), &["timer", "--wait", "busy", "--samples", "100", "--period-us", "2000"]);
+        assert_eq!(r.configs[0].classes["timer"].summary.count, 100);
+        assert_eq!(counter(&r, "kvm.vcpu.wfi_exit_stat"), 0, "a spinning guest took WFI exits: {:?}", r.configs[0].counters);
+        // IPI: SGIs through ICC_SGI1R_EL1 (a trapped system-register write per send).
+        let r = lab_run(&d.path().join("ipi"), &["ipi", "--samples", "100", "--period-us", "2000"]);
+        let c = &r.configs[0].classes;
+        assert_eq!((c["ipi_one_way"].summary.count, c["ipi_round_trip"].summary.count), (100, 100));
+        assert!(c["ipi_one_way"].summary.p50 < c["ipi_round_trip"].summary.p50, "{c:?}");
+        assert!(counter(&r, "kvm.vcpu.exits") >= 200, "two SGI sends per round trip trap: {:?}", r.configs[0].counters);
+    }
+}

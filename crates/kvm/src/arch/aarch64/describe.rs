@@ -16,6 +16,7 @@ fn implementer(code: &str) -> &'static str {
         "0x4e" => "NVIDIA",
         "0x51" => "Qualcomm",
         "0x61" => "Apple",
+        "0x00" => "implementer 0x00 (software use: an emulated CPU such as QEMU -cpu max)",
         "0xc0" => "Ampere",
         _ => "unknown implementer",
     }
