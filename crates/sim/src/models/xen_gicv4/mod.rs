@@ -148,6 +148,8 @@ pub(crate) struct Pcpu0Windows {
     pub tick: Option<Arrivals>,
     pub stall: Option<Arrivals>,
     pub stall_len: SimTime,
+    /// As written, for the result's note.
+    pub stall_hz: f64,
 }
 
 pub(crate) struct Prepared {
@@ -205,6 +207,7 @@ impl Model for XenGicv4 {
             tick: Arrivals::periodic_hz("hypervisor.pcpu0_tick_hz", hyp.pcpu0_tick_hz).map_err(masked)?,
             stall: Arrivals::poisson_hz("hypervisor.pcpu0_stall_rate_hz", hyp.pcpu0_stall_rate_hz).map_err(masked)?,
             stall_len: masked_windows::length_us("hypervisor.pcpu0_stall_us", hyp.pcpu0_stall_us).map_err(masked)?,
+            stall_hz: hyp.pcpu0_stall_rate_hz,
         };
         if wl.completions == 0 || wl.completions > 1_000_000_000 {
             return Err(ctx.invalid("workload.completions", "1..=1e9 completions", wl.completions));

@@ -506,7 +506,7 @@ impl PreparedPoint for Prepared {
         r.set_figure("iops", done as f64 / secs, "IOPS");
         r.set_figure("pcpu0_masked_fraction", sim.n.masked.ns_f64() / end.ns_f64().max(1.0), "fraction");
         r.notes.push(format!(
-            "xen-gicv4: {} {}, scheduler {:?}, vwfi={}, direct_lpi={}, {} vCPUs, jobs on vCPUs {}..{} (prediction: no parameter fitted to S1)",
+            "xen-gicv4: {} {}, scheduler {:?}, vwfi={}, direct_lpi={}, {} vCPUs, jobs on vCPUs {}..{} (pCPU 0 stalls: {} Hz × {} µs, the rate fitted to the one published S1 figure; the rest predicted)",
             match self.mode {
                 Mode::Xen => "xen",
                 Mode::BareMetal => "bare-metal",
@@ -517,7 +517,9 @@ impl PreparedPoint for Prepared {
             if self.direct { "on" } else { "off" },
             self.vcpus,
             self.first_vcpu,
-            self.first_vcpu + self.job.numjobs as usize - 1
+            self.first_vcpu + self.job.numjobs as usize - 1,
+            self.windows.stall_hz,
+            self.windows.stall_len.ns_f64() / 1000.0
         ));
         Ok(PointOutput { result: r, traces: sim.traces.kept, events: sim.core.q.processed() })
     }
