@@ -48,15 +48,18 @@ fn ok(c: ConfigResult) -> ConfigResult {
 
 #[test]
 fn same_seed_same_bytes() {
-    let run = || {
+    let run_seed = |seed: Option<u64>| {
         let mut doc: toml::Table = toml::from_str(S5).unwrap();
         set_path(&mut doc, "workload.samples", 300.into()).unwrap();
         let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "s5.toml", "s5", None).unwrap();
-        let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+        let out = run_scenario(&sc, &ScenarioOpts { seed, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
         results::to_json_string(&out.result)
     };
+    let run = || run_seed(None);
     let a = run();
     assert_eq!(a, run());
+    // A constant would pass the line above: another seed must give other numbers.
+    assert_ne!(a, run_seed(Some(2)));
     assert!(!a.contains("\"error\": \""), "no point of the shipped S5 scenario may fail");
 }
 
