@@ -60,6 +60,11 @@ impl TimerAdvance {
         TimerAdvance { ns: if enabled { NS_INIT } else { 0.0 }, enabled, ghz }
     }
 
+    /// `lapic_timer_advance` is on for this vCPU.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// When the host timer for `deadline` fires.
     pub fn fire_at(&self, deadline: SimTime) -> SimTime {
         deadline.saturating_sub(SimTime::from_ns_f64(self.ns))
