@@ -282,5 +282,8 @@ fn bad_input_names_the_key() {
     assert!(e.contains("workload.period_us") && e.contains("100 simulated days"), "{e}");
     let e = err(with(S3, &[("workload.samples", "1000000000000")]));
     assert!(e.contains("workload.samples") && e.contains("1..=1000000000"), "{e}");
+    // A scheduler mechanism parameter out of its physical range (issue 26): a negative ratelimit.
+    let e = err(with(S3, &[("hypervisor.ratelimit_us", "-5.0")]));
+    assert!(e.contains("hypervisor.ratelimit_us") && e.contains("-5"), "{e}");
 }
 
