@@ -24,6 +24,14 @@
 //! `guest-io-submit` to keep `iodepth` in flight). Class `io` = submission to reaped completion
 //! (fio's clat); figure `iops`.
 //!
+//! pCPU 0 also runs dom0 vCPU 0, whose activity masks it (hyp::masked_windows): dom0's tick
+//! (`hypervisor.pcpu0_tick_hz`, each window Xen's wake + block paths) and rare long stalls
+//! (`pcpu0_stall_rate_hz` × `pcpu0_stall_us`: no source gives them; the S1 scenario fits the
+//! rate to its one published figure). A software-path MSI arriving in a window waits for its end
+//! (`pcpu0-masked` segment, `lpi.held_by_pcpu0_window`); doorbells and direct vLPIs never go to
+//! pCPU 0. Where a woken vCPU runs is credit2's `runq_tickle` choice (hyp::credit2_tickle):
+//! its own idle pCPU here, so no VMOVP unless `credit2_migrate_prob` adds random migrations.
+//!
 //! Simplifications: guest work (submission, the completion handler) runs as an atomic path on
 //! the pCPU, so an interrupt arriving meanwhile is taken when it ends (`cpu-busy` on its trace);
 //! an NVMe handler reaps every CQE posted by the time it runs, so a second MSI whose vLPI / LR
