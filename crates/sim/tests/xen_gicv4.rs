@@ -281,3 +281,22 @@ fn credit2_wakes_a_vcpu_on_its_own_idle_pcpu() {
     assert!(c.counters["vlpi.doorbells"] > 0);
     assert_eq!(c.counters["its.vmovp"], 0);
 }
+
+/// A scenario that fits one of its own keys to a published figure (a `fit` reference) labels
+/// its result calibrated, not predicted, even though its platform profile fits nothing.
+#[test]
+fn a_fit_reference_makes_the_result_calibrated() {
+    let mut doc: toml::Table = toml::from_str(FIO).unwrap();
+    set_path(&mut doc, "workload.completions", 2000.into()).unwrap();
+    set_path(&mut doc, "workload.warmup", 10.into()).unwrap();
+    let configs = doc["configs"].as_array().unwrap().iter().filter(|c| c["name"].as_str() == Some("xen")).cloned().collect();
+    doc.insert("configs".into(), toml::Value::Array(configs));
+    let sweep = doc.get_mut("sweep").and_then(|s| s.as_table_mut()).unwrap();
+    sweep.insert("workload.job".into(), toml::Value::Array(vec!["4k-qd1-nj4".into()]));
+    sweep.insert("hypervisor.scheduler".into(), toml::Value::Array(vec!["credit2".into()]));
+    let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "t.toml", "t", None).unwrap();
+    assert_eq!(run(&sc, None, 0).result.meta.kind, results::ResultKind::Calibrated);
+    doc.remove("reference");
+    let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "t.toml", "t", None).unwrap();
+    assert_eq!(run(&sc, None, 0).result.meta.kind, results::ResultKind::Predicted);
+}
