@@ -221,3 +221,20 @@ fn timer_advance_shortens_the_halted_path() {
     assert!(!has(&with, "timer", "host:wake-blocked-vcpu") && !has(&with, "timer", "host:halt-poll-hit"));
     assert_eq!(ctr(&with, "exits.hlt"), N as u64);
 }
+
+/// A NOHZ guest restarts its tick when it leaves idle (do_idle → tick_nohz_idle_exit, before
+/// schedule_idle): one more TSC-deadline write on each cyclictest wake-up, an exit without the
+/// feature and none with it.
+#[test]
+fn nohz_idle_exit_rearms_the_deadline_on_the_path() {
+    let cyc = |nohz: bool, tv: &str| ok(point(S5, &[("workload.bench", s("cyclictest")), ("workload.nohz_idle", nohz.into()), ("hypervisor.timer_virt", s(tv))]));
+    let (with, without) = (cyc(true, "off"), cyc(false, "off"));
+    let samples = 16 * N as u64; // one cyclictest thread per vCPU (vm.vcpus = 16), N wake-ups each
+    assert_eq!(ctr(&with, "exits.timer_arm"), 3 * samples, "sleep, handler re-arm, tick restart");
+    assert_eq!(ctr(&without, "exits.timer_arm"), 2 * samples);
+    let mean = |c: &ConfigResult| c.classes["timer"].summary.mean;
+    assert!(mean(&with) > mean(&without) + 500.0, "{} vs {}", mean(&with), mean(&without));
+    let feat = cyc(true, "l1-only");
+    assert_eq!(ctr(&feat, "exits.timer_arm"), 0, "with the feature no deadline write exits");
+    assert!(feat.figures["mean_reduction_pct"].value > cyc(false, "l1-only").figures["mean_reduction_pct"].value);
+}

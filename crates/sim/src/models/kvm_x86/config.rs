@@ -150,6 +150,12 @@ pub(super) struct Workload {
     pub priority: u32,
     #[serde(default = "fifo")]
     pub policy: String,
+    /// cyclictest in a NOHZ guest: the idle loop restarts the stopped tick on its way out
+    /// (Linux kernel/sched/idle.c `do_idle`: `tick_nohz_idle_exit()` before `schedule_idle()`;
+    /// kernel/time/tick-sched.c `tick_nohz_restart_sched_tick` reprograms the clockevent, a
+    /// TSC-deadline write), on the path to the woken thread. Off unless set.
+    #[serde(default)]
+    pub nohz_idle: bool,
 }
 
 fn hlt() -> Wait {

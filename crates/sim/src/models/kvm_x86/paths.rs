@@ -267,6 +267,11 @@ impl Prepared {
         w.cost("guest:hrtimer-interrupt", &c.guest_timer_irq);
         self.arm(w);
         self.eoi(w, false);
+        if self.wl.nohz_idle {
+            // The idle loop leaves: tick_nohz_idle_exit() restarts the tick and programs the
+            // clockevent again (a second deadline write) before schedule_idle() runs the thread.
+            self.arm(w);
+        }
         w.cost("guest:wake+switch-to-fifo-thread", &c.guest_wakeup_switch);
         w.t - expected
     }
