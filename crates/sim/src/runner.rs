@@ -370,7 +370,10 @@ fn run_points(
         outputs = outputs.chunks(n_seeds as usize).map(|replicas| merge_replicas(replicas.to_vec())).collect();
     }
 
-    let kind = if calibrated { ResultKind::Calibrated } else { ResultKind::Predicted };
+    // Calibrated: the platform has a fitted cost, or the scenario fitted one of its own keys to a
+    // published figure (a `fit` reference, e.g. xen-gicv4-fio's pCPU 0 stall rate).
+    let fitted_here = sc.references.iter().any(|r| r.role == results::ReferenceRole::Fit);
+    let kind = if calibrated || fitted_here { ResultKind::Calibrated } else { ResultKind::Predicted };
     let mut knobs = BTreeMap::new();
     knobs.insert("model".into(), sc.header.model.clone());
     if !sc.header.reproduces.is_empty() {

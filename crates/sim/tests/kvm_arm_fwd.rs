@@ -42,8 +42,10 @@ fn small() -> Scenario {
     scenario(&[("workload.transactions", "4000"), ("workload.warmup", "100")])
 }
 
+/// The native TCP_RR rate is a `fit` reference (the model's costs were calibrated on it): this
+/// checks the fit's residual, not a prediction.
 #[test]
-fn native_run_reproduces_the_published_rate_within_5_percent() {
+fn native_run_fits_the_published_rate_within_5_percent() {
     let sc = scenario(&[]);
     let r = run(&sc, None, 0).result;
     let checks = check_references("kvm-arm-forwarded-irq.toml", &sc.references, &r).unwrap();

@@ -6,8 +6,12 @@ use sim::scenario::Scenario;
 const DEMO: &str = include_str!("../../../scenarios/demo-timer-inject.toml");
 
 fn run(text: &str, seeds: Option<u64>) -> results::RunResult {
+    run_seed(text, None, seeds)
+}
+
+fn run_seed(text: &str, seed: Option<u64>, seeds: Option<u64>) -> results::RunResult {
     let sc = Scenario::parse(text, "s.toml", "s", None).unwrap();
-    run_scenario(&sc, &ScenarioOpts { seed: None, seeds, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap().result
+    run_scenario(&sc, &ScenarioOpts { seed, seeds, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap().result
 }
 
 #[test]
@@ -43,6 +47,11 @@ fn spread_is_deterministic() {
     let a = results::to_json_string(&run(DEMO, Some(3)));
     let b = results::to_json_string(&run(DEMO, Some(3)));
     assert_eq!(a, b);
+    // Another base seed gives another spread (a constant would pass the line above).
+    let c = run_seed(DEMO, Some(11), Some(3));
+    assert_ne!(a, results::to_json_string(&c));
+    let median = |r: &results::RunResult| r.configs[0].seed_spread.as_ref().unwrap().latency("timer", "mean").unwrap().median;
+    assert_ne!(median(&run(DEMO, Some(3))), median(&c));
 }
 
 #[test]

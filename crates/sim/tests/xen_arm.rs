@@ -10,23 +10,56 @@ use xen_common::{cost_ns, run, s3_only, stat, with, S3, WFI};
 /// The S3 rows (credit1, pinned): the configurations the blog measured.
 const S3_CONFIGS: [&str; 2] = ["vwfi=trap", "vwfi=native"];
 
+/// Published S3 rows (ns): (config, AVG, MIN, MAX, WARM_MAX).
+const S3_ROWS: [(&str, f64, f64, f64, f64); 2] = [("vwfi=trap", 4850.0, 4810.0, 7030.0, 4980.0), ("vwfi=native", 1850.0, 1680.0, 2650.0, 1950.0)];
+
+/// The warm-round shape of one S3 row judged against the published spread, not against ±15 %
+/// of the value (which is four times the spread): MIN and WARM_MAX each within one published
+/// warm spread (WARM_MAX − MIN: 170 ns trap, 270 ns native) of the published value, and the
+/// model's warm spread within 0.5×–2× of the published one.
+fn assert_warm_shape(r: &RunResult, config: &str, what: &str) {
+    let (_, _, min, _, warm) = *S3_ROWS.iter().find(|row| row.0 == config).expect("an S3 row");
+    let spread = warm - min;
+    for (st, published) in [("min", min), ("warm_max", warm)] {
+        let got = stat(r, config, st);
+        assert!((got - published).abs() <= spread, "{what}: {config} {st} {got}, published {published} ± the published spread {spread}");
+    }
+    let s = stat(r, config, "warm_max") - stat(r, config, "min");
+    assert!(s >= 0.5 * spread && s <= 2.0 * spread, "{what}: {config} WARM_MAX − MIN {s}, published {spread} (0.5×–2×)");
+}
+
 /// What the S3 rows must show beyond the ±15/30 % reference tolerances, which a model with no
-/// cold effect or no variance would still meet: the first-round (cold) MAX stands out from the
-/// warm rounds as published (MAX / AVG 1.45 trap, 1.43 native, within ±10 %), and there is a
-/// warm spread WARM_MAX − MIN (published 170 ns trap, 270 ns native: at least 0.3× that). The
-/// model over-predicts the spread (≈ 920 ns trap, ≈ 980 ns native at seed 1: the per-segment
-/// jitter of the profile is guessed, not fitted); the upper bound of 8× only catches a runaway.
+/// cold effect or no variance would still meet: every S3 figure within its tolerance; the
+/// first-round (cold) MAX standing out from the warm rounds as published (MAX / AVG 1.45 trap,
+/// 1.43 native, within ±10 %); and the vwfi=native warm shape judged against the published
+/// spread ([`assert_warm_shape`]). The vwfi=trap warm shape fails that judgement today (the
+/// model's spread is ≈ 5× the published 170 ns: the profile's per-segment jitter is guessed);
+/// `trap_warm_shape_is_a_known_gap_against_the_published_spread` pins that gap.
 fn assert_s3_shape(r: &RunResult, what: &str) {
     // Every S3 figure, fitted or held out (the scenario judges each on its median over 8 seeds).
     for c in r.references.iter().filter(|c| S3_CONFIGS.contains(&c.config.as_str())) {
         assert!(c.within(), "{what}: {} {} {}: got {:?}, published {}", c.config, c.class, c.stat, c.model, c.published);
     }
-    for (config, ratio, spread) in [("vwfi=trap", 7030.0 / 4850.0, 170.0), ("vwfi=native", 2650.0 / 1850.0, 270.0)] {
+    for (config, avg, _, max, _) in S3_ROWS {
+        let ratio = max / avg;
         let got = stat(r, config, "max") / stat(r, config, "mean");
         assert!((got / ratio - 1.0).abs() < 0.10, "{what}: {config} MAX/AVG {got:.3}, published {ratio:.3}");
-        let s = stat(r, config, "warm_max") - stat(r, config, "min");
-        assert!(s > 0.3 * spread && s < 8.0 * spread, "{what}: {config} WARM_MAX − MIN {s}, published {spread}");
     }
+    assert_warm_shape(r, "vwfi=native", what);
+}
+
+/// The vwfi=trap warm shape fails [`assert_warm_shape`] today: a known model gap, pinned here
+/// rather than hidden behind a loose bound. The model's warm spread is 3–8× the published 170 ns
+/// and its MIN is more than one published spread low (the profile's per-segment jitter is
+/// guessed, not fitted). When the model improves this test fails: then move vwfi=trap into
+/// [`assert_s3_shape`] with vwfi=native.
+#[test]
+fn trap_warm_shape_is_a_known_gap_against_the_published_spread() {
+    let sc = Scenario::parse(S3, "scenarios/xen-arm-zynq-timer.toml", "xen-arm-zynq-timer", None).unwrap();
+    let r = run(&sc, None);
+    assert!(std::panic::catch_unwind(|| assert_warm_shape(&r, "vwfi=trap", "seed 1")).is_err(), "vwfi=trap now meets the published spread: tighten assert_s3_shape");
+    let s = stat(&r, "vwfi=trap", "warm_max") - stat(&r, "vwfi=trap", "min");
+    assert!(s > 3.0 * 170.0 && s < 8.0 * 170.0, "vwfi=trap WARM_MAX − MIN {s} ns: the documented gap is 3–8× the published 170 ns");
 }
 
 #[test]
@@ -249,5 +282,8 @@ fn bad_input_names_the_key() {
     assert!(e.contains("workload.period_us") && e.contains("100 simulated days"), "{e}");
     let e = err(with(S3, &[("workload.samples", "1000000000000")]));
     assert!(e.contains("workload.samples") && e.contains("1..=1000000000"), "{e}");
+    // A scheduler mechanism parameter out of its physical range (issue 26): a negative ratelimit.
+    let e = err(with(S3, &[("hypervisor.ratelimit_us", "-5.0")]));
+    assert!(e.contains("hypervisor.ratelimit_us") && e.contains("-5"), "{e}");
 }
 

@@ -5,10 +5,17 @@
 //! - [`assigned_irq`]: an assigned device's interrupt through VFIO + irqfd: resamplefd (mask,
 //!   maintenance exit, unmask) versus HW-bit forwarding versus edge.
 //! - [`halt_poll`]: KVM host-side halt polling (per-vCPU window, grow/shrink, defaults by kernel).
+//! - [`masked_windows`]: a pCPU running the hypervisor with interrupts masked (ticks, rare stalls);
+//!   an interrupt routed there waits for the window's end.
+//! - [`credit2_tickle`]: credit2's `runq_tickle` pCPU choice for a waking vCPU (migrate or not).
+//! - [`lapic_timer_advance`]: KVM's adaptive LAPIC timer advance (fire early, spin to the deadline).
 //! - [`debug_build`]: a DEBUG hypervisor build as a multiplier on hypervisor-path costs.
 
 pub mod assigned_irq;
+pub mod credit2_tickle;
 pub mod debug_build;
 pub mod halt_poll;
+pub mod lapic_timer_advance;
+pub mod masked_windows;
 pub mod scheduler;
 pub mod vwfi;

@@ -45,6 +45,10 @@ pub(super) struct Hypervisor {
     /// Which kernel's grow/shrink defaults (grow 2, grow_start 10 µs, shrink 0 or 2).
     #[serde(default = "linux5_1")]
     pub halt_poll_kernel: HaltPollKernel,
+    /// kvm.lapic_timer_advance (KVM's default is true; hyp::lapic_timer_advance). Off unless
+    /// set, so scenarios written before it keep their paths.
+    #[serde(default)]
+    pub lapic_timer_advance: bool,
 }
 
 fn off() -> TimerVirt {
@@ -146,6 +150,12 @@ pub(super) struct Workload {
     pub priority: u32,
     #[serde(default = "fifo")]
     pub policy: String,
+    /// cyclictest in a NOHZ guest: the idle loop restarts the stopped tick on its way out
+    /// (Linux kernel/sched/idle.c `do_idle`: `tick_nohz_idle_exit()` before `schedule_idle()`;
+    /// kernel/time/tick-sched.c `tick_nohz_restart_sched_tick` reprograms the clockevent, a
+    /// TSC-deadline write), on the path to the woken thread. Off unless set.
+    #[serde(default)]
+    pub nohz_idle: bool,
 }
 
 fn hlt() -> Wait {
@@ -227,6 +237,8 @@ pub(super) struct Prepared {
     pub poll: HaltPollParams,
     pub costs: Costs,
     pub seed: u64,
+    /// The host's TSC frequency (the profile's `cpu_ghz`), for the timer advance's cycle limits.
+    pub ghz: f64,
 }
 
 pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioError> {
@@ -291,5 +303,5 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
         other => return Err(ctx.invalid("hypervisor.halt_poll_ns", "ns from 0 to 100,000,000, or \"host default\"", format!("{other:?}"))),
     };
     let costs = Costs::load(ctx, model)?;
-    Ok(Prepared { level: vm.level, vcpus: vm.vcpus, bench, wait, wl, hyp, poll, costs, seed: ctx.seed })
+    Ok(Prepared { level: vm.level, vcpus: vm.vcpus, bench, wait, wl, hyp, poll, costs, seed: ctx.seed, ghz: ctx.platform.cpu_ghz })
 }

@@ -229,6 +229,14 @@ impl PreparedPoint for Prepared {
         r.add_counter("halt_poll.blocked", blocked);
         r.add_counter("halt_poll.grow", grows);
         r.add_counter("halt_poll.shrink", shrinks);
+        if self.hyp.lapic_timer_advance && self.level == Level::L1 {
+            // KVM's timer advance: each vCPU's final (tuned) advance, and the time spun before the
+            // deadline in kvm_wait_lapic_expire (host CPU time, not latency).
+            let n = out.halts.len().max(1) as f64;
+            r.set_figure("timer_advance_ns", out.halts.iter().map(|h| h.adv.ns).sum::<f64>() / n, "ns");
+            let spun: f64 = out.halts.iter().map(|h| h.spun.ns_f64()).sum();
+            r.set_figure("wait_lapic_expire_spun_per_sample", spun / out.samples.max(1) as f64, "ns");
+        }
         if self.level == Level::L2 {
             r.add_counter("halt_poll.l1_success", l1p);
             r.add_counter("halt_poll.l1_blocked", l1b);

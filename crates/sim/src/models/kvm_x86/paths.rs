@@ -8,6 +8,7 @@ use crate::arch::x86::apicv::Apicv;
 use crate::arch::x86::posted_interrupt::{PiDesc, PostEffect, VcpuState};
 use crate::engine::SimTime;
 use crate::hyp::halt_poll::{HaltOutcome, HaltPoll};
+use crate::hyp::lapic_timer_advance::TimerAdvance;
 
 use super::config::{Prepared, Via};
 use super::walk::{ExitKind, Walk};
@@ -47,11 +48,17 @@ pub struct VcpuHalt {
     /// When the vCPU halted, and for L2 whether/when L1 itself halted (L1 blocked).
     halted_at: SimTime,
     l1_halted_at: Option<SimTime>,
+    /// L0's timer advance for this (L1) vCPU's LAPIC timer (hyp::lapic_timer_advance). Off for
+    /// an L2 guest: L0's and L1's advances on the nested path are not modelled.
+    pub adv: TimerAdvance,
+    /// Time spun in kvm_wait_lapic_expire (before the deadline, not latency).
+    pub spun: SimTime,
 }
 
 impl VcpuHalt {
     pub fn new(p: &Prepared) -> Self {
-        VcpuHalt { l0: HaltPoll::new(p.poll), l1: HaltPoll::new(p.poll), halted_at: SimTime::ZERO, l1_halted_at: None }
+        let adv = TimerAdvance::new(p.hyp.lapic_timer_advance && p.level == Level::L1, p.ghz);
+        VcpuHalt { l0: HaltPoll::new(p.poll), l1: HaltPoll::new(p.poll), halted_at: SimTime::ZERO, l1_halted_at: None, adv, spun: SimTime::ZERO }
     }
 }
 
@@ -68,6 +75,25 @@ impl Prepared {
 
     fn apicv(&self) -> Apicv {
         Apicv { enabled: self.hyp.apicv, ..Default::default() }
+    }
+
+    /// `kvm_wait_lapic_expire` before the VM entry that injects the timer interrupt for
+    /// `deadline`. The walk counts from the deadline (`start_latency`), but L0's host timer fired
+    /// `h.adv.ns` earlier: the path so far is hidden up to the advance (KVM spins to the
+    /// deadline if it is early), and only what exceeds the advance reaches the guest. The
+    /// latency window is rewritten to that remainder (one segment), as the guest sees it.
+    fn wait_lapic_expire(&self, w: &mut Walk, h: &mut VcpuHalt, deadline: SimTime) {
+        if !h.adv.enabled() {
+            return;
+        }
+        let early = SimTime::from_ns_f64(h.adv.ns);
+        let real_now = w.t.saturating_sub(early);
+        let wt = h.adv.wait(real_now, deadline);
+        h.spun += wt.spun;
+        let late = wt.enter_at.saturating_sub(deadline);
+        w.segs.clear();
+        w.segs.push(("host:timer-path-beyond-advance", late));
+        w.t = deadline + late;
     }
 
     /// The guest arms its timer (the WRMSR of bench.S or the guest kernel's clockevent).
@@ -124,6 +150,8 @@ impl Prepared {
     /// timer (then the host hrtimer fires first; for L2, L1's timer).
     pub fn wake(&self, w: &mut Walk, h: &mut VcpuHalt, via_timer: bool, posted: Option<&mut PiDesc>) {
         let c = &self.costs;
+        // The timer's deadline is where the latency window starts (`start_latency`).
+        let deadline = w.t;
         let l0_halted = match (self.level, h.l1_halted_at) {
             (Level::L1, _) => Some(h.halted_at),
             (Level::L2, l1) => l1,
@@ -152,6 +180,11 @@ impl Prepared {
             match effect {
                 PostEffect::WakeupVector => w.cost("host:wake-blocked-vcpu", &c.block_wake),
                 _ => w.cost("host:halt-poll-hit", &c.poll_wake),
+            }
+            if via_timer && self.level == Level::L1 {
+                // A blocked vCPU's timer is KVM's software timer, injected by KVM, with or
+                // without the feature (D.6): the timer advance applies.
+                self.wait_lapic_expire(w, h, deadline);
             }
             w.cost("host:vmentry+inject", &c.vm_entry_inject);
         } else {
@@ -205,6 +238,12 @@ impl Prepared {
             w.insns("guest:iret-to-ring3", guest::EOI_TO_HLT - 1);
             w.start_latency(deadline);
             self.timer_while_running(w, self.level);
+            if self.level == Level::L1 && h.adv.enabled() && serve(&self.timer(), Owner::Running(Level::L1), self.host_timer()).backend != Backend::TimerVirt {
+                // The preemption timer / hrtimer fired the advance early; KVM injects and
+                // spins to the deadline before the entry.
+                self.wait_lapic_expire(w, h, deadline);
+                w.cost("host:vmentry+inject", &self.costs.vm_entry_inject);
+            }
             w.cost("guest:irq-entry", &self.costs.guest_irq_entry);
         } else {
             w.insns("guest:iret+jmp-to-hlt", guest::EOI_TO_HLT);
@@ -228,6 +267,11 @@ impl Prepared {
         w.cost("guest:hrtimer-interrupt", &c.guest_timer_irq);
         self.arm(w);
         self.eoi(w, false);
+        if self.wl.nohz_idle {
+            // The idle loop leaves: tick_nohz_idle_exit() restarts the tick and programs the
+            // clockevent again (a second deadline write) before schedule_idle() runs the thread.
+            self.arm(w);
+        }
         w.cost("guest:wake+switch-to-fifo-thread", &c.guest_wakeup_switch);
         w.t - expected
     }

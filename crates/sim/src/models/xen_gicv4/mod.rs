@@ -24,6 +24,14 @@
 //! `guest-io-submit` to keep `iodepth` in flight). Class `io` = submission to reaped completion
 //! (fio's clat); figure `iops`.
 //!
+//! pCPU 0 also runs dom0 vCPU 0, whose activity masks it (hyp::masked_windows): dom0's tick
+//! (`hypervisor.pcpu0_tick_hz`, each window Xen's wake + block paths) and rare long stalls
+//! (`pcpu0_stall_rate_hz` × `pcpu0_stall_us`: no source gives them; the S1 scenario fits the
+//! rate to its one published figure). A software-path MSI arriving in a window waits for its end
+//! (`pcpu0-masked` segment, `lpi.held_by_pcpu0_window`); doorbells and direct vLPIs never go to
+//! pCPU 0. Where a woken vCPU runs is credit2's `runq_tickle` choice (hyp::credit2_tickle):
+//! its own idle pCPU here, so no VMOVP unless `credit2_migrate_prob` adds random migrations.
+//!
 //! Simplifications: guest work (submission, the completion handler) runs as an atomic path on
 //! the pCPU, so an interrupt arriving meanwhile is taken when it ends (`cpu-busy` on its trace);
 //! an NVMe handler reaps every CQE posted by the time it runs, so a second MSI whose vLPI / LR
@@ -32,7 +40,8 @@
 use serde::Deserialize;
 
 use crate::engine::rng::derive_seed;
-use crate::engine::CostDist;
+use crate::engine::{CostDist, SimTime};
+use crate::hyp::masked_windows::{self, Arrivals, MaskError};
 use crate::hyp::scheduler::SchedKind;
 use crate::hyp::vwfi::Vwfi;
 use crate::model::{Model, PointCtx, PreparedPoint};
@@ -76,6 +85,17 @@ struct Hypervisor {
     credit2_migrate_prob: f64,
     #[serde(default = "one")]
     debug_multiplier: f64,
+    /// dom0 vCPU 0's timer tick (Hz) handled by Xen on pCPU 0 (`vtimer_interrupt` → inject):
+    /// each one masks pCPU 0 for trap + handler + LR write + eret (profile costs). 0 = none.
+    #[serde(default)]
+    pcpu0_tick_hz: f64,
+    /// Rare long masked windows on pCPU 0 (Poisson, Hz). No source gives the rate: the S1
+    /// scenario fits it (the one free parameter). 0 = none.
+    #[serde(default)]
+    pcpu0_stall_rate_hz: f64,
+    /// Length of one such window (µs, a labelled guess; docs/xen-gicv4-fio.md sweeps it).
+    #[serde(default)]
+    pcpu0_stall_us: f64,
 }
 
 fn trap() -> Vwfi {
@@ -130,8 +150,19 @@ pub(crate) struct Costs {
     pub complete: CostDist,
 }
 
+/// pCPU 0's masked-window sources (see [`crate::hyp::masked_windows`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Pcpu0Windows {
+    pub tick: Option<Arrivals>,
+    pub stall: Option<Arrivals>,
+    pub stall_len: SimTime,
+    /// As written, for the result's note.
+    pub stall_hz: f64,
+}
+
 pub(crate) struct Prepared {
     pub mode: Mode,
+    pub windows: Pcpu0Windows,
     pub direct: bool,
     pub xen: XenSetup,
     pub costs: Costs,
@@ -139,6 +170,8 @@ pub(crate) struct Prepared {
     pub job: FioJob,
     pub job_name: String,
     pub vcpus: usize,
+    /// The platform's pCPUs (the ones beyond `vcpus` are idle).
+    pub pcpus: usize,
     pub first_vcpu: usize,
     pub migrate_prob: f64,
     pub completions: u64,
@@ -175,6 +208,15 @@ impl Model for XenGicv4 {
         if !(hyp.credit2_migrate_prob.is_finite() && (0.0..=1.0).contains(&hyp.credit2_migrate_prob)) {
             return Err(ctx.invalid("hypervisor.credit2_migrate_prob", "a probability 0..=1", hyp.credit2_migrate_prob));
         }
+        let masked = |e: MaskError| match e {
+            MaskError::OutOfRange { key, expected, value } => ctx.invalid(&key, expected, value),
+        };
+        let windows = Pcpu0Windows {
+            tick: Arrivals::periodic_hz("hypervisor.pcpu0_tick_hz", hyp.pcpu0_tick_hz).map_err(masked)?,
+            stall: Arrivals::poisson_hz("hypervisor.pcpu0_stall_rate_hz", hyp.pcpu0_stall_rate_hz).map_err(masked)?,
+            stall_len: masked_windows::length_us("hypervisor.pcpu0_stall_us", hyp.pcpu0_stall_us).map_err(masked)?,
+            stall_hz: hyp.pcpu0_stall_rate_hz,
+        };
         if wl.completions == 0 || wl.completions > 1_000_000_000 {
             return Err(ctx.invalid("workload.completions", "1..=1e9 completions", wl.completions));
         }
@@ -230,6 +272,7 @@ impl Model for XenGicv4 {
         };
         Ok(Box::new(Prepared {
             mode: hyp.mode,
+            windows,
             direct,
             xen,
             costs,
@@ -237,6 +280,7 @@ impl Model for XenGicv4 {
             job,
             job_name: wl.job.clone(),
             vcpus: hyp.dom0_vcpus as usize,
+            pcpus: plat.cpus as usize,
             first_vcpu: wl.first_vcpu as usize,
             migrate_prob: if hyp.scheduler == SchedKind::Credit2 && !bare { hyp.credit2_migrate_prob } else { 0.0 },
             completions: wl.completions,
