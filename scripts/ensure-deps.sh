@@ -46,6 +46,8 @@ command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 command -v aarch64-linux-gnu-as >/dev/null 2>&1 || need_apt+=(binutils-aarch64-linux-gnu)
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need_apt+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 command -v qemu-system-aarch64 >/dev/null 2>&1 || need_apt+=(qemu-system-arm)
+# qemu-aarch64 (user mode) runs the kvm crate's aarch64 unit tests on this x86 machine.
+command -v qemu-aarch64 >/dev/null 2>&1 || need_apt+=(qemu-user)
 command -v dtc >/dev/null 2>&1 || need_apt+=(device-tree-compiler)
 if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
   echo "ensure-deps: adding dpkg architecture arm64 (the lab fetches Xen's arm64 package)" >&2

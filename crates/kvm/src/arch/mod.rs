@@ -35,6 +35,11 @@ pub trait GuestVm: SharedPage + Sync {
     fn vm_fd(&self) -> RawFd;
     /// What KVM answered to the capability requests, and other set-up facts, for the result.
     fn notes(&self) -> Vec<String>;
+    /// Guest counter − host counter and how it was found, for architectures whose guest does not
+    /// stamp its entry (`Arch::ENTRY_STAMP` false); `None` where no offset is needed or known.
+    fn counter_offset(&self) -> Option<(i64, String)> {
+        None
+    }
     /// Settings that were asked for and what is actually in force (`halt_poll_ns` → `200000`).
     fn in_force(&self) -> Vec<(String, String)>;
 }

@@ -211,6 +211,9 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
         let (offset, offset_note) = collect::tsc_offset(entry, host_before, host_after_entry);
         m.notes.push(offset_note);
         offset
+    } else if let Some((offset, note)) = vm.counter_offset() {
+        m.notes.push(note);
+        offset
     } else {
         m.notes.push("latencies are differences of the guest's own counter: no host/guest counter offset is involved".into());
         0

@@ -63,6 +63,17 @@ pub fn reg_pc() -> u64 {
 pub fn reg_pstate() -> u64 {
     core_reg(8 * 33)
 }
+/// The guest's virtual counter as a vCPU register (`KVM_REG_ARM_TIMER_CNT`, CNTVCT_EL0:
+/// `ARM64_SYS_REG(3, 3, 14, 3, 2)` in the kernel's uapi).
+pub fn reg_timer_cnt() -> u64 {
+    sys_reg(3, 3, 14, 3, 2)
+}
+
+/// `ARM64_SYS_REG(op0, op1, crn, crm, op2)` (arch/arm64/include/uapi/asm/kvm.h).
+pub fn sys_reg(op0: u64, op1: u64, crn: u64, crm: u64, op2: u64) -> u64 {
+    kvm_bindings::KVM_REG_ARM64 | kvm_bindings::KVM_REG_SIZE_U64 | 0x0013_0000 | op0 << 14 | op1 << 11 | crn << 7 | crm << 3 | op2
+}
+
 /// EL1h with D, A, I, F masked: how a kernel is entered.
 pub const PSTATE_EL1H_MASKED: u64 = 0x3c5;
 
@@ -78,6 +89,8 @@ mod tests {
         assert_eq!(reg_x(0), 0x6030_0000_0010_0000);
         assert_eq!(reg_x(1), 0x6030_0000_0010_0002);
         assert_eq!(reg_pstate(), 0x6030_0000_0010_0042);
+        // KVM_REG_ARM_TIMER_CNT in arch/arm64/include/uapi/asm/kvm.h.
+        assert_eq!(reg_timer_cnt(), 0x6030_0000_0013_df1a);
     }
 
     #[test]

@@ -19,6 +19,17 @@ pub mod vm;
 /// The aarch64 micro-VMM.
 pub struct Aarch64;
 
+impl Aarch64 {
+    /// CNTVCT_EL0 as this (host) process reads it.
+    pub fn counter_now() -> u64 {
+        let v: u64;
+        // SAFETY: reading CNTVCT_EL0 (EL0-accessible under Linux) has no memory effects; the isb
+        // keeps the read from being hoisted.
+        unsafe { core::arch::asm!("isb", "mrs {v}, cntvct_el0", v = out(reg) v, options(nomem, nostack)) };
+        v
+    }
+}
+
 impl Arch for Aarch64 {
     type Vm = vm::Vm;
     const NAME: &'static str = "aarch64";
@@ -53,11 +64,7 @@ impl Arch for Aarch64 {
     }
 
     fn counter() -> u64 {
-        let v: u64;
-        // SAFETY: reading CNTVCT_EL0 (EL0-accessible under Linux) has no memory effects; the isb
-        // keeps the read from being hoisted.
-        unsafe { core::arch::asm!("isb", "mrs {v}, cntvct_el0", v = out(reg) v, options(nomem, nostack)) };
-        v
+        Self::counter_now()
     }
 
     fn decode_exit(r: Result<kvm_ioctls::VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit {

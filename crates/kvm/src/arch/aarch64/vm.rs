@@ -34,6 +34,8 @@ pub struct Vm {
     pub caps: BTreeMap<String, String>,
     pub in_force: Vec<(String, String)>,
     kind: crate::config::BenchKind,
+    /// Guest − host counter, read through KVM_REG_ARM_TIMER_CNT between two host readings.
+    offset: Option<(i64, String)>,
 }
 
 /// Set one device attribute whose value is the u64 at `value`.
@@ -118,7 +120,21 @@ impl Vm {
                 None
             }
         };
-        let vm = Vm { kvm, fd, mem, gic, its, caps, in_force, kind: cfg.kind };
+        // The guest's virtual counter runs at the host's minus KVM's CNTVOFF for this VM: read it
+        // through the vCPU register between two host readings (only the device bench compares
+        // a host stamp with a guest one).
+        let offset = if cfg.kind == crate::config::BenchKind::Device {
+            let mut buf = [0u8; 8];
+            let before = super::Aarch64::counter_now();
+            vcpus[0].get_one_reg(boot::reg_timer_cnt(), &mut buf).map_err(KvmError::setup("KVM_GET_ONE_REG timer count"))?;
+            let after = super::Aarch64::counter_now();
+            let guest = u64::from_le_bytes(buf);
+            let off = guest as i64 - (before / 2 + after / 2) as i64;
+            Some((off, format!("guest counter − host counter = {off} ticks (KVM_REG_ARM_TIMER_CNT between host readings {} ticks apart)", after - before)))
+        } else {
+            None
+        };
+        let vm = Vm { kvm, fd, mem, gic, its, caps, in_force, kind: cfg.kind, offset };
         Ok((vm, vcpus, counter_khz))
     }
 
@@ -162,6 +178,10 @@ impl GuestVm for Vm {
 
     fn notes(&self) -> Vec<String> {
         self.caps.iter().map(|(k, v)| format!("{k}: {v}")).collect()
+    }
+
+    fn counter_offset(&self) -> Option<(i64, String)> {
+        self.offset.clone()
     }
 
     fn in_force(&self) -> Vec<(String, String)> {
