@@ -77,6 +77,8 @@ pub trait Arch {
     /// This architecture's part of the host description (CPU model, virtualization support,
     /// interrupt controller), from /proc/cpuinfo's text and the files it reads itself.
     fn describe_host(cpuinfo: &str, m: &mut std::collections::BTreeMap<String, String>);
+    /// What this architecture reads off a finished run's counters (notes, policies in force).
+    fn after_run(_m: &mut crate::measurement::Measurement) {}
     /// The trace clock whose stamps are comparable with [`Arch::counter`] (`--breakdown`), if any.
     fn trace_clock() -> Option<&'static str>;
 }

@@ -256,6 +256,7 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
             format!("HLT exits disabled was requested, but {halts} halt exits were counted: accepted, not effective")
         });
     }
+    Imp::after_run(&mut m);
     m.wall = started.elapsed();
     Ok(m)
 }

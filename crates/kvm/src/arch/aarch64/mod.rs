@@ -83,7 +83,37 @@ impl Arch for Aarch64 {
         describe::describe(cpuinfo, m)
     }
 
+    fn after_run(m: &mut crate::measurement::Measurement) {
+        m.notes.push(wfi_policy_note(&m.counters));
+    }
+
     fn trace_clock() -> Option<&'static str> {
         None
+    }
+}
+
+/// Whether KVM trapped the guest's WFI in this run, as its counters show, and why it does: in
+/// `kvm_arch_vcpu_load` (arch/arm64/kvm/arm.c, Linux 5.7 to 6.x) a vCPU alone on its CPU
+/// (`single_task_running`) gets `vcpu_clear_wfx_traps`, which always stops trapping WFE but stops
+/// trapping WFI only when the vCPU has vLPIs mapped (GICv4 direct injection) or GICv4.1 vSGIs
+/// (arch/arm64/include/asm/kvm_emulate.h); otherwise WFI traps. So KVM's analog of Xen's
+/// `vwfi=native` is automatic and applies only to vCPUs that receive direct injection.
+pub fn wfi_policy_note(counters: &std::collections::BTreeMap<String, u64>) -> String {
+    match counters.get("kvm.vcpu.wfi_exit_stat").copied().unwrap_or(0) {
+        0 => "WFI: no WFI exits (the guest spun, or KVM let WFI run natively: a vCPU alone on its CPU with vLPIs or GICv4.1 vSGIs)".into(),
+        n => format!("WFI: trapped by KVM ({n} WFI exits); KVM stops trapping WFI only for a vCPU alone on its CPU that has vLPIs or GICv4.1 vSGIs (kvm_arch_vcpu_load / vcpu_clear_wfx_traps)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wfi_note_follows_the_counter() {
+        let mut c = std::collections::BTreeMap::new();
+        assert!(wfi_policy_note(&c).starts_with("WFI: no WFI exits"));
+        c.insert("kvm.vcpu.wfi_exit_stat".to_string(), 201);
+        assert!(wfi_policy_note(&c).contains("trapped by KVM (201 WFI exits)"));
     }
 }
