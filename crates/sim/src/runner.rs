@@ -10,7 +10,7 @@ use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 use crate::engine::{PickRule, SimTime, Trace, TraceKeep, TracePick};
 use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts, SimError};
 use crate::engine::rng::derive_seed;
-use crate::scenario::{check_references, Point, Scenario, ScenarioError};
+use crate::scenario::{check_questions, check_references, Point, Scenario, ScenarioError};
 
 /// The version string written into every result.
 pub const TOOL_VERSION: &str = concat!("irqlab ", env!("CARGO_PKG_VERSION"));
@@ -344,6 +344,8 @@ fn run_points(
         result.configs.push(cfg);
     }
     result.references = check_references(&sc.file, &sc.references, &result)?;
+    check_questions(&sc.file, &sc.questions, &result)?;
+    result.questions = sc.questions.clone();
     let indices = points.iter().map(|(i, _)| *i).collect();
     Ok(ScenarioOutput { result, traces, events, indices })
 }

@@ -6,12 +6,13 @@ use serde::Deserialize;
 
 use super::error::ScenarioError;
 use super::overrides::{check_key, keys_overlap, MAX_VALUE_CHARS};
+use super::question::QuestionEntry;
 use super::reference::Reference;
 use super::shipped::shipped_scenario;
 use super::sweep::{flatten, set_path, Expansion, Point};
 use crate::platform::{CostSpec, ParamSpec, Platform};
 
-const TOP_LEVEL: &[&str] = &["scenario", "platform", "hypervisor", "vm", "workload", "configs", "sweep", "reference"];
+const TOP_LEVEL: &[&str] = &["scenario", "platform", "hypervisor", "vm", "workload", "configs", "sweep", "reference", "question"];
 
 /// Default bound on the number of points a scenario may expand to (`--max-points` raises it).
 pub const DEFAULT_MAX_POINTS: usize = 10_000;
@@ -91,6 +92,8 @@ pub struct Scenario {
     configs: Vec<(String, toml::Table)>,
     axes: Vec<(String, Vec<toml::Value>)>,
     pub references: Vec<Reference>,
+    /// The questions this scenario answers (`[[question]]`), validated against its points.
+    pub questions: Vec<results::Question>,
     /// `--set` overrides applied to the document (key, value as shown).
     pub sets: Vec<(String, String)>,
     /// `--config` selection (empty: all configurations).
@@ -218,8 +221,12 @@ impl Scenario {
             Some(v) => from_value(v.clone(), file, "reference")?,
             None => Vec::new(),
         };
+        let entries: Vec<QuestionEntry> = match doc.get("question") {
+            Some(v) => from_value(v.clone(), file, "question")?,
+            None => Vec::new(),
+        };
         let name = header.name.clone().unwrap_or_else(|| stem.to_string());
-        let sc = Scenario {
+        let mut sc = Scenario {
             file: file.into(),
             dir,
             name,
@@ -228,6 +235,7 @@ impl Scenario {
             axes,
             doc,
             references,
+            questions: Vec::new(),
             sets: Vec::new(),
             selected: Vec::new(),
             shard: None,
@@ -238,6 +246,10 @@ impl Scenario {
             for (i, r) in sc.references.iter().enumerate() {
                 r.validate(file, i, &names)?;
             }
+        }
+        if !entries.is_empty() {
+            let params: Vec<_> = sc.points(sc.header.seed)?.into_iter().map(|(_, p)| p.params).collect();
+            sc.questions = entries.into_iter().enumerate().map(|(i, q)| q.validate(file, i, &params)).collect::<Result<_, _>>()?;
         }
         Ok(sc)
     }
@@ -301,6 +313,21 @@ impl Scenario {
         Ok(())
     }
 
+    /// Every key some configuration, sweep axis or `--set` sets: the parameters that can
+    /// distinguish two points.
+    fn varied_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.axes.iter().map(|a| a.0.clone()).collect();
+        for (_, set) in &self.configs {
+            let mut flat = Vec::new();
+            flatten("", set, &mut flat);
+            keys.extend(flat.into_iter().map(|(k, _)| k));
+        }
+        keys.extend(self.sets.iter().map(|(k, _)| k.clone()));
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
     /// Run only the named `[[configs]]` (`--config`).
     pub fn select_configs(&mut self, names: &[String]) -> Result<(), ScenarioError> {
         for n in names {
@@ -333,6 +360,7 @@ impl Scenario {
     pub fn points(&self, seed: u64) -> Result<Vec<(usize, Point)>, ScenarioError> {
         let n = self.point_count()?;
         let e = self.expansion(seed);
+        let keys = self.varied_keys();
         let mut out = Vec::new();
         for i in 0..n {
             if let Some((k, of)) = self.shard {
@@ -347,6 +375,7 @@ impl Scenario {
             for (k, v) in &self.sets {
                 p.params.insert(k.clone(), v.clone());
             }
+            fill_params(&mut p, &keys);
             out.push((i, p));
         }
         Ok(out)
@@ -371,6 +400,22 @@ impl Scenario {
         Ok(p)
     }
 
+}
+
+/// Give a point a value for every key that some other point sets, read from its own document
+/// (the scenario's default where it does not override it). Without this a configuration that
+/// keeps the default (`xen`) has no `hypervisor.vwfi` while its neighbour (`xen vwfi=native`)
+/// has one, and a pivot or an answer cannot tell them apart. The seed was derived before, from
+/// the overrides alone, so results do not change.
+fn fill_params(p: &mut Point, keys: &[String]) {
+    let Ok(doc) = &p.doc else { return };
+    for k in keys {
+        if !p.params.contains_key(k) {
+            if let Some(v) = super::sweep::get_path(doc, k) {
+                p.params.insert(k.clone(), super::sweep::show(v));
+            }
+        }
+    }
 }
 
 fn check_value_size(file: &str, key: &str, v: &toml::Value) -> Result<(), ScenarioError> {
