@@ -225,6 +225,15 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name)));
     let json = write_files(&dir, r)?;
 
+    // The answer first (issue 28): on stdout above the table, on stderr beside JSON/CSV.
+    let answers = report::answer_view::answers_text(r, a.unit.into());
+    if !answers.is_empty() {
+        if a.format == Format::Table {
+            term::out(&answers)?;
+        } else {
+            note(&answers);
+        }
+    }
     print_in(r, a.format, a.unit.into())?;
     // Extra human-readable sections go to stdout with the table, to stderr otherwise, so that
     // `--format json` output stays machine-readable.
