@@ -1,6 +1,6 @@
 //! One self-contained HTML report (inline SVG, inline CSS, no scripts, no external files).
 //!
-//! Order: what the badges mean, contents, the runs (with a measured run's host caveat in plain
+//! Order: what the badges mean, the answer to the run's questions (issue 28), contents, the runs (with a measured run's host caveat in plain
 //! sight), the latency summary, per sweep run the pivot, heatmap and latency-versus-figure
 //! scatter, the "vs published" checks, CDFs per class (small multiples when there are many
 //! series), then one section per configuration.
@@ -16,9 +16,16 @@ use crate::heatmap::heatmap_html;
 use crate::pivot::{pivot, CellSpec};
 use crate::references::references_html;
 use crate::svg::{cdf_svg, esc, histogram_svg, scatter_svg, ScatterPoint};
-use crate::sweep::{axes, default_class, default_figure, find, Stat, SweepAxis};
+use crate::sweep::{default_class, run_axes, default_figure, find, Stat, SweepAxis};
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
+
+/// A table longer than this many rows starts folded (`<details>`), so that the answer and the
+/// contents stay on the first screen.
+pub const FOLD_ROWS: usize = 12;
+
+/// Small-multiple plots shown open; more start folded.
+pub const FOLD_PLOTS: usize = 4;
 
 /// Series in one CDF before the report switches to small multiples.
 pub const MAX_SERIES_PER_PLOT: usize = 6;
@@ -146,7 +153,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     let mut by_class: BTreeMap<String, Vec<(String, String, hdrhistogram::Histogram<u64>)>> = BTreeMap::new();
     for (ri, (label, r)) in runs.iter().enumerate() {
         let caveat = host_caveat(r);
-        let ax = axes(&r.configs);
+        let ax = run_axes(r);
         for (ci, c) in r.configs.iter().enumerate() {
             let anchor = format!("cfg-{ri}-{ci}");
             let (group_key, series) = series_names(label, r, c, &ax, runs.len() > 1);
@@ -188,6 +195,17 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
             references.push(Section { anchor: format!("paths-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
         }
     }
+    let answers: Vec<Section> = runs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, r))| !r.questions.is_empty())
+        .map(|(ri, (label, r))| Section {
+            anchor: format!("answer-{ri}"),
+            title: if runs.len() > 1 { format!("{label}: the answer") } else { "The answer".into() },
+            html: crate::answer_view::answers_html(r, unit),
+            parts: vec![],
+        })
+        .collect();
     let classes: Vec<Section> = by_class.into_iter().enumerate().map(|(i, (class, series))| cdf_section(i, &class, series, unit)).collect();
 
     let run_views: Vec<RunView> = runs
@@ -211,7 +229,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE)?;
     let html = env.get_template("report.html")?.render(context! {
-        title, runs => run_views, summary, sweeps, references, classes, configs, caveats, unit => unit.symbol(),
+        title, runs => run_views, answers, summary, fold_summary => summary.len() > FOLD_ROWS, sweeps, references, classes, configs, caveats, unit => unit.symbol(),
     })?;
     Ok(html)
 }
@@ -248,14 +266,18 @@ fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram:
             }
         }
         let mut out = format!(
-            "<p>{} plots, one per combination of the other axes; series: the first sweep axis. Same colours mean the same value in every plot.</p><div class=\"multiples\">",
-            groups.len()
+            "<p>{} plots, one per combination of the other axes; series: the parameter under study (else the first sweep axis). Same colours mean the same value in every plot.</p>{}<div class=\"multiples\">",
+            groups.len(),
+            if groups.len() > FOLD_PLOTS { format!("<details><summary>Show the {} plots</summary>", groups.len()) } else { String::new() }
         );
         for (g, s) in &groups {
             let t = if g.is_empty() { title.clone() } else { format!("{class}: {g}") };
             out.push_str(&cdf_svg(&t, s, unit, 380.0));
         }
         out.push_str("</div>");
+        if groups.len() > FOLD_PLOTS {
+            out.push_str("</details>");
+        }
         out
     };
     Section { anchor: format!("cdf-{i}"), title: format!("Class “{class}”: latency CDF"), html, parts: vec![] }
@@ -271,7 +293,7 @@ fn resolve<'a>(run: &str, ax: &'a [SweepAxis], name: &str) -> Result<&'a SweepAx
 
 /// Pivot, heatmap and scatter of one run, when it is a sweep.
 fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) -> Result<Option<Section>, ReportError> {
-    let ax = axes(&r.configs);
+    let ax = run_axes(r);
     if ax.is_empty() || r.configs.len() < 3 {
         return Ok(None);
     }
