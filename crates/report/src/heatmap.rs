@@ -57,7 +57,7 @@ pub fn heatmap_html(configs: &[ConfigResult], all: &[SweepAxis], x: &SweepAxis, 
         let _ = write!(h, "<figure class=\"facet\">{}<figcaption>{}</figcaption></figure>", p.to_html(&color), esc(if label.is_empty() { "all configurations" } else { label }));
     }
     h.push_str("</div>");
-    let stat = spec.stat.title(spec.class, spec.unit, configs);
+    let stat = spec.stat.title(&crate::sweep::class_title(configs, spec.class), spec.unit, configs);
     let _ = write!(
         h,
         "<p class=\"caption\">Colour: {} from light (low, {}) to dark (high, {}){}.{}</p>",

@@ -298,6 +298,7 @@ fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) ->
         return Ok(None);
     }
     let Some(class) = opts.class.clone().or_else(|| default_class(&r.configs)) else { return Ok(None) };
+    let class_title = crate::sweep::class_title(&r.configs, &class);
     let stat = Stat::parse(opts.stat.as_deref().unwrap_or("p99")).resolve(&r.configs);
     let fig_name = match opts.scatter.as_deref() {
         Some("none") => None,
@@ -334,7 +335,7 @@ fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) ->
         let _ = write!(
             h,
             "<h3 id=\"heatmap-{ri}\">Heatmap: {} over {} × {}</h3>{}",
-            esc(&stat.title(&class, opts.unit, &r.configs)),
+            esc(&stat.title(&class_title, opts.unit, &r.configs)),
             esc(x.short()),
             esc(y.short()),
             heatmap_html(&r.configs, &ax, x, y, &hspec)
@@ -345,7 +346,7 @@ fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) ->
             .configs
             .iter()
             .filter_map(|c| {
-                let (x, y) = (fig.value(c, &class)?, stat.value(c, &class)?);
+                let (x, y) = (fig.value_or_only(c, &class)?, stat.value_or_only(c, &class)?);
                 let series = c.params.get(&ax[0].key).and_then(|v| ax[0].values.iter().position(|x| x == v)).unwrap_or(0);
                 let y = if stat.is_latency() { opts.unit.from_ns(y) } else { y };
                 Some(ScatterPoint { x, y, series, tip: format!("{}: {} = {}, {} = {}", c.name, name, crate::format::number(x), stat_name(&stat), crate::format::number(y)) })
@@ -353,8 +354,8 @@ fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) ->
             .collect();
         if pts.len() >= 2 {
             let legend: Vec<(String, usize)> = ax[0].values.iter().enumerate().map(|(i, v)| (format!("{}={v}", ax[0].short()), i)).collect();
-            let y_title = stat.title(&class, opts.unit, &r.configs);
-            let x_title = fig.title(&class, opts.unit, &r.configs);
+            let y_title = stat.title(&class_title, opts.unit, &r.configs);
+            let x_title = fig.title(&class_title, opts.unit, &r.configs);
             parts.push((format!("scatter-{ri}"), format!("{} vs {name}", stat_name(&stat))));
             let _ = write!(
                 h,

@@ -99,6 +99,18 @@ impl Stat {
         }
     }
 
+    /// [`value`](Self::value) of `class`, or, for a configuration that does not have it and has
+    /// exactly one class, of that one: a measured matrix names each device path's class after the
+    /// path (`device_irqfd`, `device_msi`), and a pivot over `via` must not fill only the irqfd
+    /// column.
+    pub fn value_or_only(&self, c: &ConfigResult, class: &str) -> Option<f64> {
+        if c.classes.contains_key(class) || c.classes.len() != 1 {
+            return self.value(c, class);
+        }
+        let only = c.classes.keys().next()?;
+        self.value(c, only)
+    }
+
     /// The value as shown in a table cell (latencies in `unit`).
     pub fn show(&self, v: f64, unit: LatencyUnit) -> String {
         match self {
@@ -139,6 +151,19 @@ impl Stat {
     pub fn is_latency(&self) -> bool {
         matches!(self, Stat::Latency(_))
     }
+}
+
+/// How a class is named in titles: itself, or, when every configuration has one class under its
+/// own name (`device_irqfd`, `device_msi`), their common prefix and a word on it.
+pub fn class_title(configs: &[ConfigResult], class: &str) -> String {
+    let names: std::collections::BTreeSet<&String> = configs.iter().flat_map(|c| c.classes.keys()).collect();
+    if names.len() < 2 || !configs.iter().filter(|c| c.error.is_none()).all(|c| c.classes.len() == 1) {
+        return class.to_string();
+    }
+    let first: Vec<char> = class.chars().collect();
+    let n = names.iter().map(|s| s.chars().zip(&first).take_while(|(a, b)| a == *b).count()).min().unwrap_or(0);
+    let prefix: String = first[..n].iter().collect::<String>().trim_end_matches(['_', '-', '.']).to_string();
+    format!("{} (each configuration's one class)", if prefix.is_empty() { "latency" } else { &prefix })
 }
 
 /// The class shown by default: the first class of the first configuration that has one.
