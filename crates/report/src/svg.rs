@@ -1,5 +1,15 @@
 //! SVG plots, written directly (no plotting library): full control over ticks, units and layout.
 //!
+//! Why not a library (issue 28, item 6, decided 2026-11-25): `plotters` was declared in the
+//! workspace but never used, and is removed. Its SVG backend draws text without the classes and
+//! units the report's checks rely on (`x-tick`, `x-title`, one unit per axis), has no "nines"
+//! axis, and would still need this module's tick and legend layout. An inline interactive
+//! library (uPlot, ~50 KB; Vega-Lite, ~800 KB) would give hover and zoom, but every report would
+//! carry that script, the page would need JavaScript to show anything, and `check-reports.sh`
+//! could no longer read the plots from the HTML. Static SVG keeps the report one small file
+//! that works offline, prints, and is checked as text; the exact percentiles a hover would show
+//! are in the tables beside each plot, and each point of a scatter carries a `<title>` tooltip.
+//!
 //! Every plot has a title, x and y tick labels (`class="x-tick"` / `"y-tick"`) and axis titles
 //! (`class="x-title"` / `"y-title"`) naming the one unit the ticks are in; the legend sits below
 //! the plot area, so it never covers data. The `<svg>` has a `viewBox` and `width:100%`, so it

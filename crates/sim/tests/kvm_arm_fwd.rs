@@ -161,7 +161,6 @@ fn bad_input_names_the_key() {
     let mut doc: toml::Table = toml::from_str(TEXT).unwrap();
     doc.remove("sweep");
     doc.remove("reference");
-    doc.remove("question"); // it studies the swept irq_path, which no longer varies
     set_path(&mut doc, "hypervisor.irq_path", toml::Value::String("posted".into())).unwrap();
     let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "bad.toml", "bad", None).unwrap();
     let err = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} });

@@ -248,8 +248,10 @@ impl Scenario {
             }
         }
         if !entries.is_empty() {
-            let params: Vec<_> = sc.points(sc.header.seed)?.into_iter().map(|(_, p)| p.params).collect();
-            sc.questions = entries.into_iter().enumerate().map(|(i, q)| q.validate(file, i, &params)).collect::<Result<_, _>>()?;
+            let points = sc.points(sc.header.seed)?;
+            let params: Vec<_> = points.iter().map(|(_, p)| p.params.clone()).collect();
+            let in_doc = |k: &str| points.iter().any(|(_, p)| p.doc.as_ref().is_ok_and(|d| super::sweep::get_path(d, k).is_some()));
+            sc.questions = entries.into_iter().enumerate().map(|(i, q)| q.validate(file, i, &params, &in_doc)).collect::<Result<_, _>>()?;
         }
         Ok(sc)
     }

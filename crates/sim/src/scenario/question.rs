@@ -46,7 +46,12 @@ pub fn question_stat_ok(stat: &str) -> bool {
 impl QuestionEntry {
     /// Check the entry against the parameters of every point (`params`, one map per point) and
     /// turn it into the stored [`Question`]. `i` is its index in the file.
-    pub(crate) fn validate(self, file: &str, i: usize, params: &[BTreeMap<String, String>]) -> Result<Question, ScenarioError> {
+    ///
+    /// `in_doc` says whether a dotted key names a value of the points' documents: a parameter
+    /// that exists but that no point varies (a copy of a scenario with its `[sweep]` removed) is
+    /// accepted, unchecked, and the answer then says that nothing pairs; a key that exists
+    /// nowhere is a typo and an error.
+    pub(crate) fn validate(self, file: &str, i: usize, params: &[BTreeMap<String, String>], in_doc: &dyn Fn(&str) -> bool) -> Result<Question, ScenarioError> {
         let key = |k: &str| format!("question[{i}].{k}");
         let bad = |k: &str, expected: String, got: String| ScenarioError::invalid(file, &key(k), expected, got);
         if self.title.trim().is_empty() {
@@ -60,6 +65,10 @@ impl QuestionEntry {
         }
         let varying: Vec<String> = values.iter().filter(|(_, v)| v.len() > 1).map(|(k, _)| k.to_string()).collect();
         let Some(taken) = values.get(self.param.as_str()).filter(|v| v.len() > 1) else {
+            if in_doc(&self.param) && !self.variants.is_empty() {
+                let show_all = |v: &[toml::Value]| v.iter().map(show).collect::<Vec<_>>();
+                return Ok(Question { title: self.title, param: self.param, baseline: show(&self.baseline), variants: show_all(&self.variants), within: self.within, stats: self.stats, classes: self.classes });
+            }
             return Err(bad(
                 "param",
                 format!(
@@ -101,7 +110,7 @@ impl QuestionEntry {
             if w == &self.param {
                 return Err(bad(&k, "a parameter other than the one under study".into(), format!("`{w}`")));
             }
-            if !values.contains_key(w.as_str()) {
+            if !values.contains_key(w.as_str()) && !in_doc(w) {
                 let known: Vec<String> = values.keys().filter(|k| **k != self.param).map(|k| k.to_string()).collect();
                 return Err(bad(&k, format!("a parameter of this scenario's configurations (one of: {}){}", list(&known), super::did_you_mean(w, known.iter().map(String::as_str))), format!("`{w}`")));
             }
@@ -168,12 +177,12 @@ mod tests {
     }
 
     fn err(extra: &str) -> String {
-        entry(extra).validate("s.toml", 2, &params()).unwrap_err().to_string()
+        entry(extra).validate("s.toml", 2, &params(), &|_| false).unwrap_err().to_string()
     }
 
     #[test]
     fn a_good_question_is_stored_with_shown_values() {
-        let q = entry("within = [\"workload.other\"]\nstats = [\"mean\", \"p99.9\", \"figure:iops\"]").validate("s.toml", 0, &params()).unwrap();
+        let q = entry("within = [\"workload.other\"]\nstats = [\"mean\", \"p99.9\", \"figure:iops\"]").validate("s.toml", 0, &params(), &|_| false).unwrap();
         assert_eq!((q.baseline.as_str(), q.variants.clone()), ("trap", vec!["native".to_string()]));
         assert_eq!(q.within, ["workload.other"]);
     }
@@ -195,10 +204,12 @@ mod tests {
     }
 
     #[test]
-    fn a_parameter_that_does_not_vary_is_refused() {
+    fn a_parameter_that_exists_nowhere_is_refused_one_that_does_not_vary_is_kept() {
         let one = vec![params()[0].clone()];
-        let e = entry("").validate("s.toml", 0, &one).unwrap_err().to_string();
+        let e = entry("").validate("s.toml", 0, &one, &|_| false).unwrap_err().to_string();
         assert!(e.contains("question[0].param") && e.contains("vary"), "{e}");
+        let q = entry("").validate("s.toml", 0, &one, &|k| k == "hypervisor.vwfi").unwrap();
+        assert_eq!(q.variants, ["native"]);
     }
 
     #[test]
@@ -211,6 +222,6 @@ mod tests {
     fn booleans_compare_as_shown() {
         let p = vec![BTreeMap::from([("h.pv".to_string(), "false".to_string())]), BTreeMap::from([("h.pv".to_string(), "true".to_string())])];
         let q: QuestionEntry = toml::from_str("title = \"q\"\nparam = \"h.pv\"\nbaseline = false\nvariants = [true]\nstats = [\"p50\"]").unwrap();
-        assert_eq!(q.validate("f", 0, &p).unwrap().variants, ["true"]);
+        assert_eq!(q.validate("f", 0, &p, &|_| false).unwrap().variants, ["true"]);
     }
 }
