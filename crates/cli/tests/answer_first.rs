@@ -55,3 +55,17 @@ fn compare_by_pairs_within_one_result() {
     let o = irqlab(&["compare", "z/result.json", "--by", "vwfi=native,trap", "--stat", "mean"], d.path());
     assert!(o.status.success(), "native pairs with trap: {}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn published_latencies_print_in_the_tables_unit() {
+    let d = tempfile::tempdir().unwrap();
+    let o = irqlab(&["sim", "xen-arm-zynq-timer", "--seeds", "1", "--config", "credit1, no WFI", "--out", "z"], d.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    // S3 publishes MIN 1,800 ns for this row: 1.80 µs under a µs table, never "1,800".
+    let row = out.lines().find(|l| l.starts_with("credit1, no WFI") && l.contains(" min ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains(" µs ") && row.contains("1.80") && !row.contains("1,800"), "{row}");
+    let o = irqlab(&["sim", "xen-arm-zynq-timer", "--seeds", "1", "--config", "credit1, no WFI", "--out", "n", "--unit", "ns"], d.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    let row = out.lines().find(|l| l.starts_with("credit1, no WFI") && l.contains(" min ")).unwrap();
+    assert!(row.contains(" ns ") && row.contains("1,800"), "{row}");
+}
