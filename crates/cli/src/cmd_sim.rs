@@ -70,8 +70,9 @@ pub struct SimArgs {
     /// median and range over them (default: the scenario's `seeds`, usually 1).
     #[arg(long, value_name = "N")]
     pub seeds: Option<u64>,
-    /// Latency unit of the printed table and CSV (µs like cyclictest and rtla, or ns). result.json
-    /// is always in ns and result.csv in µs.
+    /// Latency unit of what is printed: the table, or the CSV of `--format csv` (µs like
+    /// cyclictest and rtla, or ns). The files written do not change with it: result.json holds
+    /// ns, result.csv µs.
     #[arg(long, value_enum, default_value_t = UnitArg::Us)]
     pub unit: UnitArg,
 }

@@ -149,7 +149,10 @@ impl Scenario {
         }
         match shipped_scenario(name_or_path) {
             Some(text) => Scenario::parse(text, &format!("scenarios/{name_or_path}.toml"), name_or_path, None),
-            None => Err(ScenarioError::NotFound { name: name_or_path.into() }),
+            None => Err(ScenarioError::NotFound {
+                name: name_or_path.into(),
+                hint: super::did_you_mean(name_or_path, super::SHIPPED_SCENARIOS.iter().map(|s| s.0)),
+            }),
         }
     }
 
