@@ -362,7 +362,23 @@ pub fn histogram_svg(title: &str, h: &Histogram<u64>, bins: usize, unit: Latency
     let p50 = unit.from_ns(h.value_at_quantile(0.5) as f64);
     let long_tail = max > 4.0 * p50.max(f64::MIN_POSITIVE) && max > min;
     let log_x = long_tail && min > 0.0;
-    let (lo, hi) = if max > min { (min, max) } else { (min - 0.5, max + 0.5) };
+    let (mut lo, mut hi) = if max > min { (min, max) } else { (min - 0.5, max + 0.5) };
+    let mut bins = bins;
+    // Bin on the data's resolution: model latencies often sit on a grid (10 ns steps), and bins
+    // of 14 ns would hold one or two grid values alternately — a comb, not a distribution. With
+    // a linear axis and bins not much wider than the grid, each bin holds a whole number of grid
+    // steps, centred on them.
+    if !log_x && max > min {
+        let vals: Vec<f64> = h.iter_recorded().map(|v| unit.from_ns(h.median_equivalent(v.value_iterated_to()) as f64)).collect();
+        let res = vals.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0).fold(f64::INFINITY, f64::min);
+        let w = (max - min) / bins as f64;
+        if res.is_finite() && w < 8.0 * res {
+            let width = (w / res).ceil().max(1.0) * res;
+            lo = min - res / 2.0;
+            bins = (((max + res / 2.0) - lo) / width).ceil().max(1.0) as usize;
+            hi = lo + bins as f64 * width;
+        }
+    }
     let edge = |i: usize| {
         let f = i as f64 / bins as f64;
         if log_x {

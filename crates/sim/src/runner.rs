@@ -204,6 +204,7 @@ pub fn validate_scenario(sc: &Scenario, seed: Option<u64>) -> Result<u64, Scenar
     let points = sc.points(seed.unwrap_or(sc.header.seed))?;
     let runs = seed_replicas(&points, sc.header.seeds);
     let (prepared, _, _) = prepare_all(sc, model, &runs)?;
+    crate::scenario::question::check_values(&sc.file, &sc.questions, &sc.question_domain, &sc.doc)?;
     Ok(prepared.iter().map(|p| p.work()).sum())
 }
 
@@ -278,6 +279,7 @@ fn run_points(
     let points = sc.points(seed)?;
     let runs = seed_replicas(&points, n_seeds);
     let (prepared, platform_desc, calibrated) = prepare_all(sc, model, &runs)?;
+    crate::scenario::question::check_values(&sc.file, &sc.questions, &sc.question_domain, &sc.doc)?;
     let total: u64 = prepared.iter().map(|p| p.work()).sum();
     (opts.on_start)(total);
 

@@ -34,11 +34,14 @@ samples = 200
 "hypervisor.idle" = ["trap", "native"]
 "#;
 
+/// The error of a scenario with this question: from reading it, or else from the checks made
+/// before anything runs (the values are checked once the model has accepted every point).
 fn err(question: &str) -> String {
     let text = format!("{BASE}\n[[question]]\n{question}");
     match Scenario::parse(&text, "my.toml", "my", None) {
         Err(e @ (ScenarioError::Invalid { .. } | ScenarioError::Syntax { .. })) => e.to_string(),
-        other => panic!("expected an error, got {other:?}"),
+        Err(other) => panic!("unexpected error {other:?}"),
+        Ok(sc) => sim::runner::validate_scenario(&sc, None).expect_err("an error before the run").to_string(),
     }
 }
 
@@ -54,6 +57,11 @@ fn bad_questions_name_the_file_and_key() {
     assert!(err(&ok.replace("[\"native\"]", "[\"nativ\"]")).starts_with("my.toml: key `question[0].variants[0]`"));
     assert!(err(&ok.replace("[\"p99\"]", "[\"p95\"]")).starts_with("my.toml: key `question[0].stats[0]`"));
     assert!(err(&format!("{ok}within = [\"workload.period_us\"]")).starts_with("my.toml: key `question[0].within[0]`"));
+    // A sweep value the model refuses is reported as such, not as the question's value.
+    let typo = format!("{BASE}\n[[question]]\n{ok}").replace("[\"trap\", \"native\"]", "[\"trap\", \"nativ\"]");
+    let sc = Scenario::parse(&typo, "my.toml", "my", None).unwrap();
+    let e = sim::runner::validate_scenario(&sc, None).unwrap_err().to_string();
+    assert!(e.contains("nativ") && !e.contains("question"), "{e}");
     let e = err(&format!("{ok}colour = \"red\""));
     assert!(e.starts_with("my.toml: key `question") && e.contains("colour"), "{e}");
 }

@@ -94,6 +94,9 @@ pub struct Scenario {
     pub references: Vec<Reference>,
     /// The questions this scenario answers (`[[question]]`), validated against its points.
     pub questions: Vec<results::Question>,
+    /// The values each parameter takes over all the points (before `--config`/`--shard`), for
+    /// checking the questions' values once the model has accepted the points.
+    pub question_domain: super::question::Domain,
     /// `--set` overrides applied to the document (key, value as shown).
     pub sets: Vec<(String, String)>,
     /// `--config` selection (empty: all configurations).
@@ -239,6 +242,7 @@ impl Scenario {
             doc,
             references,
             questions: Vec::new(),
+            question_domain: Default::default(),
             sets: Vec::new(),
             selected: Vec::new(),
             shard: None,
@@ -251,10 +255,15 @@ impl Scenario {
             }
         }
         if !entries.is_empty() {
-            let points = sc.points(sc.header.seed)?;
+            // A scenario too large to expand is refused later, with its own error (--max-points).
+            let points = sc.points(sc.header.seed).unwrap_or_default();
             let params: Vec<_> = points.iter().map(|(_, p)| p.params.clone()).collect();
-            let in_doc = |k: &str| points.iter().any(|(_, p)| p.doc.as_ref().is_ok_and(|d| super::sweep::get_path(d, k).is_some()));
-            sc.questions = entries.into_iter().enumerate().map(|(i, q)| q.validate(file, i, &params, &in_doc)).collect::<Result<_, _>>()?;
+            let d = super::question::domain(&params);
+            let in_doc = |k: &str| {
+                super::sweep::get_path(&sc.doc, k).is_some() || points.iter().any(|(_, p)| p.doc.as_ref().is_ok_and(|d| super::sweep::get_path(d, k).is_some()))
+            };
+            sc.questions = entries.into_iter().enumerate().map(|(i, q)| q.validate(file, i, &d, &in_doc)).collect::<Result<_, _>>()?;
+            sc.question_domain = d;
         }
         Ok(sc)
     }

@@ -43,65 +43,61 @@ pub fn question_stat_ok(stat: &str) -> bool {
     LATENCY_STATS.contains(&stat) || stat.strip_prefix("figure:").is_some_and(|n| !n.is_empty())
 }
 
+/// The values each parameter takes over a scenario's points, plus the document's own value of
+/// the keys it sets (a default is a value too): what a question's baseline and variants are
+/// checked against.
+pub type Domain = BTreeMap<String, BTreeSet<String>>;
+
+/// The [`Domain`] of points' parameters.
+pub fn domain(params: &[BTreeMap<String, String>]) -> Domain {
+    let mut d = Domain::new();
+    for p in params {
+        for (k, v) in p {
+            d.entry(k.clone()).or_default().insert(v.clone());
+        }
+    }
+    d
+}
+
+fn varying(d: &Domain) -> Vec<String> {
+    d.iter().filter(|(_, v)| v.len() > 1).map(|(k, _)| k.clone()).collect()
+}
+
 impl QuestionEntry {
-    /// Check the entry against the parameters of every point (`params`, one map per point) and
-    /// turn it into the stored [`Question`]. `i` is its index in the file.
+    /// Check the names of the entry (parameter, groups, statistics) and turn it into the stored
+    /// [`Question`]. `i` is its index in the file; `d` the values the points take.
     ///
-    /// `in_doc` says whether a dotted key names a value of the points' documents: a parameter
-    /// that exists but that no point varies (a copy of a scenario with its `[sweep]` removed) is
-    /// accepted, unchecked, and the answer then says that nothing pairs; a key that exists
-    /// nowhere is a typo and an error.
-    pub(crate) fn validate(self, file: &str, i: usize, params: &[BTreeMap<String, String>], in_doc: &dyn Fn(&str) -> bool) -> Result<Question, ScenarioError> {
+    /// `in_doc` says whether a dotted key names a value of the scenario's document: a parameter
+    /// that exists but that no point varies is accepted (the answer then says nothing pairs); a
+    /// key that exists nowhere is a typo and an error. A scenario whose points vary nothing at all
+    /// (a copy with its `[sweep]` and `[[configs]]` removed) cannot answer a question, and its
+    /// questions are kept unchecked. The values are checked by [`check_values`] once the model has
+    /// accepted every point, so that a bad sweep value is reported as what it is.
+    pub(crate) fn validate(self, file: &str, i: usize, d: &Domain, in_doc: &dyn Fn(&str) -> bool) -> Result<Question, ScenarioError> {
         let key = |k: &str| format!("question[{i}].{k}");
         let bad = |k: &str, expected: String, got: String| ScenarioError::invalid(file, &key(k), expected, got);
         if self.title.trim().is_empty() {
             return Err(bad("title", "a plain-language question".into(), "an empty string".into()));
         }
-        let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        for p in params {
-            for (k, v) in p {
-                values.entry(k.as_str()).or_default().insert(v.as_str());
-            }
-        }
-        let varying: Vec<String> = values.iter().filter(|(_, v)| v.len() > 1).map(|(k, _)| k.to_string()).collect();
-        let Some(taken) = values.get(self.param.as_str()).filter(|v| v.len() > 1) else {
-            if in_doc(&self.param) && !self.variants.is_empty() {
-                let show_all = |v: &[toml::Value]| v.iter().map(show).collect::<Vec<_>>();
-                return Ok(Question { title: self.title, param: self.param, baseline: show(&self.baseline), variants: show_all(&self.variants), within: self.within, stats: self.stats, classes: self.classes });
-            }
+        let vary = varying(d);
+        let checked = !vary.is_empty();
+        let known = |k: &str| d.get(k).is_some_and(|v| v.len() > 1) || in_doc(k);
+        if checked && !known(&self.param) {
             return Err(bad(
                 "param",
-                format!(
-                    "a parameter this scenario's configurations or sweep vary (one of: {}){}",
-                    list(&varying),
-                    super::did_you_mean(&self.param, varying.iter().map(String::as_str))
-                ),
+                format!("a parameter this scenario's configurations or sweep vary (one of: {}){}", list(&vary), super::did_you_mean(&self.param, vary.iter().map(String::as_str))),
                 format!("`{}`", self.param),
             ));
-        };
-        let taken_list = || list(&taken.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        let value_ok = |k: &str, v: &toml::Value| -> Result<String, ScenarioError> {
-            let s = show(v);
-            if taken.contains(s.as_str()) {
-                Ok(s)
-            } else {
-                Err(bad(
-                    k,
-                    format!("a value `{}` takes in this scenario (one of: {}){}", self.param, taken_list(), super::did_you_mean(&s, taken.iter().copied())),
-                    format!("`{s}`"),
-                ))
-            }
-        };
-        let baseline = value_ok("baseline", &self.baseline)?;
+        }
+        let baseline = show(&self.baseline);
         if self.variants.is_empty() {
             return Err(bad("variants", "at least one value to compare with the baseline".into(), "an empty list".into()));
         }
-        let mut variants = Vec::new();
+        let mut variants: Vec<String> = Vec::new();
         for (j, v) in self.variants.iter().enumerate() {
-            let k = format!("variants[{j}]");
-            let s = value_ok(&k, v)?;
+            let s = show(v);
             if s == baseline || variants.contains(&s) {
-                return Err(bad(&k, "a value other than the baseline and the other variants".into(), format!("`{s}` again")));
+                return Err(bad(&format!("variants[{j}]"), "a value other than the baseline and the other variants".into(), format!("`{s}` again")));
             }
             variants.push(s);
         }
@@ -110,9 +106,9 @@ impl QuestionEntry {
             if w == &self.param {
                 return Err(bad(&k, "a parameter other than the one under study".into(), format!("`{w}`")));
             }
-            if !values.contains_key(w.as_str()) && !in_doc(w) {
-                let known: Vec<String> = values.keys().filter(|k| **k != self.param).map(|k| k.to_string()).collect();
-                return Err(bad(&k, format!("a parameter of this scenario's configurations (one of: {}){}", list(&known), super::did_you_mean(w, known.iter().map(String::as_str))), format!("`{w}`")));
+            if checked && !d.contains_key(w.as_str()) && !in_doc(w) {
+                let names: Vec<String> = d.keys().filter(|k| **k != self.param).cloned().collect();
+                return Err(bad(&k, format!("a parameter of this scenario's configurations (one of: {}){}", list(&names), super::did_you_mean(w, names.iter().map(String::as_str))), format!("`{w}`")));
             }
             if self.within[..j].contains(w) {
                 return Err(bad(&k, "each parameter once".into(), format!("`{w}` again")));
@@ -132,6 +128,31 @@ impl QuestionEntry {
         }
         Ok(Question { title: self.title, param: self.param, baseline, variants, within: self.within, stats: self.stats, classes: self.classes })
     }
+}
+
+/// Every baseline and variant of a question whose parameter varies must be a value the points
+/// take, or the scenario's own (default) value of it (`base`, from the document); an error names
+/// `question[i].baseline` or `question[i].variants[j]` and the values there are.
+pub fn check_values(file: &str, questions: &[Question], d: &Domain, base: &toml::Table) -> Result<(), ScenarioError> {
+    for (i, q) in questions.iter().enumerate() {
+        let Some(taken) = d.get(&q.param).filter(|v| v.len() > 1) else { continue };
+        let mut allowed = taken.clone();
+        if let Some(v) = super::sweep::get_path(base, &q.param) {
+            allowed.insert(show(v));
+        }
+        let keys = std::iter::once(("baseline".to_string(), &q.baseline)).chain(q.variants.iter().enumerate().map(|(j, v)| (format!("variants[{j}]"), v)));
+        for (k, v) in keys {
+            if !allowed.contains(v) {
+                return Err(ScenarioError::invalid(
+                    file,
+                    &format!("question[{i}].{k}"),
+                    format!("a value `{}` takes in this scenario (one of: {}){}", q.param, list(allowed.iter()), super::did_you_mean(v, allowed.iter().map(String::as_str))),
+                    format!("`{v}`"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// After the run: every class and `figure:` a question names must be one the model produced
@@ -176,15 +197,26 @@ mod tests {
         toml::Value::Table(t).try_into().unwrap()
     }
 
+    /// The error of `extra`, from the name checks or else the value checks.
     fn err(extra: &str) -> String {
-        entry(extra).validate("s.toml", 2, &params(), &|_| false).unwrap_err().to_string()
+        let d = domain(&params());
+        match entry(extra).validate("s.toml", 2, &d, &|_| false) {
+            Err(e) => e.to_string(),
+            // As the third question, so that the error names `question[2]`.
+            Ok(q) => {
+                let good = entry("").validate("s.toml", 0, &d, &|_| false).unwrap();
+                check_values("s.toml", &[good.clone(), good, q], &d, &toml::Table::new()).unwrap_err().to_string()
+            }
+        }
     }
 
     #[test]
     fn a_good_question_is_stored_with_shown_values() {
-        let q = entry("within = [\"workload.other\"]\nstats = [\"mean\", \"p99.9\", \"figure:iops\"]").validate("s.toml", 0, &params(), &|_| false).unwrap();
+        let d = domain(&params());
+        let q = entry("within = [\"workload.other\"]\nstats = [\"mean\", \"p99.9\", \"figure:iops\"]").validate("s.toml", 0, &d, &|_| false).unwrap();
         assert_eq!((q.baseline.as_str(), q.variants.clone()), ("trap", vec!["native".to_string()]));
         assert_eq!(q.within, ["workload.other"]);
+        check_values("s.toml", &[q], &d, &toml::Table::new()).unwrap();
     }
 
     #[test]
@@ -204,12 +236,25 @@ mod tests {
     }
 
     #[test]
+    fn the_documents_own_value_is_a_value() {
+        let d = domain(&params());
+        let q = entry("baseline = \"adaptive\"").validate("s.toml", 0, &d, &|_| false).unwrap();
+        assert!(check_values("s.toml", std::slice::from_ref(&q), &d, &toml::Table::new()).is_err());
+        let base: toml::Table = toml::from_str("[hypervisor]\nvwfi = \"adaptive\"").unwrap();
+        check_values("s.toml", &[q], &d, &base).unwrap();
+    }
+
+    #[test]
     fn a_parameter_that_exists_nowhere_is_refused_one_that_does_not_vary_is_kept() {
-        let one = vec![params()[0].clone()];
-        let e = entry("").validate("s.toml", 0, &one, &|_| false).unwrap_err().to_string();
+        let mut p = params();
+        p[1].insert("workload.other".into(), "busy".into());
+        let d = domain(&p);
+        let e = entry("param = \"hypervisor.nope\"").validate("s.toml", 0, &d, &|_| false).unwrap_err().to_string();
         assert!(e.contains("question[0].param") && e.contains("vary"), "{e}");
-        let q = entry("").validate("s.toml", 0, &one, &|k| k == "hypervisor.vwfi").unwrap();
-        assert_eq!(q.variants, ["native"]);
+        entry("param = \"hypervisor.pcpus\"").validate("s.toml", 0, &d, &|k| k == "hypervisor.pcpus").unwrap();
+        // Nothing varies at all: kept unchecked.
+        let one = domain(&[params()[0].clone()]);
+        entry("param = \"x.y\"").validate("s.toml", 0, &one, &|_| false).unwrap();
     }
 
     #[test]
@@ -222,6 +267,8 @@ mod tests {
     fn booleans_compare_as_shown() {
         let p = vec![BTreeMap::from([("h.pv".to_string(), "false".to_string())]), BTreeMap::from([("h.pv".to_string(), "true".to_string())])];
         let q: QuestionEntry = toml::from_str("title = \"q\"\nparam = \"h.pv\"\nbaseline = false\nvariants = [true]\nstats = [\"p50\"]").unwrap();
-        assert_eq!(q.validate("f", 0, &p, &|_| false).unwrap().variants, ["true"]);
+        let q = q.validate("f", 0, &domain(&p), &|_| false).unwrap();
+        assert_eq!(q.variants, ["true"]);
+        check_values("f", &[q], &domain(&p), &toml::Table::new()).unwrap();
     }
 }
