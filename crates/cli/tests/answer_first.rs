@@ -69,3 +69,12 @@ fn published_latencies_print_in_the_tables_unit() {
     let row = out.lines().find(|l| l.starts_with("credit1, no WFI") && l.contains(" min ")).unwrap();
     assert!(row.contains(" ns ") && row.contains("1,800"), "{row}");
 }
+
+#[test]
+fn a_misspelt_scenario_gets_a_did_you_mean() {
+    let d = tempfile::tempdir().unwrap();
+    let o = irqlab(&["sim", "xen-arm-zynq-timr"], d.path());
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("no scenario `xen-arm-zynq-timr`") && e.contains("did you mean `xen-arm-zynq-timer`?"), "{e}");
+}

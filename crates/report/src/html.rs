@@ -11,7 +11,7 @@ use minijinja::{context, Environment};
 use results::{ConfigResult, ResultsError, RunResult};
 use serde::Serialize;
 
-use crate::format::{figure, group, latency, thousands, LatencyUnit};
+use crate::format::{group, latency, thousands, LatencyUnit};
 use crate::heatmap::heatmap_html;
 use crate::pivot::{pivot, CellSpec};
 use crate::references::references_html;
@@ -411,7 +411,7 @@ fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<Str
             .figures
             .iter()
             .map(|(k, f)| {
-                let (v, u) = figure(f.value, &f.unit);
+                let (v, u) = crate::format::figure_named(k, f.value, &f.unit);
                 (k.clone(), v, u)
             })
             .collect(),

@@ -139,6 +139,20 @@ pub struct Plot {
     ph: f64,
 }
 
+/// A legend entry of at most `max` characters: a long one loses its middle, not its end, since
+/// labels that differ only at the end (`model/result.json [predicted]: vwfi=trap` and `…=native`)
+/// must stay different.
+pub fn shorten(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    if n <= max {
+        return name.to_string();
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    let chars: Vec<char> = name.chars().collect();
+    format!("{}…{}", chars[..head].iter().collect::<String>(), chars[n - tail..].iter().collect::<String>())
+}
+
 /// Legend entries: name and series index (for its style).
 pub type Legend = [(String, usize)];
 
@@ -155,7 +169,7 @@ impl Plot {
         let mut rows: Vec<Vec<(String, usize, f64)>> = vec![Vec::new()];
         let mut row_w = 0.0;
         for (name, i) in legend {
-            let name = if name.chars().count() > 70 { format!("{}…", name.chars().take(69).collect::<String>()) } else { name.clone() };
+            let name = shorten(name, 70);
             let w = 28.0 + text_px(&name) + 14.0;
             if row_w + w > width - 16.0 && row_w > 0.0 {
                 rows.push(Vec::new());

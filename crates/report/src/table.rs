@@ -17,6 +17,15 @@ pub fn clean_cell(s: &str) -> String {
     }
 }
 
+/// Longest free text (a scenario description) printed whole on a title line.
+pub const MAX_TEXT_CHARS: usize = 2000;
+
+/// Free text as the terminal shows it: control characters escaped, at most `max` characters.
+pub fn clean_text(s: &str, max: usize) -> String {
+    let s = results::escape_control(s);
+    if s.chars().count() <= max { s } else { s.chars().take(max - 1).chain(['…']).collect() }
+}
+
 fn pad(out: &mut String, c: &str, width: usize, right: bool) {
     let fill = width.saturating_sub(c.chars().count());
     if right {
@@ -96,7 +105,9 @@ pub fn latency_table_in(r: &RunResult, unit: LatencyUnit) -> String {
     let mut out = format!(
         "{} — {} [{}], seed {}   (latencies in {})\n",
         clean_cell(&r.meta.scenario),
-        clean_cell(&r.meta.description),
+        // The description is a sentence a person wrote to be read whole: not cut at a cell's
+        // width (issue 28: headers ended in "…"), only escaped and bounded against hostile files.
+        clean_text(&r.meta.description, MAX_TEXT_CHARS),
         r.meta.kind.as_str(),
         r.meta.seed,
         unit.symbol()
@@ -115,7 +126,7 @@ pub fn figures_table(r: &RunResult) -> String {
         .iter()
         .flat_map(|c| {
             c.figures.iter().map(move |(k, f)| {
-                let (v, u) = crate::format::figure(f.value, &f.unit);
+                let (v, u) = crate::format::figure_named(k, f.value, &f.unit);
                 vec![c.name.clone(), k.clone(), v, u]
             })
         })
@@ -207,6 +218,14 @@ mod tests {
         let ns = latency_table_in(&run(), LatencyUnit::Ns);
         assert!(ns.contains("latencies in ns") && ns.contains("7,030") && ns.contains("5,418"), "{ns}");
         assert!(t.contains("vwfi=bad  FAILED: key `hypervisor.vwfi`"));
+    }
+
+    #[test]
+    fn a_long_description_is_printed_whole() {
+        let mut r = run();
+        r.meta.description = format!("{} end of the sentence", "word ".repeat(40));
+        let t = latency_table_in(&r, LatencyUnit::Us);
+        assert!(t.lines().next().unwrap().contains("end of the sentence [calibrated]"), "{t}");
     }
 
     #[test]

@@ -56,7 +56,7 @@ fn bad_questions_name_the_file_and_key() {
     assert!(err(&ok.replace("\"trap\"", "\"trapped\"")).starts_with("my.toml: key `question[0].baseline`"));
     assert!(err(&ok.replace("[\"native\"]", "[\"nativ\"]")).starts_with("my.toml: key `question[0].variants[0]`"));
     assert!(err(&ok.replace("[\"p99\"]", "[\"p95\"]")).starts_with("my.toml: key `question[0].stats[0]`"));
-    assert!(err(&format!("{ok}within = [\"workload.period_us\"]")).starts_with("my.toml: key `question[0].within[0]`"));
+    assert!(err(&format!("{ok}within = [\"workload.periodus\"]")).starts_with("my.toml: key `question[0].within[0]`"));
     // A sweep value the model refuses is reported as such, not as the question's value.
     let typo = format!("{BASE}\n[[question]]\n{ok}").replace("[\"trap\", \"native\"]", "[\"trap\", \"nativ\"]");
     let sc = Scenario::parse(&typo, "my.toml", "my", None).unwrap();
