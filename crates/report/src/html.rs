@@ -114,7 +114,9 @@ struct ConfigView {
     params: Vec<(String, String)>,
     histograms: Vec<String>,
     breakdowns: Vec<BreakdownView>,
-    counters: Vec<(String, String)>,
+    counters: Vec<(String, String, &'static str)>,
+    /// Measured: no seed to show (a measurement has none; `seed 0` read as if it had one).
+    measured: bool,
     figures: Vec<(String, String, String)>,
     notes: Vec<String>,
 }
@@ -172,7 +174,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
                     by_class.entry(class.clone()).or_default().push((group_key.clone(), series.clone(), h));
                 }
             }
-            configs.push(config_view(anchor, label, c, caveat.clone(), histograms));
+            configs.push(config_view(anchor, label, c, caveat.clone(), histograms, r.meta.kind == results::ResultKind::Measured));
         }
     }
 
@@ -378,7 +380,27 @@ fn stat_name(s: &Stat) -> String {
     }
 }
 
-fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<String>, histograms: Vec<String>) -> ConfigView {
+/// What a KVM statistic counts, for the counters that readers asked about (the names are KVM's
+/// binary stats, Linux `virt/kvm/kvm_main.c` and `arch/x86/kvm/x86.c`, `kvm_vcpu_stats_desc`).
+pub fn counter_note(name: &str) -> &'static str {
+    let n = name.rsplit('.').next().unwrap_or(name);
+    match n {
+        "insn_emulation_fail" => "instructions KVM's x86 emulator could not emulate (each ends the run with an emulation failure; 0 is normal)",
+        "insn_emulation" => "instructions KVM emulated in software (on a nested host guest ring-0 code is emulated, so this is large there)",
+        "halt_exits" => "exits to KVM because the guest executed HLT",
+        "halt_successful_poll" => "halts that ended during halt polling, before the vCPU slept",
+        "halt_attempted_poll" => "halts during which KVM polled",
+        "halt_wakeup" => "wake-ups of a halted vCPU",
+        "irq_injections" => "interrupts KVM injected into the guest",
+        "exits" => "all VM exits",
+        "irq_exits" => "exits caused by an external interrupt on the host CPU",
+        "io_exits" => "exits for port I/O (the benchmark guest reports through a port)",
+        "mmio_exits" => "exits for MMIO that userspace handled",
+        _ => "",
+    }
+}
+
+fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<String>, histograms: Vec<String>, measured: bool) -> ConfigView {
     let breakdowns = c
         .breakdown
         .iter()
@@ -406,7 +428,8 @@ fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<Str
         params: c.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         histograms,
         breakdowns,
-        counters: c.counters.iter().map(|(k, v)| (k.clone(), thousands(*v))).collect(),
+        counters: c.counters.iter().map(|(k, v)| (k.clone(), thousands(*v), counter_note(k))).collect(),
+        measured,
         figures: c
             .figures
             .iter()
