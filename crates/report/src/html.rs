@@ -268,13 +268,16 @@ fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram:
             }
         }
         let mut out = format!(
-            "<p>{} plots, one per combination of the other axes; series: the parameter under study (else the first sweep axis). Same colours mean the same value in every plot.</p>{}<div class=\"multiples\">",
+            "<p>{} plots, one per combination of the other axes, on the same axes; series: the parameter under study (else the first sweep axis). Same colours mean the same value in every plot.</p>{}<div class=\"multiples\">",
             groups.len(),
             if groups.len() > FOLD_PLOTS { format!("<details><summary>Show the {} plots</summary>", groups.len()) } else { String::new() }
         );
+        // One x range and one nines axis for every panel: they compare the same class.
+        let all: Vec<(String, hdrhistogram::Histogram<u64>)> = groups.iter().flat_map(|g| g.1.iter().cloned()).collect();
+        let shared = crate::svg::cdf_extent(&all, unit);
         for (g, s) in &groups {
             let t = if g.is_empty() { title.clone() } else { format!("{class}: {g}") };
-            out.push_str(&cdf_svg(&t, s, unit, 380.0));
+            out.push_str(&crate::svg::cdf_svg_in(&t, s, unit, 380.0, Some(shared)));
         }
         out.push_str("</div>");
         if groups.len() > FOLD_PLOTS {

@@ -346,14 +346,25 @@ fn wants_log(lo: f64, hi: f64, ratio: f64) -> bool {
 /// Overlaid CDFs of several series (name, histogram) on a nines axis, latency in `unit` on a log
 /// axis (a linear one when some latency is 0). `width` is the viewBox width.
 pub fn cdf_svg(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64) -> String {
+    cdf_svg_in(title, series, unit, width, None)
+}
+
+/// The x range (in `unit`) and the top of the nines axis that `series` need.
+pub fn cdf_extent(series: &[(String, Histogram<u64>)], unit: LatencyUnit) -> (f64, f64, f64) {
+    let pts: Vec<(f64, f64)> = series.iter().flat_map(|(_, h)| cdf_points(h)).map(|(x, y)| (unit.from_ns(x), y)).collect();
+    let (lo, hi) = (pts.iter().map(|p| p.0).fold(f64::MAX, f64::min), pts.iter().map(|p| p.0).fold(f64::MIN, f64::max));
+    let (lo, hi) = if lo <= hi { (lo, hi) } else { (1.0, 10.0) };
+    (lo, hi, pts.iter().map(|p| p.1).fold(1.0f64, f64::max).ceil())
+}
+
+/// [`cdf_svg`] on given axes: small multiples that compare the same thing share them
+/// (`shared` = [`cdf_extent`] of all their series), so panels can be read against each other.
+pub fn cdf_svg_in(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64, shared: Option<(f64, f64, f64)>) -> String {
     let curves: Vec<(String, Vec<(f64, f64)>)> = series
         .iter()
         .map(|(n, h)| (n.clone(), cdf_points(h).into_iter().map(|(x, y)| (unit.from_ns(x), y)).collect()))
         .collect();
-    let xs = || curves.iter().flat_map(|c| c.1.iter().map(|p| p.0));
-    let (lo, hi) = (xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max));
-    let (lo, hi) = if lo <= hi { (lo, hi) } else { (1.0, 10.0) };
-    let ymax = curves.iter().flat_map(|c| c.1.iter().map(|p| p.1)).fold(1.0f64, f64::max).ceil();
+    let (lo, hi, ymax) = shared.unwrap_or_else(|| cdf_extent(series, unit));
     let log = lo > 0.0;
     let x_title = format!("latency ({}{})", unit.symbol(), if log { ", log scale" } else { "" });
     let plot_h = if width < 500.0 { 220.0 } else { 300.0 };
