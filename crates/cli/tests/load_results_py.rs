@@ -14,7 +14,15 @@ fn load_results_py_reads_null_schedulers_and_us_columns() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new("python3").arg("scripts/test_load_results.py").arg(&out).current_dir(&root).output().expect("python3 runs");
+    // The first Python that has pandas: $IRQLAB_PYTHON, `python3` on the PATH (a pyenv shim may
+    // lack it), then Debian's.
+    let candidates = [std::env::var("IRQLAB_PYTHON").unwrap_or_default(), "python3".into(), "/usr/bin/python3".into()];
+    let python = candidates
+        .iter()
+        .filter(|p| !p.is_empty())
+        .find(|p| Command::new(p).args(["-c", "import pandas"]).output().is_ok_and(|o| o.status.success()))
+        .expect("no python3 with pandas (apt-get install python3-pandas, or set IRQLAB_PYTHON)");
+    let o = Command::new(python).arg("scripts/test_load_results.py").arg(&out).current_dir(&root).output().expect("python3 runs");
     assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("schedulers ['credit2', 'null']"));
 }
