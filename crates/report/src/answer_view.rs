@@ -15,6 +15,9 @@ use crate::format::{group, latency, scale};
 use crate::svg::esc;
 use crate::table::render_grid;
 
+/// An HTML answer table longer than this starts folded under its sentence.
+pub const FOLD_ANSWER_ROWS: usize = 24;
+
 /// A relative change whose magnitude stays below this in every group is "within 1 %".
 pub const UNCHANGED: f64 = 0.01;
 
@@ -228,6 +231,11 @@ pub fn answer_text(a: &Answer, unit: LatencyUnit) -> String {
     s
 }
 
+/// Escaped text with `backticked` spans as <code>.
+fn code_ticks(s: &str) -> String {
+    s.split('`').enumerate().map(|(i, part)| if i % 2 == 1 { format!("<code>{}</code>", esc(part)) } else { esc(part) }).collect()
+}
+
 /// The answer section of the HTML report for one run ("" when it asks no question).
 pub fn answers_html(r: &RunResult, unit: LatencyUnit) -> String {
     let mut h = String::new();
@@ -240,8 +248,14 @@ pub fn answers_html(r: &RunResult, unit: LatencyUnit) -> String {
                 continue;
             }
         };
-        let _ = write!(h, "<p class=\"answer\"><strong>Answer:</strong> {}</p><p class=\"caption\">{}</p>", esc(&sentence(&a, unit)), esc(&scope_words(&a)));
+        let _ = write!(h, "<p class=\"answer\"><strong>Answer:</strong> {}</p><p class=\"caption\">{}</p>", code_ticks(&sentence(&a, unit)), code_ticks(&scope_words(&a)));
         let (head, rows) = table_rows(&a, unit);
+        // A long table (many groups × statistics) starts folded under its sentence, so the page
+        // opens with the answer and its contents on the first screen.
+        let fold = rows.len() > FOLD_ANSWER_ROWS;
+        if fold {
+            let _ = write!(h, "<details><summary>The table: {} groups, {} rows</summary>", a.groups.len(), rows.len());
+        }
         h.push_str("<table class=\"answer\"><tr>");
         for c in &head {
             let _ = write!(h, "<th>{}</th>", esc(c));
@@ -257,6 +271,9 @@ pub fn answers_html(r: &RunResult, unit: LatencyUnit) -> String {
             h.push_str("</tr>");
         }
         h.push_str("</table>");
+        if fold {
+            h.push_str("</details>");
+        }
         if !a.unpaired.is_empty() {
             let _ = write!(h, "<p class=\"caption\">Not paired (no configuration differs from them only in <code>{}</code>): {}</p>", esc(&q.param), esc(&a.unpaired.join(", ")));
         }
