@@ -312,8 +312,15 @@ fn references_table(reproduces: &str, r: &results::RunResult, unit: results::Lat
                     None => c.stat.clone(),
                 };
                 let lat = is_latency(&c.stat);
-                let show = |v: f64| if lat { report::format::latency(v, unit) } else { report::table::format_value(v) };
+                // A figure is shown in the unit that reads best for its published value, the
+                // model's value and range in the same unit (never ns beside s for one total).
                 let figure_unit = c.stat.strip_prefix("figure:").and_then(|f| r.configs.iter().find_map(|x| x.figures.get(f).map(|g| g.unit.clone())));
+                let (factor, shown_unit) = match &figure_unit {
+                    Some(u) => report::format::scale(c.published.abs(), u),
+                    None => (1.0, String::new()),
+                };
+                let show = |v: f64| if lat { report::format::latency(v, unit) } else { report::table::format_value(v * factor) };
+                let figure_unit = figure_unit.map(|_| shown_unit.clone());
                 vec![
                     c.config.clone(),
                     if c.class.is_empty() { "(figure)".into() } else { c.class.clone() },

@@ -121,13 +121,30 @@ pub fn latency_table_in(r: &RunResult, unit: LatencyUnit) -> String {
 
 /// Scalar figures of every configuration, each in the unit that reads best.
 pub fn figures_table(r: &RunResult) -> String {
+    // One unit per figure for the whole table (the largest value's), so a column never mixes
+    // 9.287 s with 16.64 µs for the same quantity.
+    let mut units: std::collections::BTreeMap<&str, (f64, String)> = std::collections::BTreeMap::new();
+    for c in &r.configs {
+        for (k, f) in &c.figures {
+            let e = units.entry(k.as_str()).or_insert((0.0, f.unit.clone()));
+            e.0 = e.0.max(f.value.abs());
+        }
+    }
+    let scaled: std::collections::BTreeMap<&str, (f64, String)> = units
+        .iter()
+        .map(|(k, (max, unit))| {
+            let named = crate::format::figure_named(k, *max, unit).1 == *unit && !unit.is_empty();
+            (*k, if named { (1.0, unit.clone()) } else { crate::format::scale(*max, unit) })
+        })
+        .collect();
     let rows: Vec<Vec<String>> = r
         .configs
         .iter()
         .flat_map(|c| {
+            let scaled = &scaled;
             c.figures.iter().map(move |(k, f)| {
-                let (v, u) = crate::format::figure_named(k, f.value, &f.unit);
-                vec![c.name.clone(), k.clone(), v, u]
+                let (factor, unit) = scaled.get(k.as_str()).cloned().unwrap_or((1.0, f.unit.clone()));
+                vec![c.name.clone(), k.clone(), crate::format::number(f.value * factor), unit]
             })
         })
         .collect();
@@ -218,6 +235,18 @@ mod tests {
         let ns = latency_table_in(&run(), LatencyUnit::Ns);
         assert!(ns.contains("latencies in ns") && ns.contains("7,030") && ns.contains("5,418"), "{ns}");
         assert!(t.contains("vwfi=bad  FAILED: key `hypervisor.vwfi`"));
+    }
+
+    #[test]
+    fn one_unit_per_figure_in_the_figures_table() {
+        let mut r = run();
+        r.configs[0].set_figure("total", 9.287e9, "ns");
+        r.configs[1].set_figure("total", 16_640.0, "ns");
+        let t = figures_table(&r);
+        let rows: Vec<&str> = t.lines().filter(|l| l.contains("total")).collect();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|l| l.trim_end().ends_with(" s")), "{t}");
+        assert!(rows[1].contains("0.00001664"), "{t}");
     }
 
     #[test]
