@@ -246,7 +246,7 @@ mod tests {
         let rows: Vec<&str> = t.lines().filter(|l| l.contains("total")).collect();
         assert_eq!(rows.len(), 2);
         assert!(rows.iter().all(|l| l.trim_end().ends_with(" s")), "{t}");
-        assert!(rows[1].contains("0.00001664"), "{t}");
+        assert!(rows[1].contains("0.0000166"), "{t}");
     }
 
     #[test]
