@@ -33,7 +33,7 @@ EXPECT=(
     $'irqlab sim xen-arm-zynq-timer    \t^ANSWER: vwfi trap → native lowers mean timer latency'
     $'irqlab sim xen-arm-zynq-timer --check\t^exit 1$'
     $'irqlab compare out/xen-wfi-policy/result.json --by\t^ANSWER: vwfi trap → adaptive'
-    $'irqlab compare out/demo/result.json out/demo-8\tperiod_us'
+    $'irqlab compare out/demo/result.json out/demo-8\t^idle=trap +timer +mean +µs'
     $'irqlab sim demo-timer-inject --stats\tevents/s: [0-9]'
 )
 n=0 skipped=0
