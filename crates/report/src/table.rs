@@ -120,6 +120,9 @@ pub fn latency_table_in(r: &RunResult, unit: LatencyUnit) -> String {
 }
 
 /// Scalar figures of every configuration, each in the unit that reads best.
+/// Figures shown as columns (more: one row per figure).
+pub const MAX_FIGURE_COLUMNS: usize = 8;
+
 pub fn figures_table(r: &RunResult) -> String {
     // One unit per figure for the whole table (the largest value's), so a column never mixes
     // 9.287 s with 16.64 µs for the same quantity.
@@ -137,6 +140,23 @@ pub fn figures_table(r: &RunResult) -> String {
             (*k, if named { (1.0, unit.clone()) } else { crate::format::scale(*max, unit) })
         })
         .collect();
+    // A few figures: one row per configuration, one column per figure (the unit in its
+    // header). Many: one row per configuration and figure.
+    if (1..=MAX_FIGURE_COLUMNS).contains(&scaled.len()) {
+        let mut head = vec!["CONFIG".to_string()];
+        head.extend(scaled.iter().map(|(k, (_, u))| if u.is_empty() { k.to_string() } else { format!("{k} ({u})") }));
+        let rows: Vec<Vec<String>> = r
+            .configs
+            .iter()
+            .filter(|c| !c.figures.is_empty())
+            .map(|c| {
+                let mut row = vec![c.name.clone()];
+                row.extend(scaled.iter().map(|(k, (f, _))| c.figures.get(*k).map(|x| crate::format::number(x.value * f)).unwrap_or_else(|| "–".into())));
+                row
+            })
+            .collect();
+        return render_grid(&head, &rows, 1);
+    }
     let rows: Vec<Vec<String>> = r
         .configs
         .iter()
@@ -242,11 +262,20 @@ mod tests {
         let mut r = run();
         r.configs[0].set_figure("total", 9.287e9, "ns");
         r.configs[1].set_figure("total", 16_640.0, "ns");
+        // Few figures: columns, the unit in the header.
+        let t = figures_table(&r);
+        assert!(t.lines().next().unwrap().contains("total (s)"), "{t}");
+        assert!(t.contains("9.287") && t.contains("0.0000166"), "{t}");
+        // Many: rows, one unit per figure.
+        for (i, c) in r.configs.iter_mut().enumerate() {
+            for k in 0..MAX_FIGURE_COLUMNS {
+                c.set_figure(&format!("f{k}"), i as f64, "x");
+            }
+        }
         let t = figures_table(&r);
         let rows: Vec<&str> = t.lines().filter(|l| l.contains("total")).collect();
         assert_eq!(rows.len(), 2);
         assert!(rows.iter().all(|l| l.trim_end().ends_with(" s")), "{t}");
-        assert!(rows[1].contains("0.0000166"), "{t}");
     }
 
     #[test]
