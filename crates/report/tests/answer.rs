@@ -148,3 +148,13 @@ fn the_html_answer_has_the_sentence_the_table_and_the_pairs_folded() {
     let (ans, runs) = (page.find("id=\"answer-0\"").unwrap(), page.find("id=\"runs\"").unwrap());
     assert!(ans < runs);
 }
+
+#[test]
+fn a_small_change_in_one_direction_is_said_with_its_amount() {
+    // 0.38 µs on 540 µs per I/O: the answer to "what does direct injection buy", not "nothing".
+    let mut r = RunResult::new(RunMeta::named("t", "s", 1, ResultKind::Predicted));
+    r.configs.push(cfg("off", &[("lpi", "off")], "io", 540_000, 1.0));
+    r.configs.push(cfg("on", &[("lpi", "on")], "io", 539_620, 1.0));
+    let s = sentence(&answer(&r, &q("lpi", "off", &["on"], &[], &["mean"])).unwrap(), results::LatencyUnit::Us);
+    assert!(s.starts_with("lpi off → on lowers mean io latency by 0.38 µs (0.1 %)"), "{s}");
+}
