@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load irqlab result.json files into pandas and plot latency CDFs.
 
-    pip install pandas hdrhistogram matplotlib
+    pip install pandas hdrhistogram matplotlib      (Debian: python3-pandas python3-matplotlib)
     python3 scripts/load_results.py out/xen-arm-zynq-timer/result.json [more.json ...] [-o cdf.png]
 
 What is in a result.json (schema_version 1):
@@ -21,20 +21,51 @@ Python HdrHistogram libraries exchange. The Python `hdrhistogram` package (modul
 (ns) — the same names as the tables and the CSV's `p99.9_us` columns (files written before
 2026-11-23 spell the last two p999 and p9999; both are read).
 
-This script builds one DataFrame row per (file, configuration, class) with the parameters,
-summary, figures and counters as columns (like result.csv), prints it, and plots each
-histogram's CDF on a "nines" axis (p50, p90, p99, p99.9, ... evenly spaced).
+Use it from Python in two lines (from the repository root, or with scripts/ on PYTHONPATH):
+
+    import sys; sys.path.insert(0, "scripts"); from load_results import read_csv, load
+    df = read_csv("out/xen-gicv4-fio/result.csv")      # or: df, hists = load(["out/x/result.json"])
+
+`read_csv` reads result.csv with every parameter column as text: pandas' default reading turns
+the scheduler name `null` (and `NA`, `None`, `nan`…) into NaN, and a groupby then drops those
+rows silently (half of xen-gicv4-fio). Only an empty cell is missing. `load` builds the same
+columns from result.json files (latencies in µs, `_us`, as in the CSV) and, when the `hdrh`
+module is installed, decodes every histogram.
+
+Run as a script it prints the table and plots each histogram's CDF on a "nines" axis (p50, p90,
+p99, p99.9, ... evenly spaced); that part needs matplotlib and hdrhistogram.
 """
 import argparse
 import json
 import math
 import sys
 
+# Latency statistics of a class, as the CSV names them (the value columns are NAME_us).
+LATENCY_COLUMNS = ("min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max")
+
+
+def read_csv(path):
+    """DataFrame of a result.csv: parameters and names stay text (`null` is a scheduler, not
+    NaN); latency (`_us`), figure and counter columns are numbers."""
+    import pandas as pd
+
+    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    for col in df.columns:
+        numeric = col in ("seed", "config_seed", "count", "clamped_low", "clamped_high") or col.endswith("_us") \
+            or col.startswith("figure.") or col.startswith("counter.") or col.startswith("segment.")
+        if numeric:
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+    return df
+
 
 def load(paths):
-    """DataFrame of every (file, configuration, class) and a dict of decoded histograms."""
+    """DataFrame of every (file, configuration, class) of result.json files, with the CSV's
+    column names (latencies in µs), and a dict of decoded histograms (empty without `hdrh`)."""
     import pandas as pd
-    from hdrh.histogram import HdrHistogram
+    try:
+        from hdrh.histogram import HdrHistogram
+    except ImportError:
+        HdrHistogram = None
 
     rows, hists = [], {}
     for path in paths:
@@ -44,7 +75,7 @@ def load(paths):
         for c in r["configs"]:
             base = {"file": path, "scenario": meta["scenario"], "kind": meta["kind"], "seed": meta["seed"],
                     "config": c["name"], "config_seed": c.get("seed"), "error": c.get("error")}
-            base.update(c.get("params", {}))
+            base.update({k: str(v) for k, v in c.get("params", {}).items()})
             base.update({f"figure.{k}_{v['unit']}" if v["unit"] else f"figure.{k}": v["value"]
                          for k, v in c.get("figures", {}).items()})
             base.update({f"counter.{k}": v for k, v in c.get("counters", {}).items()})
@@ -53,10 +84,11 @@ def load(paths):
                 if lat is not None:
                     s = lat["summary"]
                     old = {"p999": "p99.9", "p9999": "p99.99"}
-                    row.update({f"{old.get(k, k)}_ns": v for k, v in s.items()
-                                if old.get(k, k) in ("count", "min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max")})
-                    row["count"] = row.pop("count_ns")
-                    hists[(path, c["name"], cls)] = HdrHistogram.decode(lat["histogram"])
+                    row["count"] = s.get("count")
+                    row.update({f"{old.get(k, k)}_us": v / 1000.0 for k, v in s.items()
+                                if old.get(k, k) in LATENCY_COLUMNS and isinstance(v, (int, float))})
+                    if HdrHistogram is not None:
+                        hists[(path, c["name"], cls)] = HdrHistogram.decode(lat["histogram"])
                 rows.append(row)
     return pd.DataFrame(rows), hists
 
@@ -82,7 +114,7 @@ def main():
     df, hists = load(a.results)
     import pandas as pd
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(df[[c for c in ["config", "class", "count", "mean_ns", "p50_ns", "p99_ns", "p99.99_ns", "max_ns"] if c in df]])
+        print(df[[c for c in ["config", "class", "count", "mean_us", "p50_us", "p99_us", "p99.99_us", "max_us"] if c in df]])
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

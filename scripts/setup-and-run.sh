@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 bash scripts/ensure-deps.sh
 cargo build --release --workspace
+# Also compile every test binary now, with the profile and features `cargo test --workspace
+# --release` uses, so that the test command afterwards only runs tests (README: "Run every test").
+cargo test --workspace --release --no-run
 DEFAULT_SCENARIO="${1:-xen-arm-zynq-timer}"
 IRQLAB="${CARGO_TARGET_DIR:-target}/release/irqlab"
 "$IRQLAB" sim "$DEFAULT_SCENARIO" --stats

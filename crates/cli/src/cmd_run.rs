@@ -119,9 +119,10 @@ pub struct Common {
     /// Lock all memory (mlockall) before the VM starts, as cyclictest -m; fails if not permitted.
     #[arg(long)]
     pub mlock: bool,
-    /// Stop at the first sample above this latency (µs), as cyclictest -b: the sample is kept as
-    /// the last one, named in the result, and the exit status is 3 (ipi: the one-way latency).
-    #[arg(long, value_name = "US")]
+    /// Stop at the first sample above this latency (µs, or with a unit: `50us`, `50µs`, `0.05ms`,
+    /// `50000ns`), as cyclictest -b: the sample is kept as the last one, named in the result, and
+    /// the exit status is 3 (ipi: the one-way latency).
+    #[arg(long, value_name = "US", value_parser = parse_latency_us)]
     pub stop_above: Option<f64>,
     /// Watchdog: stop a run that makes no progress for this many seconds [default: 5].
     #[arg(long)]
@@ -417,5 +418,38 @@ mod tests {
         assert_eq!(whole("9223372036854775807"), Ok(i64::MAX as u64));
         assert!(whole("9223372036854775808").unwrap_err().contains("0 to 9223372036854775807"));
         assert!(whole("-1").is_err() && whole("x").is_err());
+    }
+}
+
+/// A latency as cyclictest users type it, in µs: `50`, `50us`, `50µs`, `0.05ms`, `50000ns`.
+pub fn parse_latency_us(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("`{s}`: expected a latency such as 50, 50us, 0.05ms or 50000ns"))?;
+    let factor = match unit.trim() {
+        "" | "us" | "µs" | "usec" => 1.0,
+        "ns" => 1e-3,
+        "ms" => 1e3,
+        "s" => 1e6,
+        other => return Err(format!("`{s}`: unknown unit `{other}`, expected us, µs, ns, ms or s")),
+    };
+    // Whether the value is usable (above 0) is the run's own check, with its own message.
+    Ok(v * factor)
+}
+
+#[cfg(test)]
+mod latency_arg_tests {
+    use super::parse_latency_us;
+
+    #[test]
+    fn units_as_cyclictest_users_type_them() {
+        for (s, us) in [("50", 50.0), ("50us", 50.0), ("50µs", 50.0), ("0.05ms", 50.0), ("50000ns", 50.0), ("1.5 us", 1.5)] {
+            assert_eq!(parse_latency_us(s), Ok(us), "{s}");
+        }
+        assert_eq!(parse_latency_us("-1"), Ok(-1.0), "a negative value reaches the run's own check");
+        for bad in ["", "us", "50 parsecs", "nan"] {
+            assert!(parse_latency_us(bad).is_err(), "{bad}");
+        }
     }
 }

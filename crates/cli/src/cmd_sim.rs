@@ -71,8 +71,9 @@ pub struct SimArgs {
     /// median and range over them (default: the scenario's `seeds`, usually 1).
     #[arg(long, value_name = "N")]
     pub seeds: Option<u64>,
-    /// Latency unit of the printed table and CSV (µs like cyclictest and rtla, or ns). result.json
-    /// is always in ns and result.csv in µs.
+    /// Latency unit of what is printed: the table, or the CSV of `--format csv` (µs like
+    /// cyclictest and rtla, or ns). The files written do not change with it: result.json holds
+    /// ns, result.csv µs.
     #[arg(long, value_enum, default_value_t = UnitArg::Us)]
     pub unit: UnitArg,
 }
@@ -232,12 +233,21 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     }
     let json = write_files(&dir, r, &inputs)?;
 
+    // The answer first (issue 28): on stdout above the table, on stderr beside JSON/CSV.
+    let answers = report::answer_view::answers_text(r, a.unit.into());
+    if !answers.is_empty() {
+        if a.format == Format::Table {
+            term::out(&answers)?;
+        } else {
+            note(&answers);
+        }
+    }
     print_in(r, a.format, a.unit.into())?;
     // Extra human-readable sections go to stdout with the table, to stderr otherwise, so that
     // `--format json` output stays machine-readable.
     let mut extra = report::seed_spread::seed_spread_table(r, a.unit.into());
     if !r.references.is_empty() {
-        extra.push_str(&references_table(&sc.header.reproduces, r));
+        extra.push_str(&references_table(&sc.header.reproduces, r, a.unit.into()));
     }
     if a.breakdown {
         for c in &r.configs {
@@ -303,8 +313,12 @@ fn rounds_beyond(rounds: &[u64], r: &results::RunResult) -> String {
     format!("irqlab: --trace-at: round(s) {} beyond the {most} samples of every class and configuration: no path kept for them (rounds count from 0)\n", beyond.join(", "))
 }
 
-fn references_table(reproduces: &str, r: &results::RunResult) -> String {
+/// The "vs published" tables. Latency statistics are shown in the table's unit (the published
+/// values and the model's are stored in ns), with the unit in its own column, so that a table
+/// printed under "(latencies in µs)" never holds nanoseconds.
+fn references_table(reproduces: &str, r: &results::RunResult, unit: results::LatencyUnit) -> String {
     let mut s = String::new();
+    let is_latency = |stat: &str| sim::scenario::LATENCY_STATS.contains(&stat);
     for (role, title) in [
         (results::ReferenceRole::Fit, "fitted (used to calibrate: residuals, not predictions)"),
         (results::ReferenceRole::Check, "held out (never used to calibrate: prediction errors)"),
@@ -318,18 +332,29 @@ fn references_table(reproduces: &str, r: &results::RunResult) -> String {
                     Some(o) => format!("{} over `{o}`", c.stat),
                     None => c.stat.clone(),
                 };
+                let lat = is_latency(&c.stat);
+                // A figure is shown in the unit that reads best for its published value, the
+                // model's value and range in the same unit (never ns beside s for one total).
+                let figure_unit = c.stat.strip_prefix("figure:").and_then(|f| r.configs.iter().find_map(|x| x.figures.get(f).map(|g| g.unit.clone())));
+                let (factor, shown_unit) = match &figure_unit {
+                    Some(u) => report::format::scale(c.published.abs(), u),
+                    None => (1.0, String::new()),
+                };
+                let show = |v: f64| if lat { report::format::latency(v, unit) } else { report::table::format_value(v * factor) };
+                let figure_unit = figure_unit.map(|_| shown_unit.clone());
                 vec![
                     c.config.clone(),
                     if c.class.is_empty() { "(figure)".into() } else { c.class.clone() },
                     stat,
-                    report::table::format_value(c.published),
+                    if lat { unit.symbol().to_string() } else { figure_unit.unwrap_or_default() },
+                    show(c.published),
                     match (c.model, &c.missing) {
-                        (Some(v), _) => report::table::format_value(v),
+                        (Some(v), _) => show(v),
                         (None, Some(_)) if c.not_run() => "–".into(),
                         (None, Some(e)) => format!("n/a: {}", e.lines().next().unwrap_or("")),
                         (None, None) => "n/a".into(),
                     },
-                    c.over_seeds.map(|s| format!("{} – {}", report::table::format_value(s.min), report::table::format_value(s.max))).unwrap_or_default(),
+                    c.over_seeds.map(|s| format!("{} – {}", show(s.min), show(s.max))).unwrap_or_default(),
                     c.deviation().map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default(),
                     format!("±{:.0}%", c.tolerance * 100.0),
                     if c.not_run() { "not run".into() } else if c.within() { "ok".into() } else { "OUT".into() },
@@ -339,13 +364,13 @@ fn references_table(reproduces: &str, r: &results::RunResult) -> String {
         // The seed-range column only when some row has one.
         let ranged = r.references.iter().any(|c| c.role == role && c.over_seeds.is_some());
         let seeds = r.configs.iter().filter_map(|c| c.seed_spread.as_ref()).map(|s| s.seeds.len()).max().unwrap_or(1);
-        let mut head: Vec<String> = ["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "SEED RANGE", "DEV", "TOL", "STATUS"].map(String::from).to_vec();
+        let mut head: Vec<String> = ["CONFIG", "CLASS", "STAT", "UNIT", "PUBLISHED", "MODEL", "SEED RANGE", "DEV", "TOL", "STATUS"].map(String::from).to_vec();
         if ranged {
-            head[4] = format!("MODEL (median of {seeds} seeds)");
+            head[5] = format!("MODEL (median of {seeds} seeds)");
         }
         let drop_range = |mut row: Vec<String>| {
             if !ranged {
-                row.remove(5);
+                row.remove(6);
             }
             row
         };
@@ -355,7 +380,7 @@ fn references_table(reproduces: &str, r: &results::RunResult) -> String {
             continue;
         }
         s.push_str(&format!("\nvs published, {title} — {reproduces}\n"));
-        s.push_str(&report::table::render_grid(&head, &rows, 3));
+        s.push_str(&report::table::render_grid(&head, &rows, 4));
     }
     let mut not_run: Vec<String> = Vec::new();
     for c in r.references.iter().filter(|c| c.not_run()) {

@@ -19,6 +19,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_compare_by;
 mod cmd_fit;
 mod cmd_merge;
 mod cmd_its_check;
@@ -52,7 +53,8 @@ enum Cmd {
     Run(cmd_run::RunArgs),
     /// List the shipped scenarios with a rough run time, or print one (`scenarios show NAME`).
     Scenarios(cmd_scenarios::ScenariosArgs),
-    /// Compare two result files side by side, with ratios B/A.
+    /// Compare two result files side by side, with ratios B/A; or, with --by PARAM=A,B, answer
+    /// what changing PARAM does within one result.
     Compare(cmd_compare::CompareArgs),
     /// Calibrate named costs against a scenario's `fit` references, with a leave-one-out check.
     Fit(cmd_fit::FitArgs),

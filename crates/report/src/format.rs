@@ -118,6 +118,16 @@ pub fn scale(max_abs: f64, unit: &str) -> (f64, String) {
     (1.0, u.to_string())
 }
 
+/// [`figure`] for a named figure: a name that states its unit (`tsc_khz`) keeps it, so that the
+/// value printed beside `tsc_khz` is in kHz (1,996,248), not silently in MHz.
+pub fn figure_named(name: &str, value: f64, unit: &str) -> (String, String) {
+    let suffix = format!("_{}", unit.to_lowercase());
+    if !unit.is_empty() && name.to_lowercase().ends_with(&suffix) {
+        return (number(value), unit.to_string());
+    }
+    figure(value, unit)
+}
+
 /// `figure` joined: "8.981 s".
 pub fn figure_text(value: f64, unit: &str) -> String {
     let (v, u) = figure(value, unit);
@@ -157,6 +167,8 @@ mod tests {
         assert_eq!(figure(5.548e5, ""), ("554,800".into(), "".into()));
         assert_eq!(figure(0.000012, "x").0, "0.000012");
         assert_eq!(number(1.7), "1.7");
+        assert_eq!(figure_named("tsc_khz", 1996248.0, "kHz"), ("1,996,248".into(), "kHz".into()));
+        assert_eq!(figure_named("cpu_clock", 1996248.0, "kHz"), ("1,996.248".into(), "MHz".into()));
         for v in [1e-9, 3.3e-7, 1e15, 123456789.123] {
             assert!(!figure(v, "").0.contains('e'), "{v}");
         }

@@ -12,11 +12,19 @@ use crate::sweep::SweepAxis;
 /// Facets beyond this many are left out (and said so).
 pub const MAX_FACETS: usize = 36;
 
-/// Colour of `f` in 0..1: light yellow (low) to dark red (high).
+/// Colour of `f` in 0..1 for a latency: light yellow (low, good) to dark red (high, bad).
 pub fn ramp(f: f64) -> String {
     let f = if f.is_finite() { f.clamp(0.0, 1.0) } else { 0.0 };
     let lerp = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
     format!("#{:02x}{:02x}{:02x}", lerp(255.0, 215.0), lerp(247.0, 48.0), lerp(188.0, 39.0))
+}
+
+/// Colour of `f` in 0..1 for a figure, where high may be good (a throughput): light to dark
+/// blue, no alarm colour.
+pub fn ramp_neutral(f: f64) -> String {
+    let f = if f.is_finite() { f.clamp(0.0, 1.0) } else { 0.0 };
+    let lerp = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", lerp(239.0, 33.0), lerp(243.0, 102.0), lerp(255.0, 172.0))
 }
 
 /// The heatmap as HTML: `x` across, `y` down, one small table per combination of the other axes.
@@ -51,17 +59,21 @@ pub fn heatmap_html(configs: &[ConfigResult], all: &[SweepAxis], x: &SweepAxis, 
             (v - lo) / (hi - lo)
         }
     };
-    let color = |c: &Cell| Some(ramp(frac(c.max)));
+    let paint = |f: f64| if spec.stat.is_latency() { ramp(f) } else { ramp_neutral(f) };
+    let color = |c: &Cell| Some(paint(frac(c.max)));
     let mut h = String::from("<div class=\"facets\">");
     for (label, p) in &pivots {
         let _ = write!(h, "<figure class=\"facet\">{}<figcaption>{}</figcaption></figure>", p.to_html(&color), esc(if label.is_empty() { "all configurations" } else { label }));
     }
     h.push_str("</div>");
-    let stat = spec.stat.title(spec.class, spec.unit, configs);
+    let stat = spec.stat.title(&crate::sweep::class_title(configs, spec.class), spec.unit, configs);
     let _ = write!(
         h,
-        "<p class=\"caption\">Colour: {} from light (low, {}) to dark (high, {}){}.{}</p>",
+        "<p class=\"caption\">Colour key: {} <span class=\"key\" style=\"background:linear-gradient(to right, {}, {}, {})\"></span> from light (low, {}) to dark (high, {}){}.{}</p>",
         esc(&stat),
+        paint(0.0),
+        paint(0.5),
+        paint(1.0),
         esc(&spec.stat.show(lo, spec.unit)),
         esc(&spec.stat.show(hi, spec.unit)),
         if log { ", log scale" } else { "" },
@@ -90,6 +102,16 @@ mod tests {
         assert!(h.contains(&format!("background:{}\">3,102<", ramp(1.0))), "{h}");
         assert!(h.contains("timer p99 (ns)") && h.contains("log scale"));
         assert_eq!(h.matches("(n=").count(), 0, "every cell is one configuration");
+    }
+
+    #[test]
+    fn figures_get_a_neutral_ramp_and_every_heatmap_a_key() {
+        let cs = sweep();
+        let ax = axes(&cs);
+        let stat = Stat::parse("other.throughput");
+        let spec = CellSpec { stat: &stat, second: None, class: "timer", unit: LatencyUnit::Ns };
+        let h = heatmap_html(&cs, &ax, find(&ax, "vwfi").unwrap(), find(&ax, "other").unwrap(), &spec);
+        assert!(h.contains("class=\"key\"") && h.contains(&ramp_neutral(1.0)) && !h.contains(&ramp(1.0)), "{h}");
     }
 
     #[test]

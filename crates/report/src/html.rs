@@ -1,6 +1,6 @@
 //! One self-contained HTML report (inline SVG, inline CSS, no scripts, no external files).
 //!
-//! Order: what the badges mean, contents, the runs (with a measured run's host caveat in plain
+//! Order: what the badges mean, the answer to the run's questions (issue 28), contents, the runs (with a measured run's host caveat in plain
 //! sight), the latency summary, per sweep run the pivot, heatmap and latency-versus-figure
 //! scatter, the "vs published" checks, CDFs per class (small multiples when there are many
 //! series), then one section per configuration.
@@ -11,14 +11,21 @@ use minijinja::{context, Environment};
 use results::{ConfigResult, ResultsError, RunResult};
 use serde::Serialize;
 
-use crate::format::{figure, group, latency, thousands, LatencyUnit};
+use crate::format::{group, latency, thousands, LatencyUnit};
 use crate::heatmap::heatmap_html;
 use crate::pivot::{pivot, CellSpec};
 use crate::references::references_html;
 use crate::svg::{cdf_svg, esc, histogram_svg, scatter_svg, ScatterPoint};
-use crate::sweep::{axes, default_class, default_figure, find, Stat, SweepAxis};
+use crate::sweep::{default_class, run_axes, default_figure, find, Stat, SweepAxis};
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
+
+/// A table longer than this many rows starts folded (`<details>`), so that the answer and the
+/// contents stay on the first screen.
+pub const FOLD_ROWS: usize = 12;
+
+/// Small-multiple plots shown open; more start folded.
+pub const FOLD_PLOTS: usize = 4;
 
 /// Series in one CDF before the report switches to small multiples.
 pub const MAX_SERIES_PER_PLOT: usize = 6;
@@ -107,7 +114,9 @@ struct ConfigView {
     params: Vec<(String, String)>,
     histograms: Vec<String>,
     breakdowns: Vec<BreakdownView>,
-    counters: Vec<(String, String)>,
+    counters: Vec<(String, String, &'static str)>,
+    /// Measured: no seed to show (a measurement has none; `seed 0` read as if it had one).
+    measured: bool,
     figures: Vec<(String, String, String)>,
     notes: Vec<String>,
 }
@@ -146,7 +155,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     let mut by_class: BTreeMap<String, Vec<(String, String, hdrhistogram::Histogram<u64>)>> = BTreeMap::new();
     for (ri, (label, r)) in runs.iter().enumerate() {
         let caveat = host_caveat(r);
-        let ax = axes(&r.configs);
+        let ax = run_axes(r);
         for (ci, c) in r.configs.iter().enumerate() {
             let anchor = format!("cfg-{ri}-{ci}");
             let (group_key, series) = series_names(label, r, c, &ax, runs.len() > 1);
@@ -165,7 +174,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
                     by_class.entry(class.clone()).or_default().push((group_key.clone(), series.clone(), h));
                 }
             }
-            configs.push(config_view(anchor, label, c, caveat.clone(), histograms));
+            configs.push(config_view(anchor, label, c, caveat.clone(), histograms, r.meta.kind == results::ResultKind::Measured));
         }
     }
 
@@ -188,6 +197,17 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
             references.push(Section { anchor: format!("paths-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
         }
     }
+    let answers: Vec<Section> = runs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, r))| !r.questions.is_empty())
+        .map(|(ri, (label, r))| Section {
+            anchor: format!("answer-{ri}"),
+            title: if runs.len() > 1 { format!("{label}: the answer") } else { "The answer".into() },
+            html: crate::answer_view::answers_html(r, unit),
+            parts: vec![],
+        })
+        .collect();
     let classes: Vec<Section> = by_class.into_iter().enumerate().map(|(i, (class, series))| cdf_section(i, &class, series, unit)).collect();
 
     let run_views: Vec<RunView> = runs
@@ -211,7 +231,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE)?;
     let html = env.get_template("report.html")?.render(context! {
-        title, runs => run_views, summary, sweeps, references, classes, configs, caveats, unit => unit.symbol(),
+        title, runs => run_views, answers, summary, fold_summary => summary.len() > FOLD_ROWS, sweeps, references, classes, configs, caveats, unit => unit.symbol(),
     })?;
     Ok(html)
 }
@@ -248,14 +268,21 @@ fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram:
             }
         }
         let mut out = format!(
-            "<p>{} plots, one per combination of the other axes; series: the first sweep axis. Same colours mean the same value in every plot.</p><div class=\"multiples\">",
-            groups.len()
+            "<p>{} plots, one per combination of the other axes, on the same axes; series: the parameter under study (else the first sweep axis). Same colours mean the same value in every plot.</p>{}<div class=\"multiples\">",
+            groups.len(),
+            if groups.len() > FOLD_PLOTS { format!("<details><summary>Show the {} plots</summary>", groups.len()) } else { String::new() }
         );
+        // One x range and one nines axis for every panel: they compare the same class.
+        let all: Vec<(String, hdrhistogram::Histogram<u64>)> = groups.iter().flat_map(|g| g.1.iter().cloned()).collect();
+        let shared = crate::svg::cdf_extent(&all, unit);
         for (g, s) in &groups {
             let t = if g.is_empty() { title.clone() } else { format!("{class}: {g}") };
-            out.push_str(&cdf_svg(&t, s, unit, 380.0));
+            out.push_str(&crate::svg::cdf_svg_in(&t, s, unit, 380.0, Some(shared)));
         }
         out.push_str("</div>");
+        if groups.len() > FOLD_PLOTS {
+            out.push_str("</details>");
+        }
         out
     };
     Section { anchor: format!("cdf-{i}"), title: format!("Class “{class}”: latency CDF"), html, parts: vec![] }
@@ -271,11 +298,12 @@ fn resolve<'a>(run: &str, ax: &'a [SweepAxis], name: &str) -> Result<&'a SweepAx
 
 /// Pivot, heatmap and scatter of one run, when it is a sweep.
 fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) -> Result<Option<Section>, ReportError> {
-    let ax = axes(&r.configs);
+    let ax = run_axes(r);
     if ax.is_empty() || r.configs.len() < 3 {
         return Ok(None);
     }
     let Some(class) = opts.class.clone().or_else(|| default_class(&r.configs)) else { return Ok(None) };
+    let class_title = crate::sweep::class_title(&r.configs, &class);
     let stat = Stat::parse(opts.stat.as_deref().unwrap_or("p99")).resolve(&r.configs);
     let fig_name = match opts.scatter.as_deref() {
         Some("none") => None,
@@ -312,7 +340,7 @@ fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) ->
         let _ = write!(
             h,
             "<h3 id=\"heatmap-{ri}\">Heatmap: {} over {} × {}</h3>{}",
-            esc(&stat.title(&class, opts.unit, &r.configs)),
+            esc(&stat.title(&class_title, opts.unit, &r.configs)),
             esc(x.short()),
             esc(y.short()),
             heatmap_html(&r.configs, &ax, x, y, &hspec)
@@ -323,7 +351,7 @@ fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) ->
             .configs
             .iter()
             .filter_map(|c| {
-                let (x, y) = (fig.value(c, &class)?, stat.value(c, &class)?);
+                let (x, y) = (fig.value_or_only(c, &class)?, stat.value_or_only(c, &class)?);
                 let series = c.params.get(&ax[0].key).and_then(|v| ax[0].values.iter().position(|x| x == v)).unwrap_or(0);
                 let y = if stat.is_latency() { opts.unit.from_ns(y) } else { y };
                 Some(ScatterPoint { x, y, series, tip: format!("{}: {} = {}, {} = {}", c.name, name, crate::format::number(x), stat_name(&stat), crate::format::number(y)) })
@@ -331,8 +359,8 @@ fn sweep_section(ri: usize, label: &str, r: &RunResult, opts: &ReportOptions) ->
             .collect();
         if pts.len() >= 2 {
             let legend: Vec<(String, usize)> = ax[0].values.iter().enumerate().map(|(i, v)| (format!("{}={v}", ax[0].short()), i)).collect();
-            let y_title = stat.title(&class, opts.unit, &r.configs);
-            let x_title = fig.title(&class, opts.unit, &r.configs);
+            let y_title = stat.title(&class_title, opts.unit, &r.configs);
+            let x_title = fig.title(&class_title, opts.unit, &r.configs);
             parts.push((format!("scatter-{ri}"), format!("{} vs {name}", stat_name(&stat))));
             let _ = write!(
                 h,
@@ -355,7 +383,27 @@ fn stat_name(s: &Stat) -> String {
     }
 }
 
-fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<String>, histograms: Vec<String>) -> ConfigView {
+/// What a KVM statistic counts, for the counters that readers asked about (the names are KVM's
+/// binary stats, Linux `virt/kvm/kvm_main.c` and `arch/x86/kvm/x86.c`, `kvm_vcpu_stats_desc`).
+pub fn counter_note(name: &str) -> &'static str {
+    let n = name.rsplit('.').next().unwrap_or(name);
+    match n {
+        "insn_emulation_fail" => "instructions KVM's x86 emulator could not emulate (each ends the run with an emulation failure; 0 is normal)",
+        "insn_emulation" => "instructions KVM emulated in software (on a nested host guest ring-0 code is emulated, so this is large there)",
+        "halt_exits" => "exits to KVM because the guest executed HLT",
+        "halt_successful_poll" => "halts that ended during halt polling, before the vCPU slept",
+        "halt_attempted_poll" => "halts during which KVM polled",
+        "halt_wakeup" => "wake-ups of a halted vCPU",
+        "irq_injections" => "interrupts KVM injected into the guest",
+        "exits" => "all VM exits",
+        "irq_exits" => "exits caused by an external interrupt on the host CPU",
+        "io_exits" => "exits for port I/O (the benchmark guest reports through a port)",
+        "mmio_exits" => "exits for MMIO that userspace handled",
+        _ => "",
+    }
+}
+
+fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<String>, histograms: Vec<String>, measured: bool) -> ConfigView {
     let breakdowns = c
         .breakdown
         .iter()
@@ -383,12 +431,13 @@ fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<Str
         params: c.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         histograms,
         breakdowns,
-        counters: c.counters.iter().map(|(k, v)| (k.clone(), thousands(*v))).collect(),
+        counters: c.counters.iter().map(|(k, v)| (k.clone(), thousands(*v), counter_note(k))).collect(),
+        measured,
         figures: c
             .figures
             .iter()
             .map(|(k, f)| {
-                let (v, u) = figure(f.value, &f.unit);
+                let (v, u) = crate::format::figure_named(k, f.value, &f.unit);
                 (k.clone(), v, u)
             })
             .collect(),
@@ -461,7 +510,10 @@ mod tests {
         let summary = html.find("id=\"summary\"").unwrap();
         let after = &html[summary..];
         assert!(after[..after.find("</table>").unwrap()].contains("⚠"), "flagged in the summary rows");
-        assert!(html.matches(caveat).count() >= 3, "run header, summary, configuration section");
+        // Said once, in plain sight under the run (issue 28: it was repeated three times);
+        // the summary's ⚠ rows point there.
+        assert_eq!(html.matches(caveat).count(), 1, "once, in the run header");
+        assert!(after.contains("see the caveat under <a href=\"#runs\">Runs</a>"));
         assert!(!html[..html.find(caveat).unwrap()].ends_with("<details>"));
     }
 

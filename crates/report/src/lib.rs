@@ -1,5 +1,7 @@
 //! # report — turning results into something a person reads
 //!
+//! - [`answer`] and [`answer_view`]: the answer to a run's questions (baseline → variant per
+//!   group, in a sentence and a table), which every output opens with;
 //! - [`format`]: numbers for people (one thousands separator, no exponents, µs or ns);
 //! - [`table`]: the terminal table (one row per configuration and class, with the columns the
 //!   source documents use — AVG MIN MAX WARM_MAX — plus p50/p90/p99/p99.9/p99.99), counters and
@@ -12,6 +14,8 @@
 //! - [`html`]: one self-contained HTML file with all of the above inline.
 #![forbid(unsafe_code)]
 
+pub mod answer;
+pub mod answer_view;
 pub mod compare_table;
 pub mod format;
 pub mod heatmap;

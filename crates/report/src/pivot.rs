@@ -35,6 +35,8 @@ pub struct Pivot {
     pub rows: Vec<(Vec<String>, Vec<Option<Cell>>)>,
     pub stat_title: String,
     pub second_title: Option<String>,
+    /// Column values no configuration of this pivot has (left out rather than shown empty).
+    pub dropped: Vec<String>,
 }
 
 /// What to put in the cells.
@@ -71,15 +73,15 @@ pub fn pivot(configs: &[ConfigResult], all_axes: &[SweepAxis], col: &SweepAxis, 
     }
     let cell = |key: &Vec<String>, ci: usize| -> Option<Cell> {
         let cs = groups.get(&(key.clone(), ci))?;
-        let vals: Vec<f64> = cs.iter().filter_map(|c| spec.stat.value(c, spec.class)).collect();
+        let vals: Vec<f64> = cs.iter().filter_map(|c| spec.stat.value_or_only(c, spec.class)).collect();
         let (min, max, text) = summarise(spec.stat, &vals, spec.unit)?;
         let second = spec.second.and_then(|s| {
-            let v: Vec<f64> = cs.iter().filter_map(|c| s.value(c, spec.class)).collect();
+            let v: Vec<f64> = cs.iter().filter_map(|c| s.value_or_only(c, spec.class)).collect();
             summarise(s, &v, spec.unit).map(|x| x.2)
         });
         Some(Cell { min, max, n: vals.len(), text, second })
     };
-    let rows_out: Vec<(Vec<String>, Vec<Option<Cell>>)> = row_keys
+    let mut rows_out: Vec<(Vec<String>, Vec<Option<Cell>>)> = row_keys
         .into_iter()
         .map(|k| {
             let cells: Vec<Option<Cell>> = (0..col.values.len()).map(|ci| cell(&k, ci)).collect();
@@ -87,12 +89,23 @@ pub fn pivot(configs: &[ConfigResult], all_axes: &[SweepAxis], col: &SweepAxis, 
         })
         .filter(|(_, cells)| cells.iter().any(Option::is_some))
         .collect();
+    // A column with no value in any row says nothing: leave it out and say so.
+    let keep: Vec<bool> = (0..col.values.len()).map(|ci| rows_out.iter().any(|r| r.1[ci].is_some())).collect();
+    let dropped: Vec<String> = col.values.iter().zip(&keep).filter(|(_, k)| !**k).map(|(v, _)| v.clone()).collect();
+    let mut col = col.clone();
+    if !rows_out.is_empty() && !dropped.is_empty() {
+        col.values = col.values.iter().zip(&keep).filter(|(_, k)| **k).map(|(v, _)| v.clone()).collect();
+        for r in &mut rows_out {
+            r.1 = r.1.drain(..).zip(&keep).filter(|(_, k)| **k).map(|(c, _)| c).collect();
+        }
+    }
     Pivot {
-        col: col.clone(),
+        dropped: if rows_out.is_empty() { Vec::new() } else { dropped },
+        col,
         rows_axes: rows.to_vec(),
         folded,
         rows: rows_out,
-        stat_title: spec.stat.title(spec.class, spec.unit, configs),
+        stat_title: spec.stat.title(&crate::sweep::class_title(configs, spec.class), spec.unit, configs),
         second_title: spec.second.map(|s| s.title(spec.class, spec.unit, configs)),
     }
 }
@@ -142,7 +155,10 @@ impl Pivot {
         }
         s.push('.');
         if !self.folded.is_empty() {
-            s.push_str(&format!(" Ranges over {} (not shown as rows or columns).", self.folded.join(", ")));
+            s.push_str(&format!(" Ranges over {} (folded: a cell holds every configuration that differs only in these, with their range and count; not shown as rows or columns).", self.folded.join(", ")));
+        }
+        if !self.dropped.is_empty() {
+            s.push_str(&format!(" No configuration has {} = {}.", self.col.short(), self.dropped.join(" / ")));
         }
         s
     }
@@ -184,5 +200,59 @@ mod tests {
         assert_eq!((c.min, c.max, c.n), (2101.0, 2102.0, 2));
         assert_eq!(c.text, "2,101 – 2,102 (n=2)");
         assert!(p.caption().contains("Ranges over hypervisor.pcpus"));
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use crate::sweep::axes;
+    use results::LatencyRecorder;
+
+    fn one(name: &str, params: &[(&str, &str)], class: &str, ns: u64) -> ConfigResult {
+        let mut c = ConfigResult::new(name);
+        for (k, v) in params {
+            c.params.insert(k.to_string(), v.to_string());
+        }
+        let mut r = LatencyRecorder::new(0);
+        r.record(ns);
+        c.classes.insert(class.into(), r.finish());
+        c
+    }
+
+    #[test]
+    fn one_class_per_path_fills_every_column() {
+        // A measured matrix: each device path has its own class name.
+        let cs: Vec<ConfigResult> = ["irqfd", "msi", "line", "level"]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| one(v, &[("via", v)], &format!("device_{v}"), 1000 * (i as u64 + 1)))
+            .collect();
+        let ax = axes(&cs);
+        let stat = Stat::parse("p99");
+        let spec = CellSpec { stat: &stat, second: None, class: "device_irqfd", unit: LatencyUnit::Ns };
+        let p = pivot(&cs, &ax, &ax[0], &[], &spec);
+        assert_eq!(p.rows.len(), 1);
+        assert!(p.rows[0].1.iter().all(Option::is_some), "{:?}", p.rows);
+    }
+
+    #[test]
+    fn an_empty_column_is_left_out_and_named() {
+        let cs = vec![
+            one("a", &[("vwfi", "trap"), ("sched", "c1")], "t", 10),
+            one("b", &[("vwfi", "native"), ("sched", "c1")], "t", 5),
+            one("c", &[("vwfi", "trap"), ("sched", "c2")], "t", 20),
+        ];
+        let ax = axes(&cs);
+        let stat = Stat::parse("p99");
+        let spec = CellSpec { stat: &stat, second: None, class: "t", unit: LatencyUnit::Ns };
+        let vwfi = ax.iter().find(|a| a.key == "vwfi").unwrap();
+        // Only the sched=c2 configurations: native has none there.
+        let sub: Vec<ConfigResult> = cs.iter().filter(|c| c.params["sched"] == "c2").cloned().collect();
+        let p = pivot(&sub, &ax, vwfi, &[], &spec);
+        assert_eq!(p.col.values, ["trap"]);
+        assert_eq!(p.dropped, ["native"]);
+        assert!(p.caption().contains("No configuration has vwfi = native"));
+        assert!(!p.to_html(&|_| None).contains("missing"));
     }
 }

@@ -1,5 +1,15 @@
 //! SVG plots, written directly (no plotting library): full control over ticks, units and layout.
 //!
+//! Why not a library (issue 28, item 6, decided 2026-11-25): `plotters` was declared in the
+//! workspace but never used, and is removed. Its SVG backend draws text without the classes and
+//! units the report's checks rely on (`x-tick`, `x-title`, one unit per axis), has no "nines"
+//! axis, and would still need this module's tick and legend layout. An inline interactive
+//! library (uPlot, ~50 KB; Vega-Lite, ~800 KB) would give hover and zoom, but every report would
+//! carry that script, the page would need JavaScript to show anything, and `check-reports.sh`
+//! could no longer read the plots from the HTML. Static SVG keeps the report one small file
+//! that works offline, prints, and is checked as text; the exact percentiles a hover would show
+//! are in the tables beside each plot, and each point of a scatter carries a `<title>` tooltip.
+//!
 //! Every plot has a title, x and y tick labels (`class="x-tick"` / `"y-tick"`) and axis titles
 //! (`class="x-title"` / `"y-title"`) naming the one unit the ticks are in; the legend sits below
 //! the plot area, so it never covers data. The `<svg>` has a `viewBox` and `width:100%`, so it
@@ -129,6 +139,20 @@ pub struct Plot {
     ph: f64,
 }
 
+/// A legend entry of at most `max` characters: a long one loses its middle, not its end, since
+/// labels that differ only at the end (`model/result.json [predicted]: vwfi=trap` and `…=native`)
+/// must stay different.
+pub fn shorten(name: &str, max: usize) -> String {
+    let n = name.chars().count();
+    if n <= max {
+        return name.to_string();
+    }
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    let chars: Vec<char> = name.chars().collect();
+    format!("{}…{}", chars[..head].iter().collect::<String>(), chars[n - tail..].iter().collect::<String>())
+}
+
 /// Legend entries: name and series index (for its style).
 pub type Legend = [(String, usize)];
 
@@ -145,7 +169,7 @@ impl Plot {
         let mut rows: Vec<Vec<(String, usize, f64)>> = vec![Vec::new()];
         let mut row_w = 0.0;
         for (name, i) in legend {
-            let name = if name.chars().count() > 70 { format!("{}…", name.chars().take(69).collect::<String>()) } else { name.clone() };
+            let name = shorten(name, 70);
             let w = 28.0 + text_px(&name) + 14.0;
             if row_w + w > width - 16.0 && row_w > 0.0 {
                 rows.push(Vec::new());
@@ -322,14 +346,25 @@ fn wants_log(lo: f64, hi: f64, ratio: f64) -> bool {
 /// Overlaid CDFs of several series (name, histogram) on a nines axis, latency in `unit` on a log
 /// axis (a linear one when some latency is 0). `width` is the viewBox width.
 pub fn cdf_svg(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64) -> String {
+    cdf_svg_in(title, series, unit, width, None)
+}
+
+/// The x range (in `unit`) and the top of the nines axis that `series` need.
+pub fn cdf_extent(series: &[(String, Histogram<u64>)], unit: LatencyUnit) -> (f64, f64, f64) {
+    let pts: Vec<(f64, f64)> = series.iter().flat_map(|(_, h)| cdf_points(h)).map(|(x, y)| (unit.from_ns(x), y)).collect();
+    let (lo, hi) = (pts.iter().map(|p| p.0).fold(f64::MAX, f64::min), pts.iter().map(|p| p.0).fold(f64::MIN, f64::max));
+    let (lo, hi) = if lo <= hi { (lo, hi) } else { (1.0, 10.0) };
+    (lo, hi, pts.iter().map(|p| p.1).fold(1.0f64, f64::max).ceil())
+}
+
+/// [`cdf_svg`] on given axes: small multiples that compare the same thing share them
+/// (`shared` = [`cdf_extent`] of all their series), so panels can be read against each other.
+pub fn cdf_svg_in(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64, shared: Option<(f64, f64, f64)>) -> String {
     let curves: Vec<(String, Vec<(f64, f64)>)> = series
         .iter()
         .map(|(n, h)| (n.clone(), cdf_points(h).into_iter().map(|(x, y)| (unit.from_ns(x), y)).collect()))
         .collect();
-    let xs = || curves.iter().flat_map(|c| c.1.iter().map(|p| p.0));
-    let (lo, hi) = (xs().fold(f64::MAX, f64::min), xs().fold(f64::MIN, f64::max));
-    let (lo, hi) = if lo <= hi { (lo, hi) } else { (1.0, 10.0) };
-    let ymax = curves.iter().flat_map(|c| c.1.iter().map(|p| p.1)).fold(1.0f64, f64::max).ceil();
+    let (lo, hi, ymax) = shared.unwrap_or_else(|| cdf_extent(series, unit));
     let log = lo > 0.0;
     let x_title = format!("latency ({}{})", unit.symbol(), if log { ", log scale" } else { "" });
     let plot_h = if width < 500.0 { 220.0 } else { 300.0 };
@@ -352,7 +387,23 @@ pub fn histogram_svg(title: &str, h: &Histogram<u64>, bins: usize, unit: Latency
     let p50 = unit.from_ns(h.value_at_quantile(0.5) as f64);
     let long_tail = max > 4.0 * p50.max(f64::MIN_POSITIVE) && max > min;
     let log_x = long_tail && min > 0.0;
-    let (lo, hi) = if max > min { (min, max) } else { (min - 0.5, max + 0.5) };
+    let (mut lo, mut hi) = if max > min { (min, max) } else { (min - 0.5, max + 0.5) };
+    let mut bins = bins;
+    // Bin on the data's resolution: model latencies often sit on a grid (10 ns steps), and bins
+    // of 14 ns would hold one or two grid values alternately — a comb, not a distribution. With
+    // a linear axis and bins not much wider than the grid, each bin holds a whole number of grid
+    // steps, centred on them.
+    if !log_x && max > min {
+        let vals: Vec<f64> = h.iter_recorded().map(|v| unit.from_ns(h.median_equivalent(v.value_iterated_to()) as f64)).collect();
+        let res = vals.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0).fold(f64::INFINITY, f64::min);
+        let w = (max - min) / bins as f64;
+        if res.is_finite() && w < 8.0 * res {
+            let width = (w / res).ceil().max(1.0) * res;
+            lo = min - res / 2.0;
+            bins = (((max + res / 2.0) - lo) / width).ceil().max(1.0) as usize;
+            hi = lo + bins as f64 * width;
+        }
+    }
     let edge = |i: usize| {
         let f = i as f64 / bins as f64;
         if log_x {

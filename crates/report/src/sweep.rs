@@ -45,6 +45,16 @@ pub fn axes(configs: &[ConfigResult]) -> Vec<SweepAxis> {
     axes
 }
 
+/// The axes of a run, the parameters its questions study first (in question order): they colour
+/// the scatter, name the CDF series (so a baseline and its variant share a panel) and head the
+/// pivot's columns.
+pub fn run_axes(r: &results::RunResult) -> Vec<SweepAxis> {
+    let mut ax = axes(&r.configs);
+    let rank = |a: &SweepAxis| r.questions.iter().position(|q| q.param == a.key).unwrap_or(usize::MAX);
+    ax.sort_by_key(rank);
+    ax
+}
+
 /// Find an axis by full key or short name.
 pub fn find<'a>(axes: &'a [SweepAxis], name: &str) -> Option<&'a SweepAxis> {
     axes.iter().find(|a| a.key == name).or_else(|| axes.iter().find(|a| a.short() == name))
@@ -89,6 +99,18 @@ impl Stat {
         }
     }
 
+    /// [`value`](Self::value) of `class`, or, for a configuration that does not have it and has
+    /// exactly one class, of that one: a measured matrix names each device path's class after the
+    /// path (`device_irqfd`, `device_msi`), and a pivot over `via` must not fill only the irqfd
+    /// column.
+    pub fn value_or_only(&self, c: &ConfigResult, class: &str) -> Option<f64> {
+        if c.classes.contains_key(class) || c.classes.len() != 1 {
+            return self.value(c, class);
+        }
+        let only = c.classes.keys().next()?;
+        self.value(c, only)
+    }
+
     /// The value as shown in a table cell (latencies in `unit`).
     pub fn show(&self, v: f64, unit: LatencyUnit) -> String {
         match self {
@@ -131,20 +153,38 @@ impl Stat {
     }
 }
 
+/// How a class is named in titles: itself, or, when every configuration has one class under its
+/// own name (`device_irqfd`, `device_msi`), their common prefix and a word on it.
+pub fn class_title(configs: &[ConfigResult], class: &str) -> String {
+    let names: std::collections::BTreeSet<&String> = configs.iter().flat_map(|c| c.classes.keys()).collect();
+    if names.len() < 2 || !configs.iter().filter(|c| c.error.is_none()).all(|c| c.classes.len() == 1) {
+        return class.to_string();
+    }
+    let first: Vec<char> = class.chars().collect();
+    let n = names.iter().map(|s| s.chars().zip(&first).take_while(|(a, b)| a == *b).count()).min().unwrap_or(0);
+    let prefix: String = first[..n].iter().collect::<String>().trim_end_matches(['_', '-', '.']).to_string();
+    format!("{} (each configuration's one class)", if prefix.is_empty() { "latency" } else { &prefix })
+}
+
 /// The class shown by default: the first class of the first configuration that has one.
 pub fn default_class(configs: &[ConfigResult]) -> Option<String> {
     configs.iter().find_map(|c| c.classes.keys().next().cloned())
 }
 
 /// The figure plotted against latency by default: one present in most configurations whose
-/// value varies, preferring a throughput; never a bookkeeping figure (simulated or wall time).
+/// value varies, preferring a throughput; never a bookkeeping figure (simulated or wall time, a
+/// start time) and never an indicator (every value 0 or 1, like `pcpu.idle` with one pCPU):
+/// a scatter against either says nothing about the latency.
 pub fn default_figure(configs: &[ConfigResult]) -> Option<String> {
     let mut names: Vec<&String> = configs.iter().flat_map(|c| c.figures.keys()).collect();
     names.sort();
     names.dedup();
     let useful = |n: &&String| {
         let vals: Vec<f64> = configs.iter().filter_map(|c| c.figures.get(*n).map(|f| f.value)).collect();
-        !["simulated_time", "wall"].contains(&n.as_str())
+        let indicator = vals.iter().all(|v| *v == 0.0 || *v == 1.0 || (v - v.round()).abs() < 1e-3 && v.round().abs() <= 1.0);
+        let bookkeeping = ["simulated_time", "wall"].contains(&n.as_str()) || n.contains("start") || n.ends_with("_time") || n.ends_with(".time");
+        !bookkeeping
+            && !indicator
             && vals.len() * 2 >= configs.len()
             && vals.iter().any(|v| *v != vals[0])
     };
@@ -204,6 +244,16 @@ pub(crate) mod tests {
         assert_eq!(default_class(&s).as_deref(), Some("timer"));
         assert_eq!(default_figure(&s).as_deref(), Some("other.throughput"));
         assert_eq!(Stat::parse("other.throughput").title("timer", LatencyUnit::Us, &s), "other.throughput (pCPU)");
+        // Indicators and start times are never the default scatter.
+        let mut flags = s.clone();
+        for (i, c) in flags.iter_mut().enumerate() {
+            c.figures.clear();
+            c.set_figure("pcpu.idle", if i % 2 == 0 { 0.9996 } else { 0.0 }, "pCPU");
+            c.set_figure("vm_start_time", 1e9 + i as f64, "ns");
+        }
+        assert_eq!(default_figure(&flags), None);
+        flags[0].set_figure("pcpu.idle", 0.5, "pCPU");
+        assert_eq!(default_figure(&flags).as_deref(), Some("pcpu.idle"), "a real fraction is plotted");
         let mut big = s.clone();
         big[0].set_figure("total", 8.98e9, "ns");
         let t = Stat::parse("total").resolve(&big);

@@ -17,6 +17,15 @@ pub fn clean_cell(s: &str) -> String {
     }
 }
 
+/// Longest free text (a scenario description) printed whole on a title line.
+pub const MAX_TEXT_CHARS: usize = 2000;
+
+/// Free text as the terminal shows it: control characters escaped, at most `max` characters.
+pub fn clean_text(s: &str, max: usize) -> String {
+    let s = results::escape_control(s);
+    if s.chars().count() <= max { s } else { s.chars().take(max - 1).chain(['…']).collect() }
+}
+
 fn pad(out: &mut String, c: &str, width: usize, right: bool) {
     let fill = width.saturating_sub(c.chars().count());
     if right {
@@ -96,7 +105,9 @@ pub fn latency_table_in(r: &RunResult, unit: LatencyUnit) -> String {
     let mut out = format!(
         "{} — {} [{}], seed {}   (latencies in {})\n",
         clean_cell(&r.meta.scenario),
-        clean_cell(&r.meta.description),
+        // The description is a sentence a person wrote to be read whole: not cut at a cell's
+        // width (issue 28: headers ended in "…"), only escaped and bounded against hostile files.
+        clean_text(&r.meta.description, MAX_TEXT_CHARS),
         r.meta.kind.as_str(),
         r.meta.seed,
         unit.symbol()
@@ -109,14 +120,51 @@ pub fn latency_table_in(r: &RunResult, unit: LatencyUnit) -> String {
 }
 
 /// Scalar figures of every configuration, each in the unit that reads best.
+/// Figures shown as columns (more: one row per figure).
+pub const MAX_FIGURE_COLUMNS: usize = 8;
+
 pub fn figures_table(r: &RunResult) -> String {
+    // One unit per figure for the whole table (the largest value's), so a column never mixes
+    // 9.287 s with 16.64 µs for the same quantity.
+    let mut units: std::collections::BTreeMap<&str, (f64, String)> = std::collections::BTreeMap::new();
+    for c in &r.configs {
+        for (k, f) in &c.figures {
+            let e = units.entry(k.as_str()).or_insert((0.0, f.unit.clone()));
+            e.0 = e.0.max(f.value.abs());
+        }
+    }
+    let scaled: std::collections::BTreeMap<&str, (f64, String)> = units
+        .iter()
+        .map(|(k, (max, unit))| {
+            let named = crate::format::figure_named(k, *max, unit).1 == *unit && !unit.is_empty();
+            (*k, if named { (1.0, unit.clone()) } else { crate::format::scale(*max, unit) })
+        })
+        .collect();
+    // A few figures: one row per configuration, one column per figure (the unit in its
+    // header). Many: one row per configuration and figure.
+    if (1..=MAX_FIGURE_COLUMNS).contains(&scaled.len()) {
+        let mut head = vec!["CONFIG".to_string()];
+        head.extend(scaled.iter().map(|(k, (_, u))| if u.is_empty() { k.to_string() } else { format!("{k} ({u})") }));
+        let rows: Vec<Vec<String>> = r
+            .configs
+            .iter()
+            .filter(|c| !c.figures.is_empty())
+            .map(|c| {
+                let mut row = vec![c.name.clone()];
+                row.extend(scaled.iter().map(|(k, (f, _))| c.figures.get(*k).map(|x| crate::format::number(x.value * f)).unwrap_or_else(|| "–".into())));
+                row
+            })
+            .collect();
+        return render_grid(&head, &rows, 1);
+    }
     let rows: Vec<Vec<String>> = r
         .configs
         .iter()
         .flat_map(|c| {
+            let scaled = &scaled;
             c.figures.iter().map(move |(k, f)| {
-                let (v, u) = crate::format::figure(f.value, &f.unit);
-                vec![c.name.clone(), k.clone(), v, u]
+                let (factor, unit) = scaled.get(k.as_str()).cloned().unwrap_or((1.0, f.unit.clone()));
+                vec![c.name.clone(), k.clone(), crate::format::number(f.value * factor), unit]
             })
         })
         .collect();
@@ -207,6 +255,35 @@ mod tests {
         let ns = latency_table_in(&run(), LatencyUnit::Ns);
         assert!(ns.contains("latencies in ns") && ns.contains("7,030") && ns.contains("5,418"), "{ns}");
         assert!(t.contains("vwfi=bad  FAILED: key `hypervisor.vwfi`"));
+    }
+
+    #[test]
+    fn one_unit_per_figure_in_the_figures_table() {
+        let mut r = run();
+        r.configs[0].set_figure("total", 9.287e9, "ns");
+        r.configs[1].set_figure("total", 16_640.0, "ns");
+        // Few figures: columns, the unit in the header.
+        let t = figures_table(&r);
+        assert!(t.lines().next().unwrap().contains("total (s)"), "{t}");
+        assert!(t.contains("9.287") && t.contains("0.0000166"), "{t}");
+        // Many: rows, one unit per figure.
+        for (i, c) in r.configs.iter_mut().enumerate() {
+            for k in 0..MAX_FIGURE_COLUMNS {
+                c.set_figure(&format!("f{k}"), i as f64, "x");
+            }
+        }
+        let t = figures_table(&r);
+        let rows: Vec<&str> = t.lines().filter(|l| l.contains("total")).collect();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|l| l.trim_end().ends_with(" s")), "{t}");
+    }
+
+    #[test]
+    fn a_long_description_is_printed_whole() {
+        let mut r = run();
+        r.meta.description = format!("{} end of the sentence", "word ".repeat(40));
+        let t = latency_table_in(&r, LatencyUnit::Us);
+        assert!(t.lines().next().unwrap().contains("end of the sentence [calibrated]"), "{t}");
     }
 
     #[test]

@@ -150,11 +150,15 @@ pub struct RunResult {
     /// The scenario's published figures checked against this result, fit and held-out apart.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<ReferenceOutcome>,
+    /// The questions the scenario asks of this result (`[[question]]`); the answer is computed
+    /// from the configurations when shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<crate::Question>,
 }
 
 impl RunResult {
     pub fn new(meta: RunMeta) -> Self {
-        RunResult { schema_version: SCHEMA_VERSION, meta, provenance: None, configs: Vec::new(), references: Vec::new() }
+        RunResult { schema_version: SCHEMA_VERSION, meta, provenance: None, configs: Vec::new(), references: Vec::new(), questions: Vec::new() }
     }
 
     /// The same result without its provenance: what must be byte-identical between two runs of

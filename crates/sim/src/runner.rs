@@ -10,7 +10,7 @@ use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 use crate::engine::{PickRule, SimTime, Trace, TraceKeep, TracePick};
 use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts, SimError};
 use crate::engine::rng::derive_seed;
-use crate::scenario::{check_references, Point, Scenario, ScenarioError};
+use crate::scenario::{check_questions, check_references, Point, Scenario, ScenarioError};
 
 /// The version string written into every result.
 pub const TOOL_VERSION: &str = concat!("irqlab ", env!("CARGO_PKG_VERSION"));
@@ -254,6 +254,7 @@ pub fn validate_scenario(sc: &Scenario, seed: Option<u64>) -> Result<u64, Scenar
     let points = sc.points(seed.unwrap_or(sc.header.seed))?;
     let runs = seed_replicas(&points, sc.header.seeds);
     let (prepared, _, _) = prepare_all(sc, model, &runs)?;
+    crate::scenario::question::check_values(&sc.file, &sc.questions, &sc.question_domain, &sc.doc)?;
     Ok(prepared.iter().map(|p| p.work()).sum())
 }
 
@@ -329,6 +330,7 @@ fn run_points(
     let points = sc.points(seed)?;
     let runs = seed_replicas(&points, n_seeds);
     let (prepared, platform_desc, calibrated) = prepare_all(sc, model, &runs)?;
+    crate::scenario::question::check_values(&sc.file, &sc.questions, &sc.question_domain, &sc.doc)?;
     let total: u64 = prepared.iter().map(|p| p.work()).sum();
     (opts.on_start)(total);
 
@@ -403,6 +405,8 @@ fn run_points(
         result.configs.push(cfg);
     }
     result.references = check_references(&sc.file, &sc.references, &result)?;
+    check_questions(&sc.file, &sc.questions, &result)?;
+    result.questions = sc.questions.clone();
     let indices = points.iter().map(|(i, _)| *i).collect();
     Ok(ScenarioOutput { result, traces, events, indices })
 }

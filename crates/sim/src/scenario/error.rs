@@ -22,8 +22,8 @@ pub enum ScenarioError {
     #[error("{}", show_problems(problems))]
     Unusable { problems: Vec<String> },
     /// No shipped scenario of that name and no such file.
-    #[error("no scenario `{name}`: not a file and not a shipped scenario (see `irqlab scenarios`)")]
-    NotFound { name: String },
+    #[error("no scenario `{name}`: not a file and not a shipped scenario (see `irqlab scenarios`){hint}")]
+    NotFound { name: String, hint: String },
 }
 
 impl ScenarioError {

@@ -6,12 +6,13 @@ use serde::Deserialize;
 
 use super::error::ScenarioError;
 use super::overrides::{check_key, keys_overlap, MAX_VALUE_CHARS};
+use super::question::QuestionEntry;
 use super::reference::Reference;
 use super::shipped::shipped_scenario;
 use super::sweep::{flatten, set_path, Expansion, Point};
 use crate::platform::{CostSpec, ParamSpec, Platform};
 
-const TOP_LEVEL: &[&str] = &["scenario", "platform", "hypervisor", "vm", "workload", "configs", "sweep", "reference"];
+const TOP_LEVEL: &[&str] = &["scenario", "platform", "hypervisor", "vm", "workload", "configs", "sweep", "reference", "question"];
 
 /// Default bound on the number of points a scenario may expand to (`--max-points` raises it).
 pub const DEFAULT_MAX_POINTS: usize = 10_000;
@@ -91,6 +92,11 @@ pub struct Scenario {
     configs: Vec<(String, toml::Table)>,
     axes: Vec<(String, Vec<toml::Value>)>,
     pub references: Vec<Reference>,
+    /// The questions this scenario answers (`[[question]]`), validated against its points.
+    pub questions: Vec<results::Question>,
+    /// The values each parameter takes over all the points (before `--config`/`--shard`), for
+    /// checking the questions' values once the model has accepted the points.
+    pub question_domain: super::question::Domain,
     /// `--set` overrides applied to the document (key, value as shown).
     pub sets: Vec<(String, String)>,
     /// `--config` selection (empty: all configurations).
@@ -146,7 +152,10 @@ impl Scenario {
         }
         match shipped_scenario(name_or_path) {
             Some(text) => Scenario::parse(text, &format!("scenarios/{name_or_path}.toml"), name_or_path, None),
-            None => Err(ScenarioError::NotFound { name: name_or_path.into() }),
+            None => Err(ScenarioError::NotFound {
+                name: name_or_path.into(),
+                hint: super::did_you_mean(name_or_path, super::SHIPPED_SCENARIOS.iter().map(|s| s.0)),
+            }),
         }
     }
 
@@ -227,8 +236,12 @@ impl Scenario {
             Some(v) => from_value(v.clone(), file, "reference")?,
             None => Vec::new(),
         };
+        let entries: Vec<QuestionEntry> = match doc.get("question") {
+            Some(v) => from_value(v.clone(), file, "question")?,
+            None => Vec::new(),
+        };
         let name = header.name.clone().unwrap_or_else(|| stem.to_string());
-        let sc = Scenario {
+        let mut sc = Scenario {
             file: file.into(),
             dir,
             name,
@@ -237,6 +250,8 @@ impl Scenario {
             axes,
             doc,
             references,
+            questions: Vec::new(),
+            question_domain: Default::default(),
             sets: Vec::new(),
             selected: Vec::new(),
             shard: None,
@@ -247,6 +262,17 @@ impl Scenario {
             for (i, r) in sc.references.iter().enumerate() {
                 r.validate(file, i, &names)?;
             }
+        }
+        if !entries.is_empty() {
+            // A scenario too large to expand is refused later, with its own error (--max-points).
+            let points = sc.points(sc.header.seed).unwrap_or_default();
+            let params: Vec<_> = points.iter().map(|(_, p)| p.params.clone()).collect();
+            let d = super::question::domain(&params);
+            let in_doc = |k: &str| {
+                super::sweep::get_path(&sc.doc, k).is_some() || points.iter().any(|(_, p)| p.doc.as_ref().is_ok_and(|d| super::sweep::get_path(d, k).is_some()))
+            };
+            sc.questions = entries.into_iter().enumerate().map(|(i, q)| q.validate(file, i, &d, &in_doc)).collect::<Result<_, _>>()?;
+            sc.question_domain = d;
         }
         Ok(sc)
     }
@@ -320,6 +346,21 @@ impl Scenario {
         Ok(())
     }
 
+    /// Every key some configuration, sweep axis or `--set` sets: the parameters that can
+    /// distinguish two points.
+    fn varied_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.axes.iter().map(|a| a.0.clone()).collect();
+        for (_, set) in &self.configs {
+            let mut flat = Vec::new();
+            flatten("", set, &mut flat);
+            keys.extend(flat.into_iter().map(|(k, _)| k));
+        }
+        keys.extend(self.sets.iter().map(|(k, _)| k.clone()));
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
     /// Run only the named `[[configs]]` (`--config`).
     pub fn select_configs(&mut self, names: &[String]) -> Result<(), ScenarioError> {
         for n in names {
@@ -361,6 +402,7 @@ impl Scenario {
             ));
         }
         let e = self.expansion(seed);
+        let keys = self.varied_keys();
         let mut out = Vec::new();
         for i in 0..n {
             if let Some((k, of)) = self.shard {
@@ -375,6 +417,7 @@ impl Scenario {
             for (k, v) in &self.sets {
                 p.params.insert(k.clone(), v.clone());
             }
+            fill_params(&mut p, &keys);
             out.push((i, p));
         }
         Ok(out)
@@ -418,6 +461,22 @@ fn value_count(t: &toml::Table) -> usize {
         }
     }
     t.iter().filter(|(k, _)| !matches!(k.as_str(), "sweep" | "configs" | "reference")).map(|(_, v)| one(v)).sum()
+}
+
+/// Give a point a value for every key that some other point sets, read from its own document
+/// (the scenario's default where it does not override it). Without this a configuration that
+/// keeps the default (`xen`) has no `hypervisor.vwfi` while its neighbour (`xen vwfi=native`)
+/// has one, and a pivot or an answer cannot tell them apart. The seed was derived before, from
+/// the overrides alone, so results do not change.
+fn fill_params(p: &mut Point, keys: &[String]) {
+    let Ok(doc) = &p.doc else { return };
+    for k in keys {
+        if !p.params.contains_key(k) {
+            if let Some(v) = super::sweep::get_path(doc, k) {
+                p.params.insert(k.clone(), super::sweep::show(v));
+            }
+        }
+    }
 }
 
 fn check_value_size(file: &str, key: &str, v: &toml::Value) -> Result<(), ScenarioError> {

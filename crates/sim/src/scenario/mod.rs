@@ -8,7 +8,9 @@
 //! - `[[configs]]`: named configurations, each a `set` of dotted-key overrides (table rows);
 //! - `[sweep]`: axes, dotted key → list of values; points are the cartesian product, crossed
 //!   with the configurations;
-//! - `[[reference]]`: published figures this scenario reproduces, with a tolerance.
+//! - `[[reference]]`: published figures this scenario reproduces, with a tolerance;
+//! - `[[question]]`: the question it answers (parameter under study, baseline → variants,
+//!   groups, statistics); see [`question`].
 //!
 //! Each point's document is the scenario with its overrides applied; the model deserialises its
 //! sections from it. Every point is prepared (and so validated) before any runs: a typo or an
@@ -17,6 +19,7 @@
 mod error;
 mod file;
 pub mod overrides;
+pub mod question;
 mod reference;
 mod shipped;
 mod sweep;
@@ -24,9 +27,10 @@ mod sweep;
 pub use error::ScenarioError;
 pub use file::{Scenario, ScenarioHeader, DEFAULT_MAX_POINTS, MAX_SCENARIO_BYTES};
 pub use overrides::parse_set;
+pub use question::check_questions;
 pub use reference::{check_references, Reference, LATENCY_STATS};
 pub use shipped::{shipped_scenario, SHIPPED_SCENARIOS};
-pub use sweep::{set_path, Point};
+pub use sweep::{get_path, set_path, Point};
 pub(crate) use file::from_value as file_from_value;
 
 /// ", did you mean `x`?" when one of `known` is close to `got`, else "".

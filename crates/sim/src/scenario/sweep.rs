@@ -62,6 +62,20 @@ pub fn set_path(doc: &mut toml::Table, path: &str, value: toml::Value) -> Result
     unreachable!()
 }
 
+/// The value at a dotted key (`hypervisor.vwfi`, `vm.0.vcpus`), if the document has one.
+pub fn get_path<'a>(doc: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut parts = path.split('.');
+    let mut cur = doc.get(parts.next()?)?;
+    for part in parts {
+        cur = match cur {
+            toml::Value::Table(t) => t.get(part)?,
+            toml::Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
 /// The points of a scenario, generated one at a time (a sweep of 10 axes × 10 values is never
 /// materialised as a list of cloned documents): configuration-major, then the sweep axes as a
 /// mixed-radix number with the first axis slowest.
@@ -109,6 +123,7 @@ impl Expansion<'_> {
         d.remove("sweep");
         d.remove("configs");
         d.remove("reference");
+        d.remove("question");
         let mut params = BTreeMap::new();
         let mut err = None;
         let mut flat: Vec<(String, toml::Value)> = Vec::new();

@@ -1,0 +1,20 @@
+//! A measured result's page: no seed (a measurement has none), KVM counters explained.
+use std::path::Path;
+
+fn measured() -> results::RunResult {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/data/measured-timer.json");
+    results::read_json(&p).unwrap()
+}
+
+#[test]
+fn no_seed_and_explained_counters() {
+    let mut r = measured();
+    r.configs[0].counters.insert("kvm.insn_emulation_fail".into(), 0);
+    let html = report::render_html(&[("m.json".into(), r)]).unwrap();
+    assert!(!html.contains("seed 0") && !html.contains(", seed "), "a measured page shows no seed");
+    assert!(html.contains("instructions KVM&#x27;s x86 emulator could not emulate") || html.contains("instructions KVM's x86 emulator could not emulate"));
+    // A model's page keeps its seed.
+    let mut m = measured();
+    m.meta.kind = results::ResultKind::Predicted;
+    assert!(report::render_html(&[("p.json".into(), m)]).unwrap().contains(", seed "));
+}
