@@ -33,3 +33,4 @@ pub use latency::{decode_histogram, LatencyClass, LatencyRecorder, Summary, HIST
 pub use sample_trace::{SampleTrace, TraceChoice};
 pub use seed_spread::{SeedSpread, Spread};
 pub use run::{ConfigResult, Figure, Provenance, ReferenceOutcome, ReferenceRole, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};
+pub mod stats;
