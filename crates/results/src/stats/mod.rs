@@ -11,6 +11,7 @@
 //! - [`verdict`]: B/A with its interval and one word per statistic — within one run from the
 //!   two sides' intervals, across repetitions from the between-run spread;
 //! - [`power`]: how many samples or repetitions would resolve a given effect;
+//! - [`pairs`]: the verdicts of every paired class of a comparison, and what did not pair;
 //! - [`ks`]: the two-sample Kolmogorov–Smirnov test on whole distributions.
 //!
 //! Special functions (binomial and normal quantiles, Student's t) come from `statrs`; the
@@ -19,6 +20,7 @@ pub mod bins;
 pub mod ks;
 pub mod mean_ci;
 pub mod order_ci;
+pub mod pairs;
 pub mod power;
 pub mod verdict;
 
