@@ -12,7 +12,8 @@
 //!
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
 //! written), 2 on unusable input (bad flags, bad scenario file, unreadable result), 3 when
-//! `irqlab run --stop-above` stopped a measurement at a sample above its threshold.
+//! `irqlab run --stop-above` stopped a measurement at a sample above its threshold, 4 when
+//! `irqlab compare --fail-on slower` finds B resolvably slower.
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -72,6 +73,8 @@ pub enum Outcome {
     Partial,
     /// `irqlab run --stop-above` stopped a run at a sample above the threshold.
     Stopped,
+    /// `irqlab compare --fail-on slower` found B resolvably slower.
+    Regression,
 }
 
 /// A subcommand error: printed as `irqlab: <message>`, exit status 2.
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(1),
         Ok(Outcome::Stopped) => ExitCode::from(3),
+        Ok(Outcome::Regression) => ExitCode::from(4),
         Err(CliError(msg)) => {
             term::note(&format!("irqlab: {msg}\n"));
             ExitCode::from(2)

@@ -5,6 +5,7 @@
 //!   source documents use — AVG MIN MAX WARM_MAX — plus p50/p90/p99/p99.9/p99.99), counters and
 //!   the where-the-time-went breakdown;
 //! - [`compare_table`]: two runs side by side with ratios, as a table, CSV or JSON;
+//! - [`verdict_table`]: the verdicts of `compare` (B/A intervals, one word, the KS test);
 //! - [`ticks`] and [`svg`]: axes with readable ticks in one unit; latency CDFs on a "nines" axis
 //!   (so the tail is visible), histograms, scatter plots, as responsive SVG;
 //! - [`sweep`], [`pivot`] and [`heatmap`]: sweep axes, the summary pivot table and heatmaps of a
@@ -23,5 +24,6 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod ticks;
+pub mod verdict_table;
 
 pub use html::{render_html, render_html_with, ReportOptions};
