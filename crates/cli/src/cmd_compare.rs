@@ -4,7 +4,9 @@
 //! `--confidence` and one word — faster, slower, no difference resolvable — with what would
 //! resolve `--effect`, and the KS test on the whole distribution (`results::stats`,
 //! `report::verdict_table`). Exit status 1 when nothing pairs; 4 with `--fail-on slower[:STAT]`
-//! when B is resolvably slower on that statistic (any statistic without `:STAT`) in any pair.
+//! when B is resolvably slower on that statistic (any statistic without `:STAT`) in any pair —
+//! judged at Bonferroni's level over every verdict the gate checks, so that noise trips the gate
+//! with probability below 1 − confidence, not once per statistic.
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -115,7 +117,14 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
         return Ok(Outcome::Partial);
     }
     if let Some(f) = &a.fail_on {
-        let slower: Vec<String> = verdicts
+        // The gate checks many (pair, class, statistic) verdicts at once; each alone is wrong
+        // with probability 1 − confidence, so the gate uses Bonferroni's level over all it checks
+        // and a false alarm on noise stays below 1 − confidence for the whole comparison.
+        let per_class = if f.stat.is_some() { 1 } else { results::stats::verdict::VERDICT_STATS.len() };
+        let checked = (verdicts.classes.len() * per_class).max(1);
+        let gate_conf = results::stats::Confidence::new(1.0 - (1.0 - a.confidence) / checked as f64)?;
+        let gate = if checked > 1 { results::stats::pairs::verdicts(&ra, &rb, &o.comparison, gate_conf)? } else { verdicts };
+        let slower: Vec<String> = gate
             .classes
             .iter()
             .flat_map(|c| c.stats.iter().map(move |s| (c, s)))
@@ -123,7 +132,12 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
             .map(|(c, s)| format!("{} {} {} (B/A {:.3})", c.config, c.class, s.stat, s.ratio))
             .collect();
         if !slower.is_empty() {
-            note(&format!("irqlab: compare: B is resolvably slower: {}\n", results::escape_control(&slower.join("; "))));
+            note(&format!(
+                "irqlab: compare: B is resolvably slower (each of {checked} checks at {:.4} confidence, {} overall): {}\n",
+                gate_conf.level(),
+                a.confidence,
+                results::escape_control(&slower.join("; "))
+            ));
             return Ok(Outcome::Regression);
         }
     }
