@@ -20,6 +20,7 @@ mod io;
 mod latency;
 mod provenance;
 mod reference;
+pub mod import;
 mod repetitions;
 mod run;
 mod sample_trace;
