@@ -55,6 +55,9 @@ fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
         Some(0) | None => 1000,
         Some(other) => return Err(ImportError::key(file, "resolution_in_ns", "0 (µs) or 1 (ns)", other.to_string())),
     };
+    let s = |k: &str| field(&doc, k).and_then(Value::as_str).map(String::from);
+    let command = s("cmdline");
+    let limit = command.as_deref().and_then(histogram_limit);
     let mut out = Vec::new();
     let mut ids: Vec<(&String, &Value)> = threads.iter().collect();
     ids.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(u64::MAX));
@@ -76,6 +79,8 @@ fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
             return Err(ImportError::key(file, &key("histogram"), format!("at most `cycles` = {cycles} samples"), in_hist.to_string()));
         }
         let overflow = cycles - in_hist;
+        // The JSON lists only non-empty buckets; the histogram's size is `-h N` of the command.
+        let top = limit.unwrap_or(top).max(top);
         let max = u("max")? * scale;
         if overflow > 0 {
             buckets.push(((top * scale).min(max), overflow));
@@ -94,8 +99,22 @@ fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
             }
         }
     }
-    let s = |k: &str| field(&doc, k).and_then(Value::as_str).map(String::from);
-    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command: s("cmdline"), host }, configs: vec![config(out)] })
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command, host }, configs: vec![config(out)] })
+}
+
+/// `N` of `-h N`, `-hN`, `--histogram=N` or `--histogram N` in a cyclictest command line.
+fn histogram_limit(cmd: &str) -> Option<u64> {
+    let toks: Vec<&str> = cmd.split_whitespace().collect();
+    for (i, t) in toks.iter().enumerate() {
+        let v = match *t {
+            "-h" | "--histogram" | "-H" | "--histofall" => toks.get(i + 1).copied(),
+            _ => t.strip_prefix("--histogram=").or_else(|| t.strip_prefix("--histofall=")).or_else(|| t.strip_prefix("-h").filter(|x| !x.is_empty())),
+        };
+        if let Some(n) = v.and_then(|v| v.parse().ok()) {
+            return Some(n);
+        }
+    }
+    None
 }
 
 fn columns(file: &str, lineno: usize, rest: &str, want: Option<usize>, what: &str) -> Result<Vec<f64>, ImportError> {
