@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what irqlab needs to build, if it is missing: a Rust toolchain (cargo) and GNU binutils
-# (`as`, `objcopy`, used to build the KVM benchmark guests). Idempotent; quiet when all is there.
+# (`as`, `objcopy`, used to build the KVM benchmark guests); and for the tests, the tools whose
+# outputs `irqlab import` reads (fio, rt-tests, rtla) and jq. Idempotent; quiet when all is there.
 #
 # The Rust toolchain must be at least the workspace's `rust-version` (Cargo.toml). Debian's own
 # cargo is used only when it is new enough (bookworm ships 1.63, trixie 1.85: both too old for the
@@ -39,6 +40,12 @@ fi
 command -v as >/dev/null 2>&1 || need_apt+=(binutils)
 command -v objcopy >/dev/null 2>&1 || need_apt+=(binutils)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+# The tools whose outputs `irqlab import` reads: the import tests run them where they are
+# installed (fio, cyclictest, rtla), and scripts/compare-false-positives.sh needs jq.
+command -v fio >/dev/null 2>&1 || need_apt+=(fio)
+command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)
+command -v rtla >/dev/null 2>&1 || need_apt+=(rtla)
+command -v jq >/dev/null 2>&1 || need_apt+=(jq)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "ensure-deps: installing ${need_apt[*]} from Debian packages" >&2

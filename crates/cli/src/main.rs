@@ -4,7 +4,8 @@
 //! - `sim`: run a scenario through the deterministic model (`sweep` is an alias);
 //! - `run`: measure on this host's KVM with the micro-VMM (module `cmd_run`, owned by the kvm crate's authors);
 //! - `scenarios`: list the shipped scenarios;
-//! - `compare`: two results side by side with ratios;
+//! - `compare`: two results side by side with ratios, intervals and verdicts;
+//! - `import`: another tool's output (fio, cyclictest, rtla, …) as a result;
 //! - `report`: one self-contained HTML file with plots;
 //! - `its-check`: check an ITS command stream against the GICv3/v4 model (exit 1 = violations).
 //! - `fit` / `calibrate`: fit costs to references / a host's profile to measured results;
@@ -21,6 +22,7 @@ use clap::{Parser, Subcommand};
 mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_fit;
+mod cmd_import;
 mod cmd_merge;
 mod cmd_its_check;
 mod cmd_report;
@@ -62,6 +64,9 @@ enum Cmd {
     Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
     Report(cmd_report::ReportArgs),
+    /// Import another tool's output (fio, cyclictest, rtla, kvm-unit-tests, ipi_benchmark, tbm)
+    /// as an irqlab result; several files are repetitions.
+    Import(cmd_import::ImportArgs),
     /// Check an ITS command stream against the GICv3/GICv4 model (exit 1 when it has violations).
     ItsCheck(cmd_its_check::ItsCheckArgs),
 }
@@ -109,6 +114,7 @@ fn main() -> ExitCode {
         Cmd::Scenarios(a) => cmd_scenarios::run(a),
         Cmd::Compare(a) => cmd_compare::run(a),
         Cmd::Report(a) => cmd_report::run(a),
+        Cmd::Import(a) => cmd_import::run(a),
         Cmd::Merge(a) => cmd_merge::run(a),
         Cmd::Fit(a) => cmd_fit::run(a),
         Cmd::ItsCheck(a) => cmd_its_check::run(a),

@@ -76,7 +76,11 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
         let (word, ks) = match c.ks {
             Some(k) => (
                 if k.differs(o.confidence.level()) { "distributions differ" } else { "no difference resolvable" },
-                format!("KS test: D = {:.4} at {} {}, p = {:.3}", k.d, latency(k.at as f64, unit), unit.symbol(), k.p_value),
+                if k.d > 0.0 {
+                    format!("KS test: D = {:.4} at {} {}, p = {:.3}", k.d, latency(k.at as f64, unit), unit.symbol(), k.p_value)
+                } else {
+                    "KS test: D = 0, identical distributions".to_string()
+                },
             ),
             None => ("-", String::new()),
         };
