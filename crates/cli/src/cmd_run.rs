@@ -145,6 +145,11 @@ pub struct Common {
     /// Replace the results already in the output directory.
     #[arg(long)]
     pub force: bool,
+    /// Run every point N times, each in a fresh VM: the row is the first run; the result keeps
+    /// every run's summary and the pooled distribution (`compare` judges the between-run spread).
+    /// --histogram, --samples-out and --breakdown describe the first run.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
     /// What to print on stdout: a table, or the result as JSON or CSV (ns).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -237,7 +242,10 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
     });
     let mut details = crate::cmd_run_points::set_details(&c.sets);
     let progress = Progress::new(&scenario);
-    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, expected_samples)).sum());
+    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, expected_samples)).sum::<u64>() * c.repeat as u64);
+    if c.repeat > 1 {
+        details.insert("repeat".into(), c.repeat.to_string());
+    }
     let mut histograms = String::new();
     for (name, cfg) in pts {
         let cr = match cfg {
@@ -248,7 +256,7 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
                 } else {
                     kvm::run_bench(&cfg, &|n| progress.inc(n)).map_err(|e| e.to_string())
                 };
-                match m {
+                let first = match m {
                     Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
                     Ok(m) => {
                         let mut cr = m.to_config_result(&name);
@@ -268,7 +276,10 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
                         }
                         cr
                     }
-                }
+                };
+                // --repeat: fresh VMs, one kvm::run_bench each (the kvm crate is not changed).
+                let more = (1..c.repeat).map(|_| kvm::run_bench(&cfg, &|n| progress.inc(n)).map(|m| m.to_config_result(&name)).map_err(|e| e.to_string()));
+                with_repetitions(first, more.collect())
             }
         };
         result.configs.push(cr);
@@ -282,6 +293,38 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         note(&format!("wrote {}\n", p.display()));
     }
     outcome(&result)
+}
+
+/// The first run of a point with its further runs: each run's summary and the pooled
+/// distribution (`results::Repetitions`), the spread of every statistic (`SeedSpread`, shown in
+/// the table). A failed run fails the row, naming the run; what the others measured is kept.
+fn with_repetitions(mut first: ConfigResult, more: Vec<Result<ConfigResult, String>>) -> ConfigResult {
+    if more.is_empty() {
+        return first;
+    }
+    let failures: Vec<String> = more.iter().enumerate().filter_map(|(i, r)| r.as_ref().err().map(|e| format!("run {}: {e}", i + 2))).collect();
+    let mut runs: Vec<&ConfigResult> = vec![&first];
+    runs.extend(more.iter().filter_map(|r| r.as_ref().ok()));
+    let runs: Vec<&ConfigResult> = runs.into_iter().filter(|r| r.error.is_none()).collect();
+    let reps = (runs.len() > 1).then(|| results::Repetitions::over(&runs));
+    let spread = results::SeedSpread::over(&runs);
+    match reps {
+        Some(Ok(mut r)) => {
+            r.runs.iter_mut().for_each(|x| x.seed = None);
+            first.repetitions = Some(r);
+            first.seed_spread = Some(spread);
+        }
+        Some(Err(e)) => first.notes.push(format!("repetitions not pooled: {e}")),
+        None => {}
+    }
+    if !failures.is_empty() {
+        let e = failures.join("; ");
+        first.error = Some(match first.error.take() {
+            Some(f) => format!("run 1: {f}; {e}"),
+            None => e,
+        });
+    }
+    first
 }
 
 /// Samples a point will take, for the progress bar: its count, or a `--duration` run's estimate
@@ -323,6 +366,10 @@ fn summarize(result: &RunResult, c: &Common, histograms: &str) -> Result<(), Cli
             out(&format!("\n{counters}\n"))?;
         }
         out(histograms)?;
+        let spread = report::seed_spread::seed_spread_table(result, results::LatencyUnit::Us);
+        if !spread.is_empty() {
+            out(&spread.replacen("seeds per configuration", "--repeat runs per configuration", 1))?;
+        }
     } else {
         print(result, c.format)?;
         for w in &warnings {
