@@ -181,6 +181,9 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
         if !html.is_empty() {
             references.push(Section { anchor: format!("refs-{ri}"), title: format!("{label}: vs published ({})", r.meta.knobs.get("reproduces").map(String::as_str).unwrap_or("references")), html, parts: vec![] });
         }
+        if let Some((title, html)) = crate::intervals::intervals_html(r, unit) {
+            references.push(Section { anchor: format!("intervals-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
+        }
         if let Some((title, html)) = crate::seed_spread::seed_spread_html(r, unit) {
             references.push(Section { anchor: format!("seeds-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
         }

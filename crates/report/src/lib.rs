@@ -10,12 +10,14 @@
 //!   (so the tail is visible), histograms, scatter plots, as responsive SVG;
 //! - [`sweep`], [`pivot`] and [`heatmap`]: sweep axes, the summary pivot table and heatmaps of a
 //!   statistic over two axes;
+//! - [`intervals`]: each statistic's confidence interval with an error bar (HTML);
 //! - [`html`]: one self-contained HTML file with all of the above inline.
 
 pub mod compare_table;
 pub mod format;
 pub mod heatmap;
 pub mod html;
+pub mod intervals;
 pub mod pivot;
 pub mod sample_paths;
 pub mod seed_spread;

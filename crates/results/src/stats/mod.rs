@@ -8,6 +8,7 @@
 //! - [`order_ci`]: distribution-free confidence intervals for percentiles from order statistics
 //!   (exact binomial), and the rule saying when a percentile has too few samples to mean anything;
 //! - [`mean_ci`]: the interval of a mean (normal approximation, stated as such);
+//! - [`interval`]: one statistic of one result with its interval (the report's error bars);
 //! - [`verdict`]: B/A with its interval and one word per statistic — within one run from the
 //!   two sides' intervals, across repetitions from the between-run spread;
 //! - [`power`]: how many samples or repetitions would resolve a given effect;
@@ -17,6 +18,7 @@
 //! Special functions (binomial and normal quantiles, Student's t) come from `statrs`; the
 //! Kolmogorov distribution's series, which `statrs` lacks, is in [`ks`].
 pub mod bins;
+pub mod interval;
 pub mod ks;
 pub mod mean_ci;
 pub mod order_ci;
