@@ -162,7 +162,7 @@ mod tests {
         let same = verdicts(&a, &a, &compare(&a, &a), o.confidence).unwrap();
         let t = verdict_text(&same, &o, LatencyUnit::Us);
         let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
-        assert!(p50.contains("no difference resolvable") && p50.contains("samples per side to resolve 5%"), "{p50}");
+        assert!(p50.contains("no difference resolvable") && p50.contains("samples per run to resolve 5%"), "{p50}");
         let j = verdict_json(&v, &o);
         assert_eq!(j["classes"][0]["stats"][2]["stat"], "p50");
         assert_eq!(j["classes"][0]["stats"][2]["verdict"], "slower");

@@ -183,3 +183,24 @@ fn wrong_truncated_and_other_layouts_are_refused_by_name() {
     assert!(e.contains("fio.json") && e.contains("tbm report"), "{e}");
     assert!(import_err("nope", "x", "").contains("unknown import format `nope`"));
 }
+
+#[test]
+fn irqlab_results_of_separate_runs_become_repetitions() {
+    use results::{to_json_string, ConfigResult, LatencyRecorder, ResultKind, RunMeta};
+    let file = |base: u64| {
+        let mut r = RunResult::new(RunMeta::named("irqlab 0.1.0", "run-timer", 0, ResultKind::Measured));
+        let mut rec = LatencyRecorder::new(0);
+        (0..1000u64).for_each(|i| rec.record(base + i));
+        let mut c = ConfigResult::new("timer");
+        c.classes.insert("timer".into(), rec.finish());
+        r.configs.push(c);
+        (format!("run{base}.json"), to_json_string(&r))
+    };
+    let r = import_files("irqlab", &[file(1000), file(2000), file(3000)], &ImportOptions::default(), "t").unwrap();
+    assert_eq!(r.meta.kind, ResultKind::Measured);
+    let reps = r.configs[0].repetitions.as_ref().unwrap();
+    assert_eq!(reps.len(), 3);
+    assert_eq!((reps.pooled["timer"].summary.min, reps.pooled["timer"].summary.max), (1000, 3999));
+    let e = import_err("irqlab", "bad.json", "{\"schema_version\": 99}");
+    assert!(e.contains("bad.json") && e.contains("schema version 99"), "{e}");
+}

@@ -99,7 +99,7 @@ fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
             }
         }
     }
-    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command, host }, configs: vec![config(out)] })
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command, host }, configs: vec![config(out)], kind: crate::ResultKind::Measured })
 }
 
 /// `N` of `-h N`, `-hN`, `--histogram=N` or `--histogram N` in a cyclictest command line.
@@ -187,5 +187,5 @@ fn parse_hist(text: &str, file: &str) -> Result<Parsed, ImportError> {
     if out.iter().all(|t| t.buckets.iter().all(|b| b.1 == 0)) {
         return Err(ImportError::other(file, "every histogram count is 0"));
     }
-    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![config(out)] })
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![config(out)], kind: crate::ResultKind::Measured })
 }

@@ -103,7 +103,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         }
         s
     });
-    Ok(Parsed { origin: Origin { tool: "fio".into(), version: Some(version.into()), command, host }, configs })
+    Ok(Parsed { origin: Origin { tool: "fio".into(), version: Some(version.into()), command, host }, configs, kind: crate::ResultKind::Measured })
 }
 
 /// Each printed percentile's share of the N samples at its value; what lies above the last one

@@ -38,5 +38,5 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         c.set_figure(&format!("{key}.total"), t, "ns");
     }
     c.notes.push("figures are totals over the module's NTIMES operations (100,000 in the public module)".into());
-    Ok(Parsed { origin: Origin { tool: "ipi_benchmark".into(), ..Origin::default() }, configs: vec![c] })
+    Ok(Parsed { origin: Origin { tool: "ipi_benchmark".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
 }

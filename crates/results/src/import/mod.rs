@@ -19,6 +19,7 @@ use crate::run::{ConfigResult, ResultKind, RunMeta, RunResult};
 
 mod cyclictest;
 mod fio;
+mod irqlab;
 mod ipi_bench;
 mod rtla;
 mod tbm;
@@ -46,6 +47,8 @@ pub struct Origin {
 pub struct Parsed {
     pub origin: Origin,
     pub configs: Vec<ConfigResult>,
+    /// Measured for every tool; an irqlab result keeps its own.
+    pub kind: ResultKind,
 }
 
 /// A format: its name on the command line, one line on what it reads, and its parser.
@@ -63,6 +66,7 @@ pub const FORMATS: &[Format] = &[
     Format { name: "tscdeadline", about: "kvm-unit-tests x86/tscdeadline_latency `latency: N` lines (TSC cycles; needs --tsc-ghz)", parse: tscdeadline::parse },
     Format { name: "ipi-bench", about: "the IPI benchmark module's kernel log lines (Dry-run, Self-IPI, Normal IPI, Broadcast IPI, Broadcast lock)", parse: ipi_bench::parse },
     Format { name: "tbm", about: "a tbm-style report: `latency (ns): max= warm_max= min= avg=`", parse: tbm::parse },
+    Format { name: "irqlab", about: "irqlab results of separate runs (e.g. A and B measured alternately) as repetitions", parse: irqlab::parse },
 ];
 
 /// Why a file could not be imported.
@@ -191,7 +195,7 @@ pub fn import_files(format_name: &str, files: &[(String, String)], opts: &Import
         description: format!("imported from {} output ({} file(s))", o.tool, files.len()),
         platform,
         knobs,
-        ..RunMeta::named(tool_version, &format!("import-{}", f.name), 0, ResultKind::Measured)
+        ..RunMeta::named(tool_version, &format!("import-{}", f.name), 0, first.kind)
     };
     let mut r = RunResult::new(meta);
     for (i, c) in first.configs.iter().enumerate() {

@@ -117,5 +117,5 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
     if c.classes.is_empty() {
         return Err(ImportError::other(file, "every column has count 0"));
     }
-    Ok(Parsed { origin: Origin { tool: "rtla timerlat".into(), ..Origin::default() }, configs: vec![c] })
+    Ok(Parsed { origin: Origin { tool: "rtla timerlat".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
 }

@@ -33,5 +33,5 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         c.set_figure(&format!("timer.{k}"), v, "ns");
     }
     c.notes.push("tbm summary only: avg is tbm's exponential moving average (k = 0.125); no samples, so no percentiles or intervals".into());
-    Ok(Parsed { origin: Origin { tool: "tbm".into(), ..Origin::default() }, configs: vec![c] })
+    Ok(Parsed { origin: Origin { tool: "tbm".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
 }

@@ -29,7 +29,7 @@ pub enum Needed {
 impl Needed {
     pub fn describe(self) -> String {
         match self {
-            Needed::SamplesPerRun(n) => format!("~{n} samples per side"),
+            Needed::SamplesPerRun(n) => format!("~{n} samples per run"),
             Needed::RunsPerSide(r) => format!("~{r} runs per side"),
         }
     }
