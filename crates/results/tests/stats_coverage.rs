@@ -67,7 +67,7 @@ fn percentile_intervals_cover_at_their_level() {
 fn false_positive_rate(stat: &str, n: usize, trials: usize, runs: usize) -> f64 {
     let conf = Confidence::new(0.95).unwrap();
     let mut r = ChaCha8Rng::seed_from_u64(2025);
-    let mut side = |r: &mut ChaCha8Rng| {
+    let side = |r: &mut ChaCha8Rng| {
         if runs <= 1 {
             return ClassData::from_samples(&samples(r, n));
         }

@@ -127,7 +127,8 @@ pub(crate) fn class_from_buckets(buckets: &[(u64, u64)], exact: Exact) -> Latenc
     }
     if let Some(v) = exact.max {
         s.max = v;
-        s.warm_max = s.warm_max.max(v).min(v);
+        // imported samples have no warm-up: warm max is the max
+        s.warm_max = v;
     }
     if let Some(v) = exact.mean {
         s.mean = v;
