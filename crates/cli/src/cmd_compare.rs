@@ -42,10 +42,10 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
     /// Confidence level of the intervals and verdicts, in (0, 1).
-    #[arg(long, value_name = "LEVEL", default_value = "0.95", value_parser = parse_confidence)]
+    #[arg(long, value_name = "LEVEL", default_value = "0.95", value_parser = parse_confidence, allow_hyphen_values = true)]
     pub confidence: f64,
     /// Effect to size experiments for where no difference is resolved: `5%` or `0.05`.
-    #[arg(long, value_name = "EFFECT", default_value = "5%", value_parser = parse_effect)]
+    #[arg(long, value_name = "EFFECT", default_value = "5%", value_parser = parse_effect, allow_hyphen_values = true)]
     pub effect: f64,
     /// Exit with status 4 when B is resolvably slower than A: `slower` (any statistic) or
     /// `slower:p99` (that statistic: mean, min, p50, p90, p99, p99.9, p99.99, max, warm_max).
