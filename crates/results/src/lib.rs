@@ -10,6 +10,10 @@
 //! Because both sides share this schema, `irqlab compare` and `irqlab report` put a model and a
 //! measurement of the same scenario side by side. JSON is versioned ([`SCHEMA_VERSION`]); reading
 //! another version is an error, not a silent misread.
+//!
+//! [`stats`] says whether a difference is real (intervals, verdicts, sample sizes, KS);
+//! [`Repetitions`] keeps each run of a repeated configuration; [`import`] reads other tools'
+//! outputs (fio, cyclictest, rtla, kvm-unit-tests, ipi_benchmark, tbm) into this format.
 
 mod breakdown;
 mod compare;

@@ -143,6 +143,25 @@ mod tests {
     }
 
     #[test]
+    fn results_with_and_without_repetitions_read() {
+        let (a, b) = (run(1, 1000..2000), run(2, 5000..5500));
+        let mut r = crate::RunResult::new(crate::RunMeta::named("t", "s", 1, crate::ResultKind::Predicted));
+        let mut row = a.clone();
+        row.repetitions = Some(Repetitions::over(&[&a, &b]).unwrap());
+        r.configs.push(row);
+        let text = crate::to_json_string(&r);
+        assert_eq!(crate::from_json_str(&text, "new.json").unwrap(), r);
+        // an older result has no `repetitions` key at all, and schema version 1 still
+        let old = text.replace("\"repetitions\"", "\"ignored_by_old_readers\"");
+        let back = crate::from_json_str(&old, "old.json").unwrap();
+        assert!(back.configs[0].repetitions.is_none() && back.schema_version == 1);
+        // a broken pooled histogram is refused, naming it
+        let bad = text.replacen(&r.configs[0].repetitions.as_ref().unwrap().pooled["timer"].histogram, "AAAA", 1);
+        let e = crate::from_json_str(&bad, "bad.json").unwrap_err().to_string();
+        assert!(e.contains("bad.json") && e.contains("pooled repetitions"), "{e}");
+    }
+
+    #[test]
     fn mixed_units_are_refused_with_the_run() {
         let a = run(1, 1..10);
         let mut b = run(2, 1..10);
