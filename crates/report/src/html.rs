@@ -191,6 +191,11 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
             references.push(Section { anchor: format!("paths-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
         }
     }
+    if let [(la, a), (lb, b)] = runs {
+        if let Some((title, html)) = crate::verdict_table::verdict_html(a, b, unit) {
+            references.push(Section { anchor: "verdicts".into(), title: format!("{title} ({lb} against {la})"), html, parts: vec![] });
+        }
+    }
     let classes: Vec<Section> = by_class.into_iter().enumerate().map(|(i, (class, series))| cdf_section(i, &class, series, unit)).collect();
 
     let run_views: Vec<RunView> = runs

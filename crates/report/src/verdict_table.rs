@@ -110,6 +110,36 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
     out
 }
 
+/// The verdict section of an HTML report of exactly two results (A = the first, B = the second):
+/// one line per statistic — B/A, interval, word, note — and the KS test. `None` when nothing
+/// pairs. Default confidence and effect (95 %, 5 %).
+pub fn verdict_html(a: &results::RunResult, b: &results::RunResult, unit: LatencyUnit) -> Option<(String, String)> {
+    use crate::svg::esc;
+    let o = VerdictOptions { confidence: Confidence::default(), effect: 0.05 };
+    let v = results::stats::pairs::verdicts(a, b, &results::compare(a, b), o.confidence).ok()?;
+    if v.classes.is_empty() {
+        return None;
+    }
+    let mut h = String::from("<p>Second result (B) against the first (A), as <code>irqlab compare</code> judges it at 95 % confidence: B/A with its interval and one word per statistic.</p><table class=\"verdicts\"><tr><th>CONFIG</th><th>CLASS</th><th>STAT</th><th>A</th><th>B</th><th>B/A</th><th>95 % INTERVAL</th><th>VERDICT</th><th>NOTE</th></tr>");
+    for c in &v.classes {
+        for s in &c.stats {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{} {u}</td><td class=\"num\">{} {u}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td><b>{}</b></td><td>{}</td></tr>",
+                esc(&c.config), esc(&c.class), s.stat, latency(s.a, unit), latency(s.b, unit), s.ratio, esc(&interval_text(s)), s.word.as_str(), esc(&note(s, &o)), u = unit.symbol()
+            ));
+        }
+        if let Some(k) = c.ks {
+            let word = if k.differs(o.confidence.level()) { "distributions differ" } else { "no difference resolvable" };
+            h.push_str(&format!("<tr><td>{}</td><td>{}</td><td>distribution</td><td></td><td></td><td></td><td>KS D = {:.4}, p = {:.3}</td><td><b>{word}</b></td><td></td></tr>", esc(&c.config), esc(&c.class), k.d, k.p_value));
+        }
+    }
+    h.push_str("</table>");
+    for m in &v.mismatches {
+        h.push_str(&format!("<p>Not paired alike: {}</p>", esc(m)));
+    }
+    Some(("verdicts, B against A".into(), h))
+}
+
 /// The same as JSON (latencies in ns).
 pub fn verdict_json(v: &Verdicts, o: &VerdictOptions) -> serde_json::Value {
     let classes: Vec<_> = v
@@ -163,6 +193,8 @@ mod tests {
         let t = verdict_text(&same, &o, LatencyUnit::Us);
         let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
         assert!(p50.contains("no difference resolvable") && p50.contains("samples per run to resolve 5%"), "{p50}");
+        let (_, h) = verdict_html(&a, &b, LatencyUnit::Us).unwrap();
+        assert!(h.contains("<b>slower</b>") && h.contains("distributions differ"), "{h}");
         let j = verdict_json(&v, &o);
         assert_eq!(j["classes"][0]["stats"][2]["stat"], "p50");
         assert_eq!(j["classes"][0]["stats"][2]["verdict"], "slower");
