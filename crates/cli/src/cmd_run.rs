@@ -145,9 +145,10 @@ pub struct Common {
     /// Replace the results already in the output directory.
     #[arg(long)]
     pub force: bool,
-    /// Run every point N times, each in a fresh VM: the row is the first run; the result keeps
-    /// every run's summary and the pooled distribution (`compare` judges the between-run spread).
-    /// --histogram, --samples-out and --breakdown describe the first run.
+    /// Run every point N times, each in a fresh VM, in N rounds over the points (a matrix's A and
+    /// B alternate): the row is the first run; the result keeps every run's summary and the pooled
+    /// distribution (`compare` judges the between-run spread). --histogram, --samples-out and
+    /// --breakdown describe the first run.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// What to print on stdout: a table, or the result as JSON or CSV (ns).
@@ -247,9 +248,11 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         details.insert("repeat".into(), c.repeat.to_string());
     }
     let mut histograms = String::new();
+    // (name, first run, its settings when it could run, further runs)
+    let mut rows: Vec<(String, ConfigResult, Option<kvm::BenchConfig>, Vec<Result<ConfigResult, String>>)> = Vec::new();
     for (name, cfg) in pts {
-        let cr = match cfg {
-            Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
+        let row = match cfg {
+            Err(e) => (name.clone(), ConfigResult::failed(name.clone(), BTreeMap::new(), e), None, Vec::new()),
             Ok(cfg) => {
                 let m = if c.breakdown {
                     crate::run_breakdown::measure(&cfg, &name, &|n| progress.inc(n), c.trace, &dir)
@@ -277,13 +280,22 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
                         cr
                     }
                 };
-                // --repeat: fresh VMs, one kvm::run_bench each (the kvm crate is not changed).
-                let more = (1..c.repeat).map(|_| kvm::run_bench(&cfg, &|n| progress.inc(n)).map(|m| m.to_config_result(&name)).map_err(|e| e.to_string()));
-                with_repetitions(first, more.collect())
+                (name.clone(), first, Some(cfg), Vec::new())
             }
         };
-        result.configs.push(cr);
+        rows.push(row);
     }
+    // --repeat: further rounds over every point, each run in a fresh VM (one kvm::run_bench
+    // each; the kvm crate is not changed). Rounds, not N runs of one point in a row: the points
+    // of a matrix (an A and a B) alternate, so a host whose load drifts loads them alike.
+    for _ in 1..c.repeat {
+        for (name, _, cfg, more) in rows.iter_mut() {
+            if let Some(cfg) = cfg {
+                more.push(kvm::run_bench(cfg, &|n| progress.inc(n)).map(|m| m.to_config_result(name)).map_err(|e| e.to_string()));
+            }
+        }
+    }
+    result.configs.extend(rows.into_iter().map(|(_, first, _, more)| with_repetitions(first, more)));
     progress.finish();
     result.provenance = Some(crate::provenance::current(details));
     let json = write_files(&dir, &result)?;
