@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what irqlab needs to build, if it is missing: a Rust toolchain (cargo) and GNU binutils
 # (`as`, `objcopy`, used to build the KVM benchmark guests), the aarch64 binutils, QEMU and dtc for
-# the arm64 guest and the Xen lab. Idempotent; quiet when all is there.
+# the arm64 guest and the Xen lab; and for the tests, the tools whose outputs `irqlab import`
+# reads (fio, rt-tests, rtla) and jq. Idempotent; quiet when all is there.
 #
 # The Rust toolchain must be at least the workspace's `rust-version` (Cargo.toml). Debian's own
 # cargo is used only when it is new enough (bookworm ships 1.63, trixie 1.85: both too old for the
@@ -54,6 +55,12 @@ if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
   $SUDO dpkg --add-architecture arm64
   need_apt_update=1
 fi
+# The tools whose outputs `irqlab import` reads: the import tests run them where they are
+# installed (fio, cyclictest, rtla), and scripts/compare-false-positives.sh needs jq.
+command -v fio >/dev/null 2>&1 || need_apt+=(fio)
+command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)
+command -v rtla >/dev/null 2>&1 || need_apt+=(rtla)
+command -v jq >/dev/null 2>&1 || need_apt+=(jq)
 
 if [ ${#need_apt[@]} -eq 0 ] && [ -n "${need_apt_update:-}" ]; then
   $SUDO apt-get update -qq

@@ -1,11 +1,19 @@
 //! `irqlab compare A.json B.json`: pair configurations (by name, then by the parameters both
 //! runs have, `--map` renaming A's keys), print the statistics side by side with ratios B/A, and
-//! list what did not pair. Exit status 1 when nothing pairs. `irqlab compare RESULT --by
+//! list what did not pair; then the verdicts (issue 25): per statistic B/A with its interval at
+//! `--confidence` and one word — faster, slower, no difference resolvable — with what would
+//! resolve `--effect`, and the KS test on the whole distribution (`results::stats`,
+//! `report::verdict_table`). Exit status 1 when nothing pairs; 4 with `--fail-on slower[:STAT]`
+//! when B is resolvably slower on that statistic (any statistic without `:STAT`) in any pair —
+//! judged at Bonferroni's level over every verdict the gate checks, so that noise trips the gate
+//! with probability below 1 − confidence, not once per statistic. `irqlab compare RESULT --by
 //! PARAM=A,B` answers a question of one result instead (`cmd_compare_by`).
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use report::compare_table::{compare_output, CompareFormat};
+use report::verdict_table::{verdict_json, verdict_text, VerdictOptions};
+use results::stats::verdict::Word;
 
 use crate::term::{note, out, out_data};
 use crate::cmd_report::UnitArg;
@@ -43,6 +51,48 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
+    /// Confidence level of the intervals and verdicts, in (0, 1).
+    #[arg(long, value_name = "LEVEL", default_value = "0.95", value_parser = parse_confidence, allow_hyphen_values = true)]
+    pub confidence: f64,
+    /// Effect to size experiments for where no difference is resolved: `5%` or `0.05`.
+    #[arg(long, value_name = "EFFECT", default_value = "5%", value_parser = parse_effect, allow_hyphen_values = true)]
+    pub effect: f64,
+    /// Exit with status 4 when B is resolvably slower than A: `slower` (any statistic) or
+    /// `slower:p99` (that statistic: mean, min, p50, p90, p99, p99.9, p99.99, max, warm_max).
+    #[arg(long, value_name = "slower[:STAT]", value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
+}
+
+/// `--fail-on slower[:STAT]`.
+#[derive(Debug, Clone)]
+pub struct FailOn {
+    /// `None`: any statistic.
+    pub stat: Option<String>,
+}
+
+fn parse_confidence(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("expected a confidence level in (0, 1) such as 0.95, got `{s}`"))?;
+    results::stats::Confidence::new(v).map(|c| c.level()).map_err(|e| e.to_string())
+}
+
+fn parse_effect(s: &str) -> Result<f64, String> {
+    results::stats::parse_effect(s).map_err(|e| format!("{e} (got `{s}`)"))
+}
+
+fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    let (word, stat) = match s.split_once(':') {
+        Some((w, st)) => (w, Some(st.to_string())),
+        None => (s, None),
+    };
+    if word != "slower" {
+        return Err(format!("expected `slower` or `slower:STAT`, got `{s}`"));
+    }
+    if let Some(st) = &stat {
+        if !results::stats::verdict::VERDICT_STATS.contains(&st.as_str()) {
+            return Err(format!("unknown statistic `{st}`; expected one of {}", results::stats::verdict::VERDICT_STATS.join(", ")));
+        }
+    }
+    Ok(FailOn { stat })
 }
 
 fn parse_map(s: &str) -> Result<(String, String), String> {
@@ -66,10 +116,45 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
         FormatArg::Json => CompareFormat::Json,
     };
     let o = compare_output(&ra, &rb, &a.a.display().to_string(), &b.display().to_string(), &a.map, a.unit.into(), format);
-    if format == CompareFormat::Table { out(&o.text)? } else { out_data(&o.text)? }
+    let opts = VerdictOptions { confidence: results::stats::Confidence::new(a.confidence)?, effect: a.effect };
+    let verdicts = results::stats::pairs::verdicts(&ra, &rb, &o.comparison, opts.confidence)?;
+    match format {
+        CompareFormat::Table => out(&format!("{}{}", o.text, verdict_text(&verdicts, &opts, a.unit.into())))?,
+        CompareFormat::Json => {
+            let mut v: serde_json::Value = serde_json::from_str(&o.text)?;
+            v["verdicts"] = verdict_json(&verdicts, &opts);
+            out_data(&format!("{}\n", serde_json::to_string_pretty(&v)?))?
+        }
+        CompareFormat::Csv => out_data(&o.text)?,
+    }
     if o.nothing_paired() {
         note(&format!("irqlab: compare: no configuration of {} pairs with one of {}\n", a.a.display(), b.display()));
         return Ok(Outcome::Partial);
+    }
+    if let Some(f) = &a.fail_on {
+        // The gate checks many (pair, class, statistic) verdicts at once; each alone is wrong
+        // with probability 1 − confidence, so the gate uses Bonferroni's level over all it checks
+        // and a false alarm on noise stays below 1 − confidence for the whole comparison.
+        let per_class = if f.stat.is_some() { 1 } else { results::stats::verdict::VERDICT_STATS.len() };
+        let checked = (verdicts.classes.len() * per_class).max(1);
+        let gate_conf = results::stats::Confidence::new(1.0 - (1.0 - a.confidence) / checked as f64)?;
+        let gate = if checked > 1 { results::stats::pairs::verdicts(&ra, &rb, &o.comparison, gate_conf)? } else { verdicts };
+        let slower: Vec<String> = gate
+            .classes
+            .iter()
+            .flat_map(|c| c.stats.iter().map(move |s| (c, s)))
+            .filter(|(_, s)| s.word == Word::Slower && f.stat.as_deref().is_none_or(|st| st == s.stat))
+            .map(|(c, s)| format!("{} {} {} (B/A {:.3})", c.config, c.class, s.stat, s.ratio))
+            .collect();
+        if !slower.is_empty() {
+            note(&format!(
+                "irqlab: compare: B is resolvably slower (each of {checked} checks at {:.4} confidence, {} overall): {}\n",
+                gate_conf.level(),
+                a.confidence,
+                results::escape_control(&slower.join("; "))
+            ));
+            return Ok(Outcome::Regression);
+        }
     }
     Ok(Outcome::Ok)
 }

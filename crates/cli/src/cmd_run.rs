@@ -152,6 +152,12 @@ pub struct Common {
     /// not write). A run in which every point fails replaces nothing, --force or not.
     #[arg(long)]
     pub force: bool,
+    /// Run every point N times, each in a fresh VM, in N rounds over the points (a matrix's A and
+    /// B alternate): the row is the first run; the result keeps every run's summary and the pooled
+    /// distribution (`compare` judges the between-run spread). --histogram, --samples-out and
+    /// --breakdown describe the first run.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
     /// What to print on stdout: a table, or the result as JSON or CSV (ns).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -268,18 +274,23 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
     });
     let mut details = crate::cmd_run_points::set_details(&c.sets);
     let progress = Progress::new(&scenario);
-    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, expected_samples)).sum());
+    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, expected_samples)).sum::<u64>() * c.repeat as u64);
+    if c.repeat > 1 {
+        details.insert("repeat".into(), c.repeat.to_string());
+    }
     let mut histograms = String::new();
+    // (name, first run, its settings when it could run, further runs)
+    let mut rows: Vec<(String, ConfigResult, Option<kvm::BenchConfig>, Vec<Result<ConfigResult, String>>)> = Vec::new();
     for (name, cfg) in pts {
-        let cr = match cfg {
-            Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
+        let row = match cfg {
+            Err(e) => (name.clone(), ConfigResult::failed(name.clone(), BTreeMap::new(), e), None, Vec::new()),
             Ok(cfg) => {
                 let m = if c.breakdown {
                     crate::run_breakdown::measure(&cfg, &name, &|n| progress.inc(n), c.trace, &dir)
                 } else {
                     kvm::run_bench(&cfg, &|n| progress.inc(n)).map_err(|e| e.to_string())
                 };
-                match m {
+                let first = match m {
                     Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
                     Ok(m) => {
                         let mut cr = m.to_config_result(&name);
@@ -299,11 +310,23 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
                         }
                         cr
                     }
-                }
+                };
+                (name.clone(), first, Some(cfg), Vec::new())
             }
         };
-        result.configs.push(cr);
+        rows.push(row);
     }
+    // --repeat: further rounds over every point, each run in a fresh VM (one kvm::run_bench
+    // each; the kvm crate is not changed). Rounds, not N runs of one point in a row: the points
+    // of a matrix (an A and a B) alternate, so a host whose load drifts loads them alike.
+    for _ in 1..c.repeat {
+        for (name, _, cfg, more) in rows.iter_mut() {
+            if let Some(cfg) = cfg {
+                more.push(kvm::run_bench(cfg, &|n| progress.inc(n)).map(|m| m.to_config_result(name)).map_err(|e| e.to_string()));
+            }
+        }
+    }
+    result.configs.extend(rows.into_iter().map(|(_, first, _, more)| with_repetitions(first, more)));
     progress.finish();
     result.provenance = Some(crate::provenance::current(details));
     if nothing_measured(&result) {
@@ -321,6 +344,38 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         note(&format!("wrote {}\n", t.path.display()));
     }
     outcome(&result)
+}
+
+/// The first run of a point with its further runs: each run's summary and the pooled
+/// distribution (`results::Repetitions`), the spread of every statistic (`SeedSpread`, shown in
+/// the table). A failed run fails the row, naming the run; what the others measured is kept.
+fn with_repetitions(mut first: ConfigResult, more: Vec<Result<ConfigResult, String>>) -> ConfigResult {
+    if more.is_empty() {
+        return first;
+    }
+    let failures: Vec<String> = more.iter().enumerate().filter_map(|(i, r)| r.as_ref().err().map(|e| format!("run {}: {e}", i + 2))).collect();
+    let mut runs: Vec<&ConfigResult> = vec![&first];
+    runs.extend(more.iter().filter_map(|r| r.as_ref().ok()));
+    let runs: Vec<&ConfigResult> = runs.into_iter().filter(|r| r.error.is_none()).collect();
+    let reps = (runs.len() > 1).then(|| results::Repetitions::over(&runs));
+    let spread = results::SeedSpread::over(&runs);
+    match reps {
+        Some(Ok(mut r)) => {
+            r.runs.iter_mut().for_each(|x| x.seed = None);
+            first.repetitions = Some(r);
+            first.seed_spread = Some(spread);
+        }
+        Some(Err(e)) => first.notes.push(format!("repetitions not pooled: {e}")),
+        None => {}
+    }
+    if !failures.is_empty() {
+        let e = failures.join("; ");
+        first.error = Some(match first.error.take() {
+            Some(f) => format!("run 1: {f}; {e}"),
+            None => e,
+        });
+    }
+    first
 }
 
 /// Samples a point will take, for the progress bar: its count, or a `--duration` run's estimate
@@ -362,6 +417,10 @@ fn summarize(result: &RunResult, c: &Common, histograms: &str) -> Result<(), Cli
             out(&format!("\n{counters}\n"))?;
         }
         out(histograms)?;
+        let spread = report::seed_spread::seed_spread_table(result, results::LatencyUnit::Us);
+        if !spread.is_empty() {
+            out(&spread.replacen("seeds per configuration", "--repeat runs per configuration", 1))?;
+        }
     } else {
         print(result, c.format)?;
         for w in &warnings {

@@ -4,7 +4,8 @@
 //! - `sim`: run a scenario through the deterministic model (`sweep` is an alias);
 //! - `run`: measure on this host's KVM with the micro-VMM (module `cmd_run`, owned by the kvm crate's authors);
 //! - `scenarios`: list the shipped scenarios;
-//! - `compare`: two results side by side with ratios;
+//! - `compare`: two results side by side with ratios, intervals and verdicts;
+//! - `import`: another tool's output (fio, cyclictest, rtla, …) as a result;
 //! - `report`: one self-contained HTML file with plots;
 //! - `its-check`: check an ITS command stream against the GICv3/v4 model (exit 1 = violations).
 //! - `fit` / `calibrate`: fit costs to references / a host's profile to measured results;
@@ -12,7 +13,8 @@
 //!
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
 //! written), 2 on unusable input (bad flags, bad scenario file, unreadable result), 3 when
-//! `irqlab run --stop-above` stopped a measurement at a sample above its threshold.
+//! `irqlab run --stop-above` stopped a measurement at a sample above its threshold, 4 when
+//! `irqlab compare --fail-on slower` finds B resolvably slower.
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +23,7 @@ mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_compare_by;
 mod cmd_fit;
+mod cmd_import;
 mod cmd_merge;
 mod cmd_its_check;
 mod cmd_report;
@@ -65,6 +68,9 @@ enum Cmd {
     Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
     Report(cmd_report::ReportArgs),
+    /// Import another tool's output (fio, cyclictest, rtla, kvm-unit-tests, ipi_benchmark, tbm)
+    /// as an irqlab result; several files are repetitions.
+    Import(cmd_import::ImportArgs),
     /// Check an ITS command stream against the GICv3/GICv4 model (exit 1 when it has violations).
     ItsCheck(cmd_its_check::ItsCheckArgs),
 }
@@ -76,6 +82,8 @@ pub enum Outcome {
     Partial,
     /// `irqlab run --stop-above` stopped a run at a sample above the threshold.
     Stopped,
+    /// `irqlab compare --fail-on slower` found B resolvably slower.
+    Regression,
 }
 
 /// A subcommand error: printed as `irqlab: <message>`, exit status 2.
@@ -110,6 +118,7 @@ fn main() -> ExitCode {
         Cmd::Scenarios(a) => cmd_scenarios::run(a),
         Cmd::Compare(a) => cmd_compare::run(a),
         Cmd::Report(a) => cmd_report::run(a),
+        Cmd::Import(a) => cmd_import::run(a),
         Cmd::Merge(a) => cmd_merge::run(a),
         Cmd::Fit(a) => cmd_fit::run(a),
         Cmd::ItsCheck(a) => cmd_its_check::run(a),
@@ -119,6 +128,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Partial) => ExitCode::from(1),
         Ok(Outcome::Stopped) => ExitCode::from(3),
+        Ok(Outcome::Regression) => ExitCode::from(4),
         Err(CliError(msg)) => {
             term::note(&format!("irqlab: {msg}\n"));
             ExitCode::from(2)

@@ -190,6 +190,9 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
         if !html.is_empty() {
             references.push(Section { anchor: format!("refs-{ri}"), title: format!("{label}: vs published ({})", r.meta.knobs.get("reproduces").map(String::as_str).unwrap_or("references")), html, parts: vec![] });
         }
+        if let Some((title, html)) = crate::intervals::intervals_html(r, unit) {
+            references.push(Section { anchor: format!("intervals-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
+        }
         if let Some((title, html)) = crate::seed_spread::seed_spread_html(r, unit) {
             references.push(Section { anchor: format!("seeds-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
         }
@@ -208,6 +211,11 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
             parts: vec![],
         })
         .collect();
+    if let [(la, a), (lb, b)] = runs {
+        if let Some((title, html)) = crate::verdict_table::verdict_html(a, b, unit) {
+            references.push(Section { anchor: "verdicts".into(), title: format!("{title} ({lb} against {la})"), html, parts: vec![] });
+        }
+    }
     let classes: Vec<Section> = by_class.into_iter().enumerate().map(|(i, (class, series))| cdf_section(i, &class, series, unit)).collect();
 
     let run_views: Vec<RunView> = runs

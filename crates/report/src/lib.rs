@@ -7,10 +7,12 @@
 //!   source documents use — AVG MIN MAX WARM_MAX — plus p50/p90/p99/p99.9/p99.99), counters and
 //!   the where-the-time-went breakdown;
 //! - [`compare_table`]: two runs side by side with ratios, as a table, CSV or JSON;
+//! - [`verdict_table`]: the verdicts of `compare` (B/A intervals, one word, the KS test);
 //! - [`ticks`] and [`svg`]: axes with readable ticks in one unit; latency CDFs on a "nines" axis
 //!   (so the tail is visible), histograms, scatter plots, as responsive SVG;
 //! - [`sweep`], [`pivot`] and [`heatmap`]: sweep axes, the summary pivot table and heatmaps of a
 //!   statistic over two axes;
+//! - [`intervals`]: each statistic's confidence interval with an error bar (HTML);
 //! - [`html`]: one self-contained HTML file with all of the above inline.
 #![forbid(unsafe_code)]
 
@@ -20,6 +22,7 @@ pub mod compare_table;
 pub mod format;
 pub mod heatmap;
 pub mod html;
+pub mod intervals;
 pub mod pivot;
 pub mod sample_paths;
 pub mod seed_spread;
@@ -28,5 +31,6 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod ticks;
+pub mod verdict_table;
 
 pub use html::{render_html, render_html_with, ReportOptions};

@@ -31,6 +31,9 @@ pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> 
         for (class, l) in &c.classes {
             l.histogram(class).map_err(|e| parse(format!("configuration `{}`: {e}", c.name)))?;
         }
+        for (class, l) in c.repetitions.iter().flat_map(|r| &r.pooled) {
+            l.histogram(class).map_err(|e| parse(format!("configuration `{}`, pooled repetitions: {e}", c.name)))?;
+        }
         if c.traces.len() > crate::SampleTrace::MAX_PER_CONFIG {
             return Err(parse(format!(
                 "configuration `{}`: {} sample traces, at most {} are read",

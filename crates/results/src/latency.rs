@@ -180,6 +180,28 @@ impl LatencyRecorder {
         self.max = self.max.max(v);
     }
 
+    /// Record `n` samples of one value (imported histograms: a bucket's value and its count).
+    /// Warm max treats them as arriving after the warm-up.
+    pub fn record_n(&mut self, ns: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let v = if ns > HIST_HIGH_NS {
+            self.clamped_high += n;
+            HIST_HIGH_NS
+        } else {
+            ns
+        };
+        self.hist.saturating_record_n(v, n);
+        if self.count + n > self.warmup {
+            self.warm_max = self.warm_max.max(v);
+        }
+        self.count += n;
+        self.sum += v as u128 * n as u128;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
     /// Record a signed latency (measurements can see arrival slightly before the deadline when
     /// clocks disagree); negative values are recorded as 0 and counted in `clamped_low`.
     pub fn record_signed(&mut self, ns: i64) {

@@ -10,6 +10,10 @@
 //! Because both sides share this schema, `irqlab compare` and `irqlab report` put a model and a
 //! measurement of the same scenario side by side. JSON is versioned ([`SCHEMA_VERSION`]); reading
 //! another version is an error, not a silent misread.
+//!
+//! [`stats`] says whether a difference is real (intervals, verdicts, sample sizes, KS);
+//! [`Repetitions`] keeps each run of a repeated configuration; [`import`] reads other tools'
+//! outputs (fio, cyclictest, rtla, kvm-unit-tests, ipi_benchmark, tbm) into this format.
 #![forbid(unsafe_code)]
 
 pub mod bench_console;
@@ -23,6 +27,8 @@ mod latency;
 mod provenance;
 mod question;
 mod reference;
+pub mod import;
+mod repetitions;
 mod run;
 mod sample_trace;
 mod seed_spread;
@@ -35,5 +41,7 @@ pub use io::{from_json_str, read_json, read_text_capped, sync_dir, to_json_strin
 pub use latency::{decode_histogram, LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
 pub use question::Question;
 pub use sample_trace::{SampleTrace, TraceChoice};
+pub use repetitions::{Repetition, Repetitions, RepetitionsError};
 pub use seed_spread::{SeedSpread, Spread};
 pub use run::{ConfigResult, Figure, Provenance, ReferenceOutcome, ReferenceRole, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};
+pub mod stats;

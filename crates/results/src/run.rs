@@ -106,6 +106,10 @@ pub struct ConfigResult {
     /// above are the first seed's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_spread: Option<crate::SeedSpread>,
+    /// With `--seeds N` / `--repeat N` (N > 1): each repetition's summary and the pooled
+    /// distribution (see `repetitions`). Absent in results that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetitions: Option<crate::Repetitions>,
     /// Kept sample traces (`irqlab sim --trace N`) and how they were chosen.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traces: Vec<crate::SampleTrace>,

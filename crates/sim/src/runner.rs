@@ -229,6 +229,9 @@ fn merge_replicas(replicas: Vec<PointOutput>) -> PointOutput {
     let events = replicas.iter().map(|r| r.2).sum();
     let ok: Vec<&ConfigResult> = replicas.iter().map(|r| &r.0).filter(|c| c.error.is_none()).collect();
     let spread = results::SeedSpread::over(&ok);
+    // Each seed's summary and the pooled distribution (issue 25); the replicas of one point share
+    // their units and their histograms were made here, so pooling cannot fail.
+    let repetitions = if ok.len() > 1 { results::Repetitions::over(&ok).ok() } else { None };
     let failures: Vec<String> =
         replicas.iter().filter_map(|r| r.0.error.as_ref().map(|e| format!("seed {}: {e}", r.0.seed))).collect();
     let mut it = replicas.into_iter();
@@ -237,6 +240,7 @@ fn merge_replicas(replicas: Vec<PointOutput>) -> PointOutput {
         first.error = Some(failures.join("; "));
     }
     first.seed_spread = Some(spread);
+    first.repetitions = repetitions;
     (first, traces, events)
 }
 

@@ -29,6 +29,13 @@ fn rows_keep_the_first_seed_and_carry_the_spread() {
         distinct.dedup();
         assert_eq!(distinct.len(), 4, "seeds differ: {:?}", sp.seeds);
         let mut b = b.clone();
+        let reps = b.repetitions.take().expect("repetitions with 4 seeds");
+        assert_eq!(reps.len(), 4);
+        assert_eq!(reps.runs[0].seed, Some(a.seed));
+        for (class, lc) in &a.classes {
+            assert_eq!(reps.summaries(class)[0], lc.summary, "{class}: the first repetition is the row");
+            assert_eq!(reps.pooled[class].summary.count, reps.summaries(class).iter().map(|s| s.count).sum::<u64>());
+        }
         b.seed_spread = None;
         assert_eq!(a, &b, "the row is the first seed's result");
         // Different seeds give different samples: the range of the mean is not a point.

@@ -1,0 +1,77 @@
+//! `irqlab import FORMAT FILE… [--out DIR]`: another tool's output as an irqlab result
+//! (`results::import`; `irqlab import --list` names the formats). Several files are
+//! repetitions of one experiment. The result is written like every other (`result.json` and
+//! `result.csv`, together) into `--out` (default `out/import-FORMAT`), never over an earlier
+//! result without `--force`, and never over an input file. Bad input exits 2 naming the file and
+//! the line or key.
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use clap::Args;
+use results::import::{import_files, ImportOptions, FORMATS};
+
+use crate::term::out;
+use crate::{CliError, Outcome};
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The format (see --list): fio, cyclictest, rtla-timerlat, tscdeadline, ipi-bench, tbm.
+    #[arg(required_unless_present = "list")]
+    pub format: Option<String>,
+    /// The tool's output files; several are repetitions of the same experiment.
+    #[arg(required_unless_present = "list")]
+    pub files: Vec<PathBuf>,
+    /// Output directory (default out/import-FORMAT).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace an earlier result in the output directory.
+    #[arg(long)]
+    pub force: bool,
+    /// TSC frequency in GHz (tscdeadline: its samples are TSC cycles).
+    #[arg(long, value_name = "GHZ")]
+    pub tsc_ghz: Option<f64>,
+    /// List the formats and what each reads.
+    #[arg(long)]
+    pub list: bool,
+}
+
+pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
+    if a.list {
+        let w = FORMATS.iter().map(|f| f.name.len()).max().unwrap_or(0);
+        let text: String = FORMATS.iter().map(|f| format!("{:<w$}  {}\n", f.name, f.about)).collect();
+        out(&text)?;
+        return Ok(Outcome::Ok);
+    }
+    let format = a.format.expect("required unless --list");
+    results::import::format(&format)?;
+    let mut files = Vec::with_capacity(a.files.len());
+    for p in &a.files {
+        // Bounded and regular files only, like every reader (issue 27).
+        let text = results::read_text_capped(p, results::MAX_RESULT_BYTES).map_err(|e| CliError(e.to_string()))?;
+        files.push((p.display().to_string(), text));
+    }
+    let opts = ImportOptions { tsc_ghz: a.tsc_ghz };
+    let mut r = import_files(&format, &files, &opts, sim::runner::TOOL_VERSION)?;
+    let dir = a.out.unwrap_or_else(|| PathBuf::from(format!("out/import-{format}")));
+    crate::output::check_output_dir(&dir, &a.files)?;
+    let target = dir.join("result.json");
+    if !a.force && target.exists() {
+        return Err(CliError(format!("{} already holds a result; give another --out, or --force to replace it", dir.display())));
+    }
+    for p in &a.files {
+        let (Ok(input), Ok(d)) = (std::fs::canonicalize(p), std::fs::canonicalize(&dir)) else { continue };
+        if input.parent() == Some(d.as_path()) && ["result.json", "result.csv"].iter().any(|n| input.file_name() == Some(std::ffi::OsStr::new(n))) {
+            return Err(CliError(format!("{}: an input file would be replaced by the result; give another --out", p.display())));
+        }
+    }
+    r.provenance = Some(crate::provenance::current(BTreeMap::from([("import.format".to_string(), format.clone())])));
+    let json = crate::output::write_files(&dir, &r, &a.files)?;
+    out(&format!(
+        "imported {} file(s) of {} ({} configuration(s)) into {}\n",
+        files.len(),
+        format,
+        r.configs.len(),
+        json.display()
+    ))?;
+    Ok(Outcome::Ok)
+}

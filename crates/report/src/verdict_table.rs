@@ -1,0 +1,202 @@
+//! The verdicts of `irqlab compare` (issue 25): B/A per statistic with its interval and one word,
+//! what would resolve an unresolved one, the whole-distribution test, and what did not pair — as
+//! a terminal table and as JSON. The statistics are `results::stats`; this only lays them out.
+use std::fmt::Write as _;
+
+use results::escape_control;
+use results::stats::pairs::Verdicts;
+use results::stats::power::needed;
+use results::stats::verdict::{Basis, Verdict, Word};
+use results::stats::Confidence;
+use serde_json::json;
+
+use crate::format::{latency, LatencyUnit};
+use crate::table::render_grid;
+
+/// What the verdicts were asked with.
+#[derive(Debug, Clone, Copy)]
+pub struct VerdictOptions {
+    pub confidence: Confidence,
+    /// Relative effect to size experiments for (`--effect 5%` → 0.05).
+    pub effect: f64,
+}
+
+fn pct(x: f64) -> String {
+    let s = format!("{:.1}", x * 100.0);
+    format!("{}%", s.trim_end_matches(".0"))
+}
+
+fn interval_text(v: &Verdict) -> String {
+    match v.interval {
+        Some((lo, hi)) => format!("{lo:.3} – {hi:.3}"),
+        None => "-".into(),
+    }
+}
+
+/// The note of a verdict: why there is no interval, or how big an experiment would resolve the
+/// effect asked for.
+pub fn note(v: &Verdict, o: &VerdictOptions) -> String {
+    let size = || needed(v, o.effect, o.confidence).map(|n| format!("{} to resolve {}", n.describe(), pct(o.effect)));
+    match (&v.basis, v.word) {
+        (Basis::None { reason }, _) => match size() {
+            Some(s) => format!("{reason}; {s}"),
+            None => reason.clone(),
+        },
+        (_, Word::NoDifference) => size().unwrap_or_default(),
+        (Basis::Between { runs_a, runs_b, .. }, _) => format!("over {runs_a} + {runs_b} runs"),
+        _ => String::new(),
+    }
+}
+
+/// The terminal table.
+pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nVerdicts at {} confidence (B/A interval; one run per side: order-statistic intervals; with repetitions: Welch's t over the runs):",
+        pct(o.confidence.level())
+    );
+    // VERDICT CONFIG CLASS STAT left-aligned, numbers right-aligned; the note follows unpadded.
+    let mut grid = Vec::new();
+    let mut notes = Vec::new();
+    for c in &v.classes {
+        for s in &c.stats {
+            grid.push(vec![
+                s.word.as_str().to_string(),
+                escape_control(&c.config),
+                escape_control(&c.class),
+                s.stat.clone(),
+                latency(s.a, unit),
+                latency(s.b, unit),
+                format!("{:.3}", s.ratio),
+                interval_text(s),
+            ]);
+            notes.push(note(s, o));
+        }
+        let (word, ks) = match c.ks {
+            Some(k) => (
+                if k.differs(o.confidence.level()) { "distributions differ" } else { "no difference resolvable" },
+                if k.d > 0.0 {
+                    format!("KS test: D = {:.4} at {} {}, p = {:.3}", k.d, latency(k.at as f64, unit), unit.symbol(), k.p_value)
+                } else {
+                    "KS test: D = 0, identical distributions".to_string()
+                },
+            ),
+            None => ("-", String::new()),
+        };
+        grid.push(vec![word.into(), escape_control(&c.config), escape_control(&c.class), "distribution".into(), String::new(), String::new(), String::new(), String::new()]);
+        notes.push(ks);
+    }
+    let a_col = format!("A ({})", unit.symbol());
+    let b_col = format!("B ({})", unit.symbol());
+    let head = ["VERDICT", "CONFIG", "CLASS", "STAT", &a_col, &b_col, "B/A", "INTERVAL"].map(String::from);
+    let rendered = render_grid(&head, &grid, 4);
+    let mut lines = rendered.lines();
+    for l in lines.by_ref().take(2) {
+        let _ = writeln!(out, "{l}");
+    }
+    let width = rendered.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    for (l, n) in lines.zip(&notes) {
+        if n.is_empty() {
+            let _ = writeln!(out, "{l}");
+        } else {
+            let pad = width.saturating_sub(l.chars().count());
+            let _ = writeln!(out, "{l}{}  {}", " ".repeat(pad), escape_control(n));
+        }
+    }
+    for m in &v.mismatches {
+        let _ = writeln!(out, "not paired alike: {}", escape_control(m));
+    }
+    out
+}
+
+/// The verdict section of an HTML report of exactly two results (A = the first, B = the second):
+/// one line per statistic — B/A, interval, word, note — and the KS test. `None` when nothing
+/// pairs. Default confidence and effect (95 %, 5 %).
+pub fn verdict_html(a: &results::RunResult, b: &results::RunResult, unit: LatencyUnit) -> Option<(String, String)> {
+    use crate::svg::esc;
+    let o = VerdictOptions { confidence: Confidence::default(), effect: 0.05 };
+    let v = results::stats::pairs::verdicts(a, b, &results::compare(a, b), o.confidence).ok()?;
+    if v.classes.is_empty() {
+        return None;
+    }
+    let mut h = String::from("<p>Second result (B) against the first (A), as <code>irqlab compare</code> judges it at 95 % confidence: B/A with its interval and one word per statistic.</p><table class=\"verdicts\"><tr><th>CONFIG</th><th>CLASS</th><th>STAT</th><th>A</th><th>B</th><th>B/A</th><th>95 % INTERVAL</th><th>VERDICT</th><th>NOTE</th></tr>");
+    for c in &v.classes {
+        for s in &c.stats {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{} {u}</td><td class=\"num\">{} {u}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td><b>{}</b></td><td>{}</td></tr>",
+                esc(&c.config), esc(&c.class), s.stat, latency(s.a, unit), latency(s.b, unit), s.ratio, esc(&interval_text(s)), s.word.as_str(), esc(&note(s, &o)), u = unit.symbol()
+            ));
+        }
+        if let Some(k) = c.ks {
+            let word = if k.differs(o.confidence.level()) { "distributions differ" } else { "no difference resolvable" };
+            h.push_str(&format!("<tr><td>{}</td><td>{}</td><td>distribution</td><td></td><td></td><td></td><td>KS D = {:.4}, p = {:.3}</td><td><b>{word}</b></td><td></td></tr>", esc(&c.config), esc(&c.class), k.d, k.p_value));
+        }
+    }
+    h.push_str("</table>");
+    for m in &v.mismatches {
+        h.push_str(&format!("<p>Not paired alike: {}</p>", esc(m)));
+    }
+    Some(("verdicts, B against A".into(), h))
+}
+
+/// The same as JSON (latencies in ns).
+pub fn verdict_json(v: &Verdicts, o: &VerdictOptions) -> serde_json::Value {
+    let classes: Vec<_> = v
+        .classes
+        .iter()
+        .map(|c| {
+            let stats: Vec<_> = c
+                .stats
+                .iter()
+                .map(|s| {
+                    json!({"stat": s.stat, "a_ns": s.a, "b_ns": s.b, "ratio": s.ratio,
+                           "interval": s.interval.map(|(lo, hi)| vec![lo, hi]), "verdict": s.word.as_str(), "note": note(s, o)})
+                })
+                .collect();
+            json!({"config": c.config, "class": c.class, "runs_a": c.runs_a, "runs_b": c.runs_b, "stats": stats,
+                   "ks": c.ks.map(|k| json!({"d": k.d, "p_value": k.p_value, "at_ns": k.at, "differs": k.differs(o.confidence.level())}))})
+        })
+        .collect();
+    json!({"confidence": o.confidence.level(), "effect": o.effect, "classes": classes, "mismatches": v.mismatches})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use results::stats::pairs::verdicts;
+    use results::{compare, ConfigResult, LatencyRecorder, ResultKind, RunMeta, RunResult};
+
+    fn run(base: u64) -> RunResult {
+        let mut r = RunResult::new(RunMeta::named("t", "s", 1, ResultKind::Measured));
+        let mut rec = LatencyRecorder::new(0);
+        (0..3000u64).for_each(|i| rec.record(base + (i * 7919) % 3000));
+        let mut c = ConfigResult::new("x");
+        c.classes.insert("timer".into(), rec.finish());
+        r.configs.push(c);
+        r
+    }
+
+    #[test]
+    fn words_intervals_and_notes_are_shown() {
+        let (a, b) = (run(10_000), run(13_000));
+        let o = VerdictOptions { confidence: Confidence::default(), effect: 0.05 };
+        let v = verdicts(&a, &b, &compare(&a, &b), o.confidence).unwrap();
+        let t = verdict_text(&v, &o, LatencyUnit::Us);
+        assert!(t.contains("Verdicts at 95% confidence"), "{t}");
+        let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
+        assert!(p50.contains("slower") && p50.contains(" – "), "{p50}");
+        let p9999 = t.lines().find(|l| l.contains(" p99.99 ")).unwrap();
+        assert!(p9999.contains("too few samples") && p9999.contains("36887"), "{p9999}");
+        assert!(t.contains("distributions differ"), "{t}");
+        let same = verdicts(&a, &a, &compare(&a, &a), o.confidence).unwrap();
+        let t = verdict_text(&same, &o, LatencyUnit::Us);
+        let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
+        assert!(p50.contains("no difference resolvable") && p50.contains("samples per run to resolve 5%"), "{p50}");
+        let (_, h) = verdict_html(&a, &b, LatencyUnit::Us).unwrap();
+        assert!(h.contains("<b>slower</b>") && h.contains("distributions differ"), "{h}");
+        let j = verdict_json(&v, &o);
+        assert_eq!(j["classes"][0]["stats"][2]["stat"], "p50");
+        assert_eq!(j["classes"][0]["stats"][2]["verdict"], "slower");
+    }
+}

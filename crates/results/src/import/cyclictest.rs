@@ -1,0 +1,191 @@
+//! cyclictest (rt-tests; checked with 2.40 from Debian 12): its `--json=FILE` output and its
+//! `-h/--histogram=US` text, told apart by the first character (`{`).
+//!
+//! Both hold, per measurement thread, a histogram of 1 µs buckets (bucket i = latencies in
+//! [i, i + 1) µs, as cyclictest's `timerthread` floors ns / 1000 before counting), the samples
+//! beyond it ("overflows"), and the exact min, average and max. Overflows are recorded at the
+//! histogram's top and counted in `clamped_high`: a percentile that falls among them is a lower
+//! bound, which the configuration's note says. One thread gives class `timer`, several
+//! `timer.t0`, `timer.t1`, …. JSON gives the command line, version and host (`sysinfo`); the text
+//! gives none of them. Units: JSON's `resolution_in_ns` says µs (0) or ns (1); the text is read
+//! as µs (cyclictest's default; its `-N` text does not say so).
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{class_from_buckets, num, Exact, ImportError, ImportOptions, Origin, Parsed};
+use crate::run::ConfigResult;
+
+pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Parsed, ImportError> {
+    if text.trim_start().starts_with('{') {
+        parse_json(text, file)
+    } else {
+        parse_hist(text, file)
+    }
+}
+
+struct Thread {
+    label: String,
+    buckets: Vec<(u64, u64)>,
+    exact: Exact,
+}
+
+fn config(threads: Vec<Thread>) -> ConfigResult {
+    let mut c = ConfigResult::new("cyclictest");
+    let one = threads.len() == 1;
+    for t in threads {
+        let class = if one { "timer".to_string() } else { format!("timer.{}", t.label) };
+        if t.exact.overflow > 0 {
+            c.notes.push(format!("class `{class}`: {} samples above the histogram; percentiles among them are lower bounds", t.exact.overflow));
+        }
+        c.classes.insert(class, class_from_buckets(&t.buckets, t.exact));
+    }
+    c
+}
+
+fn field<'a>(v: &'a Value, k: &str) -> Option<&'a Value> {
+    v.get(k).or_else(|| v.get(format!("{k}:")))
+}
+
+fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| ImportError::line(file, e.line(), "complete cyclictest JSON", e.to_string()))?;
+    let threads = doc.get("thread").and_then(Value::as_object).ok_or_else(|| ImportError::key(file, "thread", "an object of threads (cyclictest --json)", "nothing"))?;
+    let scale = match doc.get("resolution_in_ns").and_then(Value::as_u64) {
+        Some(1) => 1,
+        Some(0) | None => 1000,
+        Some(other) => return Err(ImportError::key(file, "resolution_in_ns", "0 (µs) or 1 (ns)", other.to_string())),
+    };
+    let s = |k: &str| field(&doc, k).and_then(Value::as_str).map(String::from);
+    let command = s("cmdline");
+    let limit = command.as_deref().and_then(histogram_limit);
+    let mut out = Vec::new();
+    let mut ids: Vec<(&String, &Value)> = threads.iter().collect();
+    ids.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(u64::MAX));
+    for (id, t) in ids {
+        let key = |k: &str| format!("thread.{id}.{k}");
+        let u = |k: &str| t.get(k).and_then(Value::as_u64).ok_or_else(|| ImportError::key(file, &key(k), "an unsigned integer", "nothing"));
+        let hist = t.get("histogram").and_then(Value::as_object).ok_or_else(|| ImportError::key(file, &key("histogram"), "an object bucket → count (run cyclictest with -h)", "nothing"))?;
+        let mut buckets = Vec::with_capacity(hist.len());
+        let mut top = 0;
+        for (b, n) in hist {
+            let b: u64 = b.parse().map_err(|_| ImportError::key(file, &key("histogram"), "bucket numbers", b.clone()))?;
+            let n = n.as_u64().ok_or_else(|| ImportError::key(file, &key(&format!("histogram.{b}")), "a count", n.to_string()))?;
+            top = top.max(b + 1);
+            buckets.push((b * scale, n));
+        }
+        let cycles = u("cycles")?;
+        let in_hist: u64 = buckets.iter().map(|b| b.1).sum();
+        if in_hist > cycles {
+            return Err(ImportError::key(file, &key("histogram"), format!("at most `cycles` = {cycles} samples"), in_hist.to_string()));
+        }
+        let overflow = cycles - in_hist;
+        // The JSON lists only non-empty buckets; the histogram's size is `-h N` of the command.
+        let top = limit.unwrap_or(top).max(top);
+        let max = u("max")? * scale;
+        if overflow > 0 {
+            buckets.push(((top * scale).min(max), overflow));
+        }
+        let mean = t.get("avg").and_then(Value::as_f64).map(|a| a * scale as f64);
+        out.push(Thread { label: format!("t{id}"), buckets, exact: Exact { min: Some(u("min")? * scale), max: Some(max), mean, overflow } });
+    }
+    if out.is_empty() {
+        return Err(ImportError::key(file, "thread", "at least one thread", "none"));
+    }
+    let mut host = BTreeMap::new();
+    if let Some(si) = doc.get("sysinfo") {
+        for (k, name) in [("nodename", "host"), ("release", "kernel"), ("machine", "machine"), ("version", "kernel_build")] {
+            if let Some(v) = si.get(k).and_then(Value::as_str) {
+                host.insert(name.to_string(), v.to_string());
+            }
+        }
+    }
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command, host }, configs: vec![config(out)], kind: crate::ResultKind::Measured })
+}
+
+/// `N` of `-h N`, `-hN`, `--histogram=N` or `--histogram N` in a cyclictest command line.
+fn histogram_limit(cmd: &str) -> Option<u64> {
+    let toks: Vec<&str> = cmd.split_whitespace().collect();
+    for (i, t) in toks.iter().enumerate() {
+        let v = match *t {
+            "-h" | "--histogram" | "-H" | "--histofall" => toks.get(i + 1).copied(),
+            _ => t.strip_prefix("--histogram=").or_else(|| t.strip_prefix("--histofall=")).or_else(|| t.strip_prefix("-h").filter(|x| !x.is_empty())),
+        };
+        if let Some(n) = v.and_then(|v| v.parse().ok()) {
+            return Some(n);
+        }
+    }
+    None
+}
+
+fn columns(file: &str, lineno: usize, rest: &str, want: Option<usize>, what: &str) -> Result<Vec<f64>, ImportError> {
+    let v: Vec<f64> = rest.split_whitespace().map(|x| num::<f64>(file, lineno, what, x)).collect::<Result<_, _>>()?;
+    if let Some(n) = want {
+        if v.len() != n {
+            return Err(ImportError::line(file, lineno, format!("{n} columns (one per thread)"), format!("{} columns", v.len())));
+        }
+    }
+    Ok(v)
+}
+
+fn parse_hist(text: &str, file: &str) -> Result<Parsed, ImportError> {
+    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
+    let mut threads: Option<usize> = None;
+    let mut tail: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut seen_header = false;
+    let labels = ["# Total:", "# Min Latencies:", "# Avg Latencies:", "# Max Latencies:", "# Histogram Overflows:"];
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let l = line.trim();
+        if l == "# Histogram" {
+            seen_header = true;
+            continue;
+        }
+        if let Some(label) = labels.iter().find(|lb| l.starts_with(**lb)) {
+            tail.insert(label, columns(file, n, &l[label.len()..], threads, "a count or latency")?);
+            continue;
+        }
+        if !seen_header || l.starts_with('#') || l.is_empty() || tail.contains_key("# Total:") {
+            continue;
+        }
+        let mut it = l.split_whitespace();
+        let idx = num::<u64>(file, n, "a histogram row `BUCKET COUNT…`", it.next().unwrap_or(""))?;
+        let counts: Vec<u64> = it.map(|x| num::<u64>(file, n, "a histogram count", x)).collect::<Result<_, _>>()?;
+        match threads {
+            None if counts.is_empty() => return Err(ImportError::line(file, n, "a histogram row `BUCKET COUNT…`", l)),
+            None => threads = Some(counts.len()),
+            Some(t) if t != counts.len() => return Err(ImportError::line(file, n, format!("{t} counts (one per thread)"), format!("{} counts", counts.len()))),
+            _ => {}
+        }
+        rows.push((idx, counts));
+    }
+    if !seen_header {
+        return Err(ImportError::other(file, "no `# Histogram` line: expected cyclictest -h/--histogram output"));
+    }
+    let t = threads.ok_or_else(|| ImportError::other(file, "`# Histogram` has no rows"))?;
+    for lb in &labels[..4] {
+        if !tail.contains_key(lb) {
+            return Err(ImportError::other(file, format!("no `{lb}` line after the histogram (truncated?)")));
+        }
+    }
+    let top = rows.iter().map(|r| r.0 + 1).max().unwrap_or(0);
+    let mut out = Vec::new();
+    for k in 0..t {
+        let mut buckets: Vec<(u64, u64)> = rows.iter().map(|(b, c)| (b * 1000, c[k])).collect();
+        let total = tail["# Total:"][k] as u64;
+        let in_hist: u64 = buckets.iter().map(|b| b.1).sum();
+        if in_hist != total {
+            return Err(ImportError::other(file, format!("thread {k}: histogram rows sum to {in_hist}, `# Total:` says {total} (truncated?)")));
+        }
+        let overflow = tail.get("# Histogram Overflows:").map(|v| v[k] as u64).unwrap_or(0);
+        let max = (tail["# Max Latencies:"][k] * 1000.0) as u64;
+        if overflow > 0 {
+            buckets.push(((top * 1000).min(max), overflow));
+        }
+        let exact = Exact { min: Some((tail["# Min Latencies:"][k] * 1000.0) as u64), max: Some(max), mean: Some(tail["# Avg Latencies:"][k] * 1000.0), overflow };
+        out.push(Thread { label: format!("t{k}"), buckets, exact });
+    }
+    if out.iter().all(|t| t.buckets.iter().all(|b| b.1 == 0)) {
+        return Err(ImportError::other(file, "every histogram count is 0"));
+    }
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![config(out)], kind: crate::ResultKind::Measured })
+}

@@ -1,0 +1,131 @@
+//! fio `--output-format=json` and `json+` (fio 3.x; checked with fio-3.33 from Debian 12).
+//!
+//! Per job (`jobs[].jobname`) and direction with I/O (`read`, `write`, `trim` with
+//! `clat_ns.N > 0`): completion latency (`clat_ns`, what the S1 fio runs reported) as a class,
+//! IOPS and bandwidth as figures, the job options as parameters. A job with one direction gives
+//! class `io` and figure `iops` (the names of irqlab's fio-like model, so `compare` pairs them);
+//! several give `io.read`, `iops.read`, ….
+//!
+//! json+ carries fio's latency histogram (`clat_ns.bins`: bin value in ns → count; fio's bins
+//! are ~1.6 % wide, `FIO_IO_U_PLAT_BITS` 6 in fio's `stat.h`), which becomes the class's
+//! histogram. Plain json has only the printed percentiles (`clat_ns.percentile`); the histogram
+//! is then rebuilt with each percentile's share of samples at its value, and the configuration
+//! says so — percentiles between fio's printed ones, and intervals, are then only as good as that
+//! reconstruction (use json+). Count, min, mean and max are fio's own in both cases.
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{class_from_buckets, Exact, ImportError, ImportOptions, Origin, Parsed};
+use crate::run::ConfigResult;
+
+const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+
+pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Parsed, ImportError> {
+    let start = text.find('{').ok_or_else(|| ImportError::other(file, "no JSON object: expected fio --output-format=json output"))?;
+    let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    let doc = match stream.next() {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => {
+            let line = text[..start].lines().count() + e.line().saturating_sub(1) + usize::from(start == 0 || text[..start].ends_with('\n'));
+            return Err(ImportError::line(file, line.max(1), "complete fio JSON", format!("{e}")));
+        }
+        None => return Err(ImportError::other(file, "empty JSON")),
+    };
+    let version = doc.get("fio version").and_then(Value::as_str).ok_or_else(|| ImportError::key(file, "fio version", "fio's version string (is this fio JSON?)", "nothing"))?;
+    let jobs = doc.get("jobs").and_then(Value::as_array).ok_or_else(|| ImportError::key(file, "jobs", "an array of jobs", "nothing"))?;
+    let mut configs = Vec::new();
+    for (j, job) in jobs.iter().enumerate() {
+        let name = job.get("jobname").and_then(Value::as_str).ok_or_else(|| ImportError::key(file, &format!("jobs[{j}].jobname"), "a string", "nothing"))?;
+        let mut c = ConfigResult::new(name);
+        if let Some(opts) = job.get("job options").and_then(Value::as_object) {
+            for (k, v) in opts {
+                c.params.insert(format!("fio.{k}"), v.as_str().map(String::from).unwrap_or_else(|| v.to_string()));
+            }
+        }
+        let active: Vec<&str> = DIRECTIONS
+            .iter()
+            .copied()
+            .filter(|d| job.get(*d).and_then(|x| x.pointer("/clat_ns/N")).and_then(Value::as_u64).unwrap_or(0) > 0)
+            .collect();
+        for d in &active {
+            let key = |k: &str| format!("jobs[{j}].{d}.{k}");
+            let dir = &job[*d];
+            let clat = &dir["clat_ns"];
+            let n = clat["N"].as_u64().expect("filtered on N");
+            let get_u = |k: &str| clat.get(k).and_then(Value::as_u64).ok_or_else(|| ImportError::key(file, &key(&format!("clat_ns.{k}")), "an unsigned integer (ns)", "nothing"));
+            let exact = Exact { min: Some(get_u("min")?), max: Some(get_u("max")?), mean: clat.get("mean").and_then(Value::as_f64), overflow: 0 };
+            let (buckets, rebuilt) = if let Some(bins) = clat.get("bins").and_then(Value::as_object) {
+                let mut b = Vec::with_capacity(bins.len());
+                for (v, cnt) in bins {
+                    let value = v.parse::<u64>().map_err(|_| ImportError::key(file, &key("clat_ns.bins"), "bin values in ns", v.clone()))?;
+                    let count = cnt.as_u64().ok_or_else(|| ImportError::key(file, &key(&format!("clat_ns.bins.{v}")), "a count", cnt.to_string()))?;
+                    b.push((value, count));
+                }
+                let total: u64 = b.iter().map(|x| x.1).sum();
+                if total != n {
+                    return Err(ImportError::key(file, &key("clat_ns.bins"), format!("counts summing to N = {n}"), format!("{total} (truncated?)")));
+                }
+                (b, false)
+            } else if let Some(pct) = clat.get("percentile").and_then(Value::as_object) {
+                (from_percentiles(file, &key("clat_ns.percentile"), pct, n, exact.max.unwrap_or(0))?, true)
+            } else {
+                return Err(ImportError::key(file, &key("clat_ns"), "`bins` (json+) or `percentile` (json)", "neither"));
+            };
+            let (class, fig) = if active.len() == 1 { ("io".to_string(), "iops".to_string()) } else { (format!("io.{d}"), format!("iops.{d}")) };
+            c.classes.insert(class.clone(), class_from_buckets(&buckets, exact));
+            if rebuilt {
+                c.notes.push(format!("class `{class}`: histogram rebuilt from fio's printed percentiles (plain json); use --output-format=json+ for fio's bins"));
+            }
+            if let Some(iops) = dir.get("iops").and_then(Value::as_f64) {
+                c.set_figure(&fig, iops, "IOPS");
+            }
+            if let Some(bw) = dir.get("bw_bytes").and_then(Value::as_f64) {
+                c.set_figure(&fig.replacen("iops", "bw", 1), bw, "B/s");
+            }
+        }
+        if active.is_empty() {
+            c.notes.push("no completed I/O in any direction".into());
+        }
+        configs.push(c);
+    }
+    if configs.iter().all(|c| c.classes.is_empty()) {
+        return Err(ImportError::key(file, "jobs", "at least one job with completed I/O (clat_ns.N > 0)", "none"));
+    }
+    let mut host = BTreeMap::new();
+    if let Some(h) = doc.get("hostname").and_then(Value::as_str) {
+        host.insert("host".into(), h.to_string());
+    }
+    let command = doc.get("global options").and_then(Value::as_object).map(|g| {
+        let mut s = String::from("fio");
+        for (k, v) in g {
+            s.push_str(&format!(" --{k}={}", v.as_str().map(String::from).unwrap_or_else(|| v.to_string())));
+        }
+        s
+    });
+    Ok(Parsed { origin: Origin { tool: "fio".into(), version: Some(version.into()), command, host }, configs, kind: crate::ResultKind::Measured })
+}
+
+/// Each printed percentile's share of the N samples at its value; what lies above the last one
+/// at fio's max.
+fn from_percentiles(file: &str, key: &str, pct: &serde_json::Map<String, Value>, n: u64, max: u64) -> Result<Vec<(u64, u64)>, ImportError> {
+    let mut pts = Vec::with_capacity(pct.len());
+    for (p, v) in pct {
+        let p: f64 = p.parse().map_err(|_| ImportError::key(file, key, "percentile names such as 99.900000", p.clone()))?;
+        let v = v.as_u64().ok_or_else(|| ImportError::key(file, &format!("{key}.{p}"), "a value in ns", v.to_string()))?;
+        pts.push((p, v));
+    }
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut out, mut taken) = (Vec::with_capacity(pts.len() + 1), 0u64);
+    for (p, v) in pts {
+        let upto = ((p / 100.0) * n as f64).ceil().min(n as f64) as u64;
+        if upto > taken {
+            out.push((v, upto - taken));
+            taken = upto;
+        }
+    }
+    if n > taken {
+        out.push((max, n - taken));
+    }
+    Ok(out)
+}

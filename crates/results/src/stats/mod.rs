@@ -1,0 +1,123 @@
+//! # stats — is a difference real?
+//!
+//! Every source system was justified by an A/B benchmark whose spread nobody reported (issue 25).
+//! This module turns a result's statistics into intervals and a comparison into verdicts:
+//!
+//! - [`bins`]: a latency distribution as sorted bins — exact values from raw samples, or the HDR
+//!   histogram's buckets with their resolution — the one input every method here reads;
+//! - [`order_ci`]: distribution-free confidence intervals for percentiles from order statistics
+//!   (exact binomial), and the rule saying when a percentile has too few samples to mean anything;
+//! - [`mean_ci`]: the interval of a mean (normal approximation, stated as such);
+//! - [`interval`]: one statistic of one result with its interval (the report's error bars);
+//! - [`verdict`]: B/A with its interval and one word per statistic — within one run from the
+//!   two sides' intervals, across repetitions from the between-run spread;
+//! - [`power`]: how many samples or repetitions would resolve a given effect;
+//! - [`pairs`]: the verdicts of every paired class of a comparison, and what did not pair;
+//! - [`ks`]: the two-sample Kolmogorov–Smirnov test on whole distributions.
+//!
+//! Special functions (binomial and normal quantiles, Student's t) come from `statrs`; the
+//! Kolmogorov distribution's series, which `statrs` lacks, is in [`ks`].
+pub mod bins;
+pub mod interval;
+pub mod ks;
+pub mod mean_ci;
+pub mod order_ci;
+pub mod pairs;
+pub mod power;
+pub mod verdict;
+
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+/// Bad parameters of a statistical question (they come from flags: the CLI exits 2 on them).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StatsError {
+    #[error("confidence {0} is outside (0, 1); expected e.g. 0.95")]
+    Confidence(f64),
+    #[error("effect {0} must be greater than 0; expected e.g. 5% or 0.05")]
+    Effect(f64),
+    #[error("statistic `{0}` has no interval; expected one of mean, p50, p90, p99, p99.9, p99.99, min, max, warm_max")]
+    UnknownStat(String),
+}
+
+/// A two-sided confidence level in (0, 1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Confidence(f64);
+
+impl Confidence {
+    pub fn new(level: f64) -> Result<Confidence, StatsError> {
+        if level > 0.0 && level < 1.0 {
+            Ok(Confidence(level))
+        } else {
+            Err(StatsError::Confidence(level))
+        }
+    }
+
+    pub fn level(self) -> f64 {
+        self.0
+    }
+
+    /// α/2, the probability left in each tail.
+    pub fn tail(self) -> f64 {
+        (1.0 - self.0) / 2.0
+    }
+
+    /// The standard normal quantile z with P(|Z| ≤ z) = level.
+    pub fn z(self) -> f64 {
+        normal_quantile(1.0 - self.tail())
+    }
+
+    /// Student's t quantile with `df` degrees of freedom, two-sided at this level.
+    pub fn t(self, df: f64) -> f64 {
+        if !(df.is_finite() && df > 0.0) {
+            return f64::INFINITY;
+        }
+        StudentsT::new(0.0, 1.0, df).map(|t| t.inverse_cdf(1.0 - self.tail())).unwrap_or(f64::INFINITY)
+    }
+}
+
+impl Default for Confidence {
+    fn default() -> Self {
+        Confidence(0.95)
+    }
+}
+
+/// Standard normal quantile.
+pub fn normal_quantile(q: f64) -> f64 {
+    Normal::standard().inverse_cdf(q)
+}
+
+/// Parse an effect size: `5%` or `0.05` (relative change), must be > 0.
+pub fn parse_effect(text: &str) -> Result<f64, StatsError> {
+    let t = text.trim();
+    let v = match t.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| StatsError::Effect(f64::NAN))?;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(StatsError::Effect(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confidence_bounds_and_quantiles() {
+        assert!(Confidence::new(0.0).is_err() && Confidence::new(1.0).is_err() && Confidence::new(f64::NAN).is_err());
+        let c = Confidence::new(0.95).unwrap();
+        assert!((c.z() - 1.959964).abs() < 1e-5);
+        assert!((c.t(4.0) - 2.776445).abs() < 1e-4);
+        assert!(c.t(1e6) - c.z() < 1e-3);
+    }
+
+    #[test]
+    fn effects_parse_as_fractions() {
+        assert_eq!(parse_effect("5%").unwrap(), 0.05);
+        assert_eq!(parse_effect("0.1").unwrap(), 0.1);
+        assert!(parse_effect("0").is_err() && parse_effect("-3%").is_err() && parse_effect("x").is_err());
+    }
+}

@@ -1,0 +1,97 @@
+//! How big an experiment would resolve a given effect (`compare --effect 5%`).
+//!
+//! The interval of ln(B/A) has half-width `q·se`; a true effect of size e (ln(1 + e) on the log
+//! scale) is resolved with probability [`POWER`] when `(q + z_power)·se ≤ ln(1 + e)` (the usual
+//! normal-approximation sample-size formula, e.g. Chow, Shao & Wang, *Sample Size Calculations in
+//! Clinical Research*, §3.2). Standard errors scale as 1/√n, so:
+//! - within one run per side, the samples per run n with both sides equal:
+//!   `n = (se_a²·n_a + se_b²·n_b) · ((z + z_power) / ln(1 + e))²`, and never fewer than the
+//!   percentile's own minimum ([`super::order_ci::min_samples`]);
+//! - across repetitions, the runs per side R with s² the mean of the two runs' variances of the
+//!   log statistic: `R = 2s² · ((t_{2R−2} + z_power) / ln(1 + e))²`, solved by iteration.
+//!
+//! These are estimates from the current experiment's spread, not guarantees.
+use super::verdict::{Basis, Verdict};
+use super::{normal_quantile, Confidence};
+
+/// The probability of resolving an effect of the size asked for.
+pub const POWER: f64 = 0.8;
+
+/// What would resolve an effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needed {
+    /// Samples in each run (one run per side).
+    SamplesPerRun(u64),
+    /// Repetitions per side.
+    RunsPerSide(u64),
+}
+
+impl Needed {
+    pub fn describe(self) -> String {
+        match self {
+            Needed::SamplesPerRun(n) => format!("~{n} samples per run"),
+            Needed::RunsPerSide(r) => format!("~{r} runs per side"),
+        }
+    }
+}
+
+/// What would resolve a relative effect `effect` (> 0) on `v`'s statistic; `None` when the
+/// verdict has no spread to scale (an extreme of one run: repeat the runs first).
+pub fn needed(v: &Verdict, effect: f64, conf: Confidence) -> Option<Needed> {
+    let target = (1.0 + effect).ln();
+    let zp = normal_quantile(POWER);
+    match &v.basis {
+        Basis::Within { n_a, n_b, se_a, se_b } => {
+            let k = ((conf.z() + zp) / target).powi(2);
+            let n = (se_a * se_a * *n_a as f64 + se_b * se_b * *n_b as f64) * k;
+            let n = n.ceil().max(v.needs_samples.unwrap_or(2) as f64).max(2.0);
+            Some(Needed::SamplesPerRun(n.min(u64::MAX as f64) as u64))
+        }
+        Basis::Between { sd_a, sd_b, .. } => {
+            let s2 = (sd_a * sd_a + sd_b * sd_b) / 2.0;
+            let mut r = 2.0f64;
+            for _ in 0..50 {
+                let q = conf.t(2.0 * r - 2.0);
+                let next = (2.0 * s2 * ((q + zp) / target).powi(2)).ceil().max(2.0);
+                if next == r {
+                    break;
+                }
+                r = next;
+            }
+            Some(Needed::RunsPerSide(r as u64))
+        }
+        Basis::None { .. } => v.needs_samples.filter(|&n| v.interval.is_none() && n > 0).map(Needed::SamplesPerRun),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::verdict::{compare_stat, ClassData};
+    use super::*;
+
+    fn data(n: u64, base: u64) -> ClassData {
+        // uniform over base .. base + 2000 whatever n
+        ClassData::from_samples(&(0..n).map(|i| base + i * 2000 / n).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn smaller_effects_need_more_samples_and_more_samples_resolve_them() {
+        let c = Confidence::default();
+        let (a, b) = (data(2_000, 10_000), data(2_000, 10_050));
+        let v = compare_stat(&a, &b, "p50", c).unwrap();
+        assert_eq!(v.word.as_str(), "no difference resolvable", "{v:?}");
+        let Some(Needed::SamplesPerRun(n5)) = needed(&v, 0.05, c) else { panic!() };
+        let Some(Needed::SamplesPerRun(n1)) = needed(&v, 0.01, c) else { panic!() };
+        assert!(n1 > 20 * n5 && n1 < 30 * n5, "1 % needs ~25x the samples of 5 %: {n1} vs {n5}");
+        // a p50 change of 0.5 % (50 in 10,000, uniform over 2,000 values wide) at the size asked
+        let Some(Needed::SamplesPerRun(n)) = needed(&v, 0.005, c) else { panic!() };
+        let (a, b) = (data(n, 10_000), data(n, 10_000 + 50));
+        assert_eq!(compare_stat(&a, &b, "p50", c).unwrap().word.as_str(), "slower", "{n} samples");
+    }
+
+    #[test]
+    fn too_few_samples_names_the_minimum() {
+        let v = compare_stat(&data(1000, 10), &data(1000, 10), "p99.99", Confidence::default()).unwrap();
+        assert_eq!(needed(&v, 0.05, Confidence::default()), Some(Needed::SamplesPerRun(36887)));
+    }
+}
