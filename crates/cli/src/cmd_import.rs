@@ -30,6 +30,13 @@ pub struct ImportArgs {
     /// TSC frequency in GHz (tscdeadline: its samples are TSC cycles).
     #[arg(long, value_name = "GHZ")]
     pub tsc_ghz: Option<f64>,
+    /// bench-console: the board the log came from (`qemu-tcg`, `qemu-icount` for the lab).
+    #[arg(long, value_name = "NAME")]
+    pub board: Option<String>,
+    /// A setting the file does not state, recorded as a parameter (bench-console: scheduler,
+    /// vwfi, xen_version, pinning, debug_build, keep_partial). Repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
     /// List the formats and what each reads.
     #[arg(long)]
     pub list: bool,
@@ -50,7 +57,12 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
         let text = results::read_text_capped(p, results::MAX_RESULT_BYTES).map_err(|e| CliError(e.to_string()))?;
         files.push((p.display().to_string(), text));
     }
-    let opts = ImportOptions { tsc_ghz: a.tsc_ghz };
+    let mut params = Vec::new();
+    for p in &a.params {
+        let (k, v) = p.split_once('=').filter(|(k, _)| !k.is_empty()).ok_or_else(|| CliError(format!("--param {p}: expected KEY=VALUE")))?;
+        params.push((k.to_string(), v.to_string()));
+    }
+    let opts = ImportOptions { tsc_ghz: a.tsc_ghz, board: a.board.clone(), params };
     let mut r = import_files(&format, &files, &opts, sim::runner::TOOL_VERSION)?;
     let dir = a.out.unwrap_or_else(|| PathBuf::from(format!("out/import-{format}")));
     crate::output::check_output_dir(&dir, &a.files)?;

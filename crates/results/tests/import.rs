@@ -13,11 +13,11 @@ fn data(name: &str) -> (String, String) {
 }
 
 fn import(format: &str, names: &[&str]) -> RunResult {
-    import_files(format, &names.iter().map(|n| data(n)).collect::<Vec<_>>(), &ImportOptions { tsc_ghz: Some(2.0) }, "irqlab test").unwrap()
+    import_files(format, &names.iter().map(|n| data(n)).collect::<Vec<_>>(), &ImportOptions { tsc_ghz: Some(2.0), ..Default::default() }, "irqlab test").unwrap()
 }
 
 fn import_err(format: &str, name: &str, text: &str) -> String {
-    import_files(format, &[(name.to_string(), text.to_string())], &ImportOptions { tsc_ghz: Some(2.0) }, "t").unwrap_err().to_string()
+    import_files(format, &[(name.to_string(), text.to_string())], &ImportOptions { tsc_ghz: Some(2.0), ..Default::default() }, "t").unwrap_err().to_string()
 }
 
 /// fio's bins are 1/64 of their value wide (FIO_IO_U_PLAT_BITS 6, fio's `stat.h`) and irqlab
@@ -203,4 +203,24 @@ fn irqlab_results_of_separate_runs_become_repetitions() {
     assert_eq!((reps.pooled["timer"].summary.min, reps.pooled["timer"].summary.max), (1000, 3999));
     let e = import_err("irqlab", "bad.json", "{\"schema_version\": 99}");
     assert!(e.contains("bad.json") && e.contains("schema version 99"), "{e}");
+}
+
+/// The arm64 guest's console log from the Xen lab, imported like the other tools' outputs: the
+/// board must be named, the Xen settings given become parameters, damage is refused with the line.
+#[test]
+fn bench_console_logs_import_with_their_board_and_settings() {
+    let log = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/console/xen-credit2-trap-timer.log")).unwrap();
+    let opts = |board: Option<&str>| ImportOptions { board: board.map(str::to_string), params: vec![("vwfi".into(), "trap".into())], ..Default::default() };
+    let files = [("xen-credit2-trap-timer.log".to_string(), log.clone())];
+    let e = import_files("bench-console", &files, &opts(None), "t").unwrap_err().to_string();
+    assert!(e.contains("--board"), "{e}");
+    let r = import_files("bench-console", &files, &opts(Some("qemu-tcg")), "t").unwrap();
+    assert_eq!(r.meta.kind, results::ResultKind::Measured);
+    let c = &r.configs[0];
+    assert!(c.classes.values().any(|l| l.summary.count > 0), "{:?}", c.classes.keys());
+    assert_eq!(c.params.get("vwfi").map(String::as_str), Some("trap"), "{:?}", c.params);
+    // A line cut in the middle: refused, naming the line.
+    let cut: String = log.lines().take(log.lines().count() / 2).collect::<Vec<_>>().join("\n") + "\n@irqlab v1 9";
+    let e = import_files("bench-console", &[("cut.log".to_string(), cut)], &opts(Some("qemu-tcg")), "t").unwrap_err().to_string();
+    assert!(e.contains("cut.log") && e.contains("line"), "{e}");
 }

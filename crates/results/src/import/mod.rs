@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use crate::latency::{LatencyClass, LatencyRecorder};
 use crate::run::{ConfigResult, ResultKind, RunMeta, RunResult};
 
+mod bench_console;
 mod cyclictest;
 mod fio;
 mod irqlab;
@@ -30,6 +31,10 @@ mod tscdeadline;
 pub struct ImportOptions {
     /// TSC frequency in GHz, to turn TSC cycles (tscdeadline_latency) into ns.
     pub tsc_ghz: Option<f64>,
+    /// bench-console: the board (or `qemu-tcg` / `qemu-icount`) the log came from.
+    pub board: Option<String>,
+    /// `--param KEY=VALUE`: settings the file does not state (Xen's scheduler, vwfi…).
+    pub params: Vec<(String, String)>,
 }
 
 /// What one file says about where it came from.
@@ -66,6 +71,7 @@ pub const FORMATS: &[Format] = &[
     Format { name: "tscdeadline", about: "kvm-unit-tests x86/tscdeadline_latency `latency: N` lines (TSC cycles; needs --tsc-ghz)", parse: tscdeadline::parse },
     Format { name: "ipi-bench", about: "the IPI benchmark module's kernel log lines (Dry-run, Self-IPI, Normal IPI, Broadcast IPI, Broadcast lock)", parse: ipi_bench::parse },
     Format { name: "tbm", about: "a tbm-style report: `latency (ns): max= warm_max= min= avg=`", parse: tbm::parse },
+    Format { name: "bench-console", about: "the arm64 benchmark guest's `@irqlab v1` console lines (Xen lab or a board's serial log; needs --board)", parse: bench_console::parse },
     Format { name: "irqlab", about: "irqlab results of separate runs (e.g. A and B measured alternately) as repetitions", parse: irqlab::parse },
 ];
 
