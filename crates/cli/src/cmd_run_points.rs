@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use kvm::{BenchConfig, BenchKind, DeviceVia, WaitMode};
+use kvm::{BenchConfig, BenchKind};
 use serde::{Deserialize, Serialize};
 use sim::scenario::did_you_mean;
 
@@ -38,13 +38,8 @@ pub const RUN_KEYS: &[&str] = &[
 /// Samples kept when neither `samples` nor `duration` is given.
 pub const DEFAULT_SAMPLES: u64 = 10_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Bench {
-    Timer,
-    Ipi,
-    Device,
-}
+/// The benchmark vocabulary (one definition, `results::vocab`, with serde and clap on it).
+pub use results::vocab::{Bench, Via, Wait};
 
 /// `on` / `off` (GICv4 direct injection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
@@ -52,31 +47,6 @@ pub enum Bench {
 pub enum OnOff {
     On,
     Off,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Wait {
-    /// The guest waits in HLT (x86) or WFI (arm64; `wfi` is the same setting): the vCPU thread
-    /// sleeps in the host and halt polling applies.
-    #[value(alias = "wfi")]
-    #[serde(alias = "wfi")]
-    Hlt,
-    /// The guest spins in ring 3 (no halt: the vCPU is running when the interrupt comes).
-    Busy,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Via {
-    /// eventfd registered as irqfd on a GSI routed to an MSI (what vhost and VFIO use).
-    Irqfd,
-    /// KVM_SIGNAL_MSI from the VMM thread.
-    Msi,
-    /// KVM_IRQ_LINE on an edge-triggered IOAPIC pin.
-    Line,
-    /// irqfd with a resamplefd on a level-triggered IOAPIC pin.
-    Level,
 }
 
 /// Host CPUs: a list (`[0, 1]`) or a cpuset string (`"0-1,3"`).
@@ -229,16 +199,8 @@ pub fn config_from(t: &RunTable) -> Result<BenchConfig, String> {
         warmup: t.warmup.unwrap_or(default.warmup),
         period_us: t.period_us.unwrap_or(default.period_us),
         period_cycles: t.period_cycles,
-        wait: match t.wait.unwrap_or(Wait::Hlt) {
-            Wait::Hlt => WaitMode::Hlt,
-            Wait::Busy => WaitMode::Busy,
-        },
-        via: match t.via.unwrap_or(Via::Irqfd) {
-            Via::Irqfd => DeviceVia::Irqfd,
-            Via::Msi => DeviceVia::Msi,
-            Via::Line => DeviceVia::Line,
-            Via::Level => DeviceVia::Level,
-        },
+        wait: t.wait.unwrap_or(Wait::Hlt),
+        via: t.via.unwrap_or(Via::Irqfd),
         pv_ipi: t.pv_ipi.unwrap_or(false),
         halt_poll_ns: t.halt_poll_ns,
         disable_hlt_exits: t.disable_hlt_exits.unwrap_or(false),

@@ -3,36 +3,9 @@ use std::time::Duration;
 
 use crate::abi::{MAX_SAMPLES, MAX_VCPUS};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BenchKind {
-    /// TSC-deadline timer `period` ahead; latency = arrival − deadline.
-    Timer,
-    /// vCPU 0 → vCPU 1 through the x2APIC ICR; one-way and round trip.
-    Ipi,
-    /// A host thread triggers a device interrupt; latency = guest handler − host trigger.
-    Device,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitMode {
-    /// The guest waits in HLT.
-    Hlt,
-    /// The guest spins in a ring-3 loop (ring 3 runs natively on nested PVM hosts).
-    Busy,
-}
-
-/// How the device benchmark raises its interrupt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeviceVia {
-    /// An eventfd registered as irqfd on a GSI routed to an MSI.
-    Irqfd,
-    /// KVM_SIGNAL_MSI.
-    Msi,
-    /// KVM_IRQ_LINE on an edge-triggered IOAPIC pin.
-    Line,
-    /// irqfd with a resamplefd on a level-triggered IOAPIC pin.
-    Level,
-}
+/// The benchmark vocabulary is defined once, in `results::vocab` (serde and clap derived there),
+/// and shared with the CLI and the host model; these are its names in this crate.
+pub use results::vocab::{Bench as BenchKind, Via as DeviceVia, Wait as WaitMode};
 
 /// A measurement to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,35 +115,6 @@ pub enum ConfigError {
     /// A setting this host cannot give (the message says why).
     #[error("{flag}: {why}")]
     HostCannot { flag: String, why: String },
-}
-
-impl DeviceVia {
-    pub const ALL: [DeviceVia; 4] = [DeviceVia::Irqfd, DeviceVia::Msi, DeviceVia::Line, DeviceVia::Level];
-
-    /// The name the CLI, the matrix files and the class names use (`device_<name>`).
-    pub fn name(self) -> &'static str {
-        match self {
-            DeviceVia::Irqfd => "irqfd",
-            DeviceVia::Msi => "msi",
-            DeviceVia::Line => "line",
-            DeviceVia::Level => "level",
-        }
-    }
-
-    /// Level-triggered: the host waits for the guest's EOI (resamplefd) before the next trigger.
-    pub fn is_level(self) -> bool {
-        self == DeviceVia::Level
-    }
-}
-
-impl BenchKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            BenchKind::Timer => "timer",
-            BenchKind::Ipi => "ipi",
-            BenchKind::Device => "device",
-        }
-    }
 }
 
 /// The watchdog's stall timeout from `--stall-timeout-s`.

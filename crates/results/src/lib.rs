@@ -16,6 +16,7 @@
 //! outputs (fio, cyclictest, rtla, kvm-unit-tests, ipi_benchmark, tbm) into this format.
 #![forbid(unsafe_code)]
 
+pub mod vocab;
 pub mod bench_console;
 mod breakdown;
 mod compare;

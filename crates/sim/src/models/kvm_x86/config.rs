@@ -81,7 +81,8 @@ fn one() -> u32 {
     1
 }
 
-/// The benchmark (`irqlab run` names, plus S5's shorthands and cyclictest).
+/// The benchmark: `irqlab run`'s names (`results::vocab::Bench`) plus S5's shorthands and
+/// cyclictest, which only the model has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Bench {
@@ -93,32 +94,10 @@ pub enum Bench {
     Cyclictest,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Wait {
-    Hlt,
-    Busy,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Via {
-    Irqfd,
-    Msi,
-    Line,
-    Level,
-}
-
-impl Via {
-    pub fn name(self) -> &'static str {
-        match self {
-            Via::Irqfd => "irqfd",
-            Via::Msi => "msi",
-            Via::Line => "line",
-            Via::Level => "level",
-        }
-    }
-}
+/// How the guest waits and how a device interrupt is raised: the one vocabulary `irqlab run`
+/// and the micro-VMM use (`results::vocab`), so a host-model workload names a path exactly as a
+/// measurement does.
+pub use results::vocab::{Via, Wait};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,111 @@
+//! The benchmark vocabulary every part of irqlab speaks — which benchmark, how the guest waits,
+//! how a device interrupt is raised — defined once: `irqlab run`'s flags and matrix files (clap
+//! and serde), the micro-VMM's configuration (`kvm`), the host model's workloads and `calibrate`
+//! (`sim`) and the result parameters all use these types and their names, so a name cannot mean
+//! one thing to the VMM and another to the model. (The host model's workload adds shorthands of
+//! its own on top of [`Bench`]: `timer-hlt`, `timer-busy`, `cyclictest`.)
+//!
+//! The clap derive is behind the `clap` feature, so the crates that only read results do not
+//! pull in clap.
+use serde::{Deserialize, Serialize};
+
+/// Which benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Bench {
+    /// The guest's timer `period` ahead; latency = arrival − deadline.
+    Timer,
+    /// vCPU 0 → vCPU 1 (x86 x2APIC ICR, arm64 SGI); one-way and round trip.
+    Ipi,
+    /// A host thread raises a device interrupt; latency = guest handler − host trigger.
+    Device,
+}
+
+/// How the guest waits for the interrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Wait {
+    /// The guest waits in HLT (x86) or WFI (arm64; `wfi` names the same setting): the vCPU
+    /// thread sleeps in the host and halt polling applies.
+    #[cfg_attr(feature = "clap", value(alias = "wfi"))]
+    #[serde(alias = "wfi")]
+    Hlt,
+    /// The guest spins (x86: in ring 3): the vCPU is running when the interrupt comes.
+    Busy,
+}
+
+/// How the device benchmark raises its interrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// An eventfd registered as irqfd on a GSI routed to an MSI (what vhost and VFIO use).
+    Irqfd,
+    /// KVM_SIGNAL_MSI from the VMM thread.
+    Msi,
+    /// KVM_IRQ_LINE on an edge-triggered line (x86 IOAPIC pin, arm64 SPI).
+    Line,
+    /// irqfd with a resamplefd on a level-triggered line.
+    Level,
+}
+
+impl Bench {
+    pub const ALL: [Bench; 3] = [Bench::Timer, Bench::Ipi, Bench::Device];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Bench::Timer => "timer",
+            Bench::Ipi => "ipi",
+            Bench::Device => "device",
+        }
+    }
+}
+
+impl Wait {
+    /// The name results record (`hlt`, `busy`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Wait::Hlt => "hlt",
+            Wait::Busy => "busy",
+        }
+    }
+}
+
+impl Via {
+    pub const ALL: [Via; 4] = [Via::Irqfd, Via::Msi, Via::Line, Via::Level];
+
+    /// The name the CLI, the matrix files and the class names use (`device_<name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Via::Irqfd => "irqfd",
+            Via::Msi => "msi",
+            Via::Line => "line",
+            Via::Level => "level",
+        }
+    }
+
+    /// Level-triggered: the host waits for the guest's EOI (resamplefd) before the next trigger.
+    pub fn is_level(self) -> bool {
+        self == Via::Level
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_names_are_the_names() {
+        for v in Via::ALL {
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{}\"", v.name()));
+        }
+        for b in Bench::ALL {
+            assert_eq!(serde_json::from_str::<Bench>(&format!("\"{}\"", b.name())).unwrap(), b);
+        }
+        assert_eq!(serde_json::from_str::<Wait>("\"wfi\"").unwrap(), Wait::Hlt, "wfi is arm64's name for the halt wait");
+        assert_eq!(serde_json::to_string(&Wait::Busy).unwrap(), "\"busy\"");
+        assert!(serde_json::from_str::<Via>("\"bogus\"").is_err());
+    }
+}
