@@ -362,7 +362,7 @@ mod tests {
         assert!(pts.iter().all(|p| p.1.as_ref().unwrap().samples == 7), "--set beats [run]");
         let (_, pts) = points(&flags, Some(&f), &[], &["via=line".into()]).unwrap();
         assert_eq!(pts.len(), 1);
-        assert_eq!(pts[0].1.as_ref().unwrap().via, DeviceVia::Line);
+        assert_eq!(pts[0].1.as_ref().unwrap().via, Via::Line);
         let e = points(&flags, Some(&f), &[], &["via=lin".into()]).unwrap_err().0;
         assert!(e.contains("no such point, did you mean `via=line`?") && e.contains("via=msi | via=line"), "{e}");
         let e = points(&flags, Some(&f), &["via=msi".into()], &[]).unwrap_err().0;
