@@ -1,4 +1,4 @@
-// irqlab arm64 benchmark guest: the exception vectors, the IRQ handler (timer, ping, pong) and the fault report. Included by bench.S (one translation unit, PC-relative only).
+// irqlab arm64 benchmark guest: the exception vectors, the IRQ handler (timer, ping, pong, device) and the fault report. Included by bench.S (one translation unit, PC-relative only).
 // ---------------------------------------------------------------- exceptions
 .balign 0x800
 vectors:
@@ -27,6 +27,14 @@ irq_entry:
     b.eq    irq_ping
     cmp     x2, #SGI_PONG
     b.eq    irq_pong
+    adr     x4, _start
+    ldr     x3, [x4, #P_BENCH]
+    cmp     x3, #BENCH_DEVICE
+    b.ne    1f
+    ldr     x3, [x4, #P_DEV_INTID]
+    cmp     x2, x3
+    b.eq    irq_device
+1:
     adr     x4, spurious
     ldr     x3, [x4]
     add     x3, x3, #1
@@ -52,6 +60,11 @@ irq_ping:                           // on vCPU 1: stamp, reply
     msr     icc_sgi1r_el1, x3
     isb
     b       irq_eoi
+irq_device:                         // on vCPU 0: stamp, flag; EOI (a level SPI is resampled then)
+    adr     x4, dev_time
+    str     x0, [x4]
+    adr     x4, dev_flag
+    b       irq_flag
 irq_pong:                           // on vCPU 0: stamp, flag
     adr     x4, pong_time
     str     x0, [x4]

@@ -49,7 +49,7 @@
 pub mod abi;
 mod params;
 
-pub use params::{patch, read_params, Bench, GuestError, Params, Report, Wait};
+pub use params::{patch, read_params, Bench, Device, DeviceIrq, GuestError, Params, Report, Trigger, Wait};
 
 #[cfg(armguest_image)]
 static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bench.bin"));
