@@ -13,6 +13,7 @@ device_bench:
     bl      gicd_init
     mov     x0, #0
     bl      gic_cpu_init
+    bl      print_start             // first, so a failed ITS set-up is a guest error after it
     ldr     x0, [x19, #P_DEV_INTID]
     cmp     x0, #LPI_BASE
     b.hs    1f
@@ -20,8 +21,7 @@ device_bench:
     b       2f
 1:  bl      its_init
     cbnz    x0, its_failed
-2:  bl      print_start
-    mov     x21, #0
+2:  mov     x21, #0
     ldr     x22, [x19, #P_SAMPLES]
     ldr     x24, [x19, #P_WAIT]
 device_loop:

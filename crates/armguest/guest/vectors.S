@@ -34,13 +34,14 @@ irq_entry:
     ldr     x3, [x4, #P_DEV_INTID]
     cmp     x2, x3
     b.eq    irq_device
-1:
-    adr     x4, spurious
+1:  adr     x4, spurious
     ldr     x3, [x4]
     add     x3, x3, #1
     str     x3, [x4]
-    cmp     x2, #1020               // 1020-1023: special, no EOI
-    b.hs    irq_out
+    cmp     x2, #1020               // 1020-1023: special, no EOI (LPIs, 8192 up, are EOIed)
+    b.lo    irq_eoi
+    cmp     x2, #1023
+    b.ls    irq_out
     b       irq_eoi
 irq_timer:
     mrs     x3, cntv_cval_el0
@@ -61,6 +62,9 @@ irq_ping:                           // on vCPU 1: stamp, reply
     isb
     b       irq_eoi
 irq_device:                         // on vCPU 0: stamp, flag; EOI (a level SPI is resampled then)
+    adr     x4, dev_flag                // a second arrival before the sample was taken: spurious
+    ldr     x3, [x4]
+    cbnz    x3, 1b
     adr     x4, dev_time
     str     x0, [x4]
     adr     x4, dev_flag

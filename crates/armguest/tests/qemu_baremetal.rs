@@ -1,10 +1,10 @@
 //! The guest on QEMU's `virt` machine with no hypervisor (EL1, QEMU's own PSCI over HVC, GICv3 at
-//! the bare-metal addresses): checks the benches' control flow, PSCI CPU_ON, the console format
+//! the bare-metal addresses, ITS at 0x08080000): checks the benches' control flow, PSCI CPU_ON, the console format
 //! (through `results::bench_console`) and the memory report, in about a second per run.
 //! Skipped with a printed reason when qemu-system-aarch64 or the image is missing and `CI` is not set.
 use std::process::Command;
 
-use armguest::{Bench, Params, Report, Wait};
+use armguest::{Bench, Device, DeviceIrq, Params, Report, Trigger, Wait};
 use results::bench_console::{parse, ConsoleMeta};
 
 /// QEMU virt (hw/arm/virt.c, 7.2): GICD 0x08000000, GICR 0x080a0000, PL011 0x09000000.
@@ -24,7 +24,7 @@ fn qemu(params: &Params, icount: bool) -> Option<String> {
     let d = tempfile::tempdir().unwrap();
     let g = d.path().join("guest.bin");
     std::fs::write(&g, armguest::patch(image, params).unwrap()).unwrap();
-    let mut args: Vec<String> = "-M virt,gic-version=3 -cpu cortex-a57 -smp 2 -m 256 -display none -serial stdio -monitor none".split(' ').map(String::from).collect();
+    let mut args: Vec<String> = "-M virt,gic-version=3,its=on -cpu cortex-a57 -smp 2 -m 256 -display none -serial stdio -monitor none".split(' ').map(String::from).collect();
     if icount {
         args.extend(["-icount".into(), "shift=2,sleep=off".into()]);
     }
@@ -106,4 +106,67 @@ fn unknown_bench_and_bad_block_are_reported() {
     let log = String::from_utf8_lossy(&out.stdout);
     assert!(log.contains("@irqlab v1 0 error unknown_bench=9 *"), "{log}");
     assert!(matches!(parse(&log, "x", meta()), Err(results::bench_console::ConsoleError::Damaged { .. })));
+}
+
+/// QEMU virt's ITS (hw/arm/virt.c, 7.2: VIRT_GIC_ITS 0x08080000) and 1 MiB of RAM for the tables.
+const GITS: u64 = 0x0808_0000;
+const ITS_TABLES: u64 = 0x4420_0000;
+
+fn device(irq: DeviceIrq, wait: Wait, samples: u64) -> Params {
+    Params { bench: Bench::Device(Device { irq, self_trigger: true }), ..bare(Bench::Timer, wait, samples) }
+}
+
+/// The `d` lines' arrival stamps, in order.
+fn arrivals(log: &str) -> Vec<u64> {
+    log.lines().filter_map(|l| l.split_once(" d ")).map(|(_, rest)| rest.split(' ').nth(1).unwrap().parse().unwrap()).collect()
+}
+
+fn check_device_run(log: &str, samples: u64) {
+    assert!(!log.contains(" error ") && !log.contains(" fault "), "the guest hit its error exit: {log}");
+    let r = parse(log, "bare", meta()).unwrap_or_else(|e| panic!("{e}\n{log}"));
+    let c = &r.configs[0];
+    assert_eq!(c.params["bench"], "device");
+    assert_eq!(c.classes["device"].summary.count, samples);
+    assert_eq!(c.counters["guest.spurious"], 0, "every interrupt taken was the awaited INTID: {log}");
+    let a = arrivals(log);
+    assert_eq!(a.len() as u64, samples);
+    assert!(a.windows(2).all(|w| w[0] < w[1]), "arrival stamps strictly increase: {a:?}");
+}
+
+#[test]
+fn device_spi_edge_and_level_self_triggered_arrive_once_each() {
+    for (trigger, wait) in [(Trigger::Edge, Wait::Wfi), (Trigger::Level, Wait::Wfi), (Trigger::Edge, Wait::Busy)] {
+        let Some(log) = qemu(&device(DeviceIrq::Spi { intid: 100, trigger }, wait, 8), false) else { return };
+        assert!(log.contains(" start bench=device "), "{log}");
+        check_device_run(&log, 8);
+    }
+}
+
+#[test]
+fn device_lpi_through_the_guest_programmed_its_arrives() {
+    // QEMU gives a CPU's GITS_TRANSLATER write requester id 0, so the self-test maps DeviceID 0.
+    let irq = DeviceIrq::Lpi { intid: 8192 + 77, gits_base: GITS, device_id: 0, event_id: 5, tables_addr: ITS_TABLES };
+    for wait in [Wait::Wfi, Wait::Busy] {
+        let Some(log) = qemu(&device(irq, wait, 8), false) else { return };
+        check_device_run(&log, 8);
+    }
+}
+
+#[test]
+fn device_lpi_memory_report_fills_the_ring() {
+    let irq = DeviceIrq::Lpi { intid: 9000, gits_base: GITS, device_id: 0, event_id: 0, tables_addr: ITS_TABLES };
+    let p = Params { report: Report::Memory { ring_addr: 0x4400_0000, ring_records: 16 }, exit_addr: 0x4410_0000, ..device(irq, Wait::Wfi, 5) };
+    let Some(log) = qemu(&p, false) else { return };
+    assert!(!log.contains(" d 0 "), "no per-sample lines in memory mode: {log}");
+    assert!(log.contains(" sum device n=5 "), "{log}");
+    assert!(log.contains(" end samples=5 lost=0 spurious=0 *"), "{log}");
+}
+
+#[test]
+fn device_lpi_without_an_its_there_is_an_its_error_not_a_hang() {
+    // GITS_BASE at zeroed RAM: no GITS_BASER<n> describes a device table.
+    let irq = DeviceIrq::Lpi { intid: 8192, gits_base: 0x4430_0000, device_id: 0, event_id: 0, tables_addr: ITS_TABLES };
+    let Some(log) = qemu(&device(irq, Wait::Wfi, 2), false) else { return };
+    assert!(log.contains(" error its=no_device_table *"), "{log}");
+    assert!(matches!(parse(&log, "x", meta()), Err(results::bench_console::ConsoleError::Guest { .. })), "{log}");
 }
