@@ -30,7 +30,7 @@ fn qemu(params: &Params, icount: bool) -> Option<String> {
     }
     args.extend(["-kernel".into(), g.display().to_string()]);
     // The guest ends with PSCI SYSTEM_OFF, which ends QEMU; `timeout` bounds a guest that does not.
-    let out = match Command::new("timeout").arg("60").arg("qemu-system-aarch64").args(&args).output() {
+    let out = match Command::new("timeout").arg("20").arg("qemu-system-aarch64").args(&args).output() {
         Ok(o) => o,
         Err(e) => panic!("timeout(1): {e}"),
     };
