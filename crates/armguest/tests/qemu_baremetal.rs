@@ -13,6 +13,12 @@ fn bare(bench: Bench, wait: Wait, samples: u64) -> Params {
 }
 
 fn qemu(params: &Params, icount: bool) -> Option<String> {
+    qemu_with(params, icount, &[]).map(|(out, _)| out)
+}
+
+/// QEMU's stdout (the console) and stderr (where `-trace` events go) for `params`, with `extra`
+/// arguments.
+fn qemu_with(params: &Params, icount: bool, extra: &[&str]) -> Option<(String, String)> {
     let image = match armguest::image() {
         Ok(i) => i,
         Err(e) if std::env::var_os("CI").is_none() => {
@@ -28,6 +34,7 @@ fn qemu(params: &Params, icount: bool) -> Option<String> {
     if icount {
         args.extend(["-icount".into(), "shift=2,sleep=off".into()]);
     }
+    args.extend(extra.iter().map(|a| a.to_string()));
     args.extend(["-kernel".into(), g.display().to_string()]);
     // The guest ends with PSCI SYSTEM_OFF, which ends QEMU; `timeout` bounds a guest that does not.
     let out = match Command::new("timeout").arg("20").arg("qemu-system-aarch64").args(&args).output() {
@@ -40,7 +47,7 @@ fn qemu(params: &Params, icount: bool) -> Option<String> {
         return None;
     }
     assert_eq!(out.status.code(), Some(0), "QEMU did not power off: {}", String::from_utf8_lossy(&out.stderr));
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 
 fn meta() -> ConsoleMeta {
@@ -169,4 +176,29 @@ fn device_lpi_without_an_its_there_is_an_its_error_not_a_hang() {
     let Some(log) = qemu(&device(irq, Wait::Wfi, 2), false) else { return };
     assert!(log.contains(" error its=no_device_table *"), "{log}");
     assert!(matches!(parse(&log, "x", meta()), Err(results::bench_console::ConsoleError::Guest { .. })), "{log}");
+}
+
+#[test]
+fn device_lpi_its_commands_are_what_qemu_decodes() {
+    let irq = DeviceIrq::Lpi { intid: 8192 + 300, gits_base: GITS, device_id: 0, event_id: 9, tables_addr: ITS_TABLES };
+    let trace = ["-trace", "gicv3_its_cmd_*", "-trace", "gicv3_its_translation_write"];
+    let Some((log, err)) = qemu_with(&device(irq, Wait::Wfi, 3), false, &trace) else { return };
+    check_device_run(&log, 3);
+    // QEMU 7.2's trace of what it decoded (hw/intc/trace-events): the guest's five commands, in
+    // order, with its fields; ITT at ITS_TABLES + 0x40000 (>> 8 in the trace); RDbase 0 is vCPU
+    // 0's processor number (QEMU's GITS_TYPER.PTA = 0).
+    let cmds: Vec<&str> = err.lines().filter_map(|l| l.split_once("GICv3 ITS: command ").map(|(_, c)| c.trim())).collect();
+    assert_eq!(
+        cmds,
+        [
+            "MAPD DeviceID 0x0 Size 0xb ITT_addr 0x442400 V 1",
+            "MAPC ICID 0x0 RDbase 0x0 V 1",
+            &format!("MAPTI DeviceID 0x0 EventID 0x9 ICID 0x0 pINTID {:#x}", 8192 + 300),
+            "INV DeviceID 0x0 EventID 0x9",
+            "SYNC",
+        ],
+        "{err}"
+    );
+    let writes = err.lines().filter(|l| l.contains("TRANSLATER write: offset 0x40 data 0x9 size 4 requester_id 0x0")).count();
+    assert_eq!(writes, 3, "one GITS_TRANSLATER write per sample, DeviceID 0: {err}");
 }
