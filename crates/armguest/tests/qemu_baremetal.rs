@@ -202,3 +202,26 @@ fn device_lpi_its_commands_are_what_qemu_decodes() {
     let writes = err.lines().filter(|l| l.contains("TRANSLATER write: offset 0x40 data 0x9 size 4 requester_id 0x0")).count();
     assert_eq!(writes, 3, "one GITS_TRANSLATER write per sample, DeviceID 0: {err}");
 }
+
+#[test]
+fn device_spi_trigger_mode_reaches_the_distributor() {
+    for trigger in [Trigger::Edge, Trigger::Level] {
+        let Some((log, err)) = qemu_with(&device(DeviceIrq::Spi { intid: 100, trigger }, Wait::Wfi, 2), false, &["-trace", "gicv3_dist_write"]) else { return };
+        check_device_run(&log, 2);
+        // SPI 100 = word 3 bit 4 of IGROUPR/ISENABLER/ISPENDR; priority byte 100; ICFGR word 6,
+        // Int_config bit 9 (1 = edge); IROUTER<100> = vCPU 0's affinity 0.
+        let writes: Vec<&str> = err.lines().filter_map(|l| l.split_once("distributor write: ").map(|(_, w)| w.trim())).collect();
+        let icfgr = if trigger == Trigger::Edge { "offset 0xc18 data 0x200 size 4 secure 0" } else { "offset 0xc18 data 0x0 size 4 secure 0" };
+        let want = [
+            "offset 0x0 data 0x12 size 4 secure 0",
+            "offset 0x8c data 0x10 size 4 secure 0",
+            "offset 0x464 data 0x80 size 1 secure 0",
+            icfgr,
+            "offset 0x6320 data 0x0 size 8 secure 0",
+            "offset 0x10c data 0x10 size 4 secure 0",
+            "offset 0x20c data 0x10 size 4 secure 0",
+            "offset 0x20c data 0x10 size 4 secure 0",
+        ];
+        assert_eq!(writes, want, "{trigger:?}: {err}");
+    }
+}
