@@ -21,7 +21,13 @@ device_bench:
     b       2f
 1:  bl      its_init
     cbnz    x0, its_failed
-2:  mov     x21, #0
+2:  ldr     x1, [x19, #P_EXIT_ADDR] // set up: the host may trigger from now on
+    cbz     x1, 3f
+    mov     x0, #SIGNAL_DEVICE_READY
+    dsb     sy
+    str     x0, [x1]
+    dsb     sy
+3:  mov     x21, #0
     ldr     x22, [x19, #P_SAMPLES]
     ldr     x24, [x19, #P_WAIT]
 device_loop:
@@ -32,9 +38,9 @@ device_loop:
     dsb     sy
     msr     daifset, #2
     ldr     x1, [x19, #P_DEV_SELF]
-    cbz     x1, 3f
+    cbz     x1, 4f
     bl      dev_raise
-3:  adr     x0, dev_flag
+4:  adr     x0, dev_flag
     bl      wait_flag
     adr     x0, dev_time
     ldr     x1, [x0]

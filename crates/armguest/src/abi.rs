@@ -192,6 +192,10 @@ pub const EXIT_UNKNOWN_BENCH: u64 = 3;
 /// Bad magic/ABI version, unexpected exception, or a vCPU 1 that did not start.
 pub const EXIT_ERROR: u64 = 4;
 
+/// Not an exit: written to `exit_addr` once the device bench has programmed its SPI or ITS and
+/// is about to wait for the first interrupt (the guest continues). A host must not trigger before
+/// it: an MSI before MAPTI is dropped by the ITS (KVM_SIGNAL_MSI returns 0, "blocked").
+pub const SIGNAL_DEVICE_READY: u64 = 6;
 /// The ITS set-up did not complete (a GITS_CREADR that did not catch up, a table that does not fit
 /// in the 1 MiB at `ItsTablesAddr`, an indirect-only table): the console says which.
 pub const EXIT_ITS: u64 = 5;
@@ -246,6 +250,7 @@ pub fn asm_include() -> String {
         ("EXIT_UNKNOWN_BENCH", EXIT_UNKNOWN_BENCH),
         ("EXIT_ERROR", EXIT_ERROR),
         ("EXIT_ITS", EXIT_ITS),
+        ("SIGNAL_DEVICE_READY", SIGNAL_DEVICE_READY),
         ("BENCH_DEVICE", BENCH_DEVICE),
         ("TRIGGER_EDGE", TRIGGER_EDGE),
         ("TRIGGER_LEVEL", TRIGGER_LEVEL),

@@ -24,7 +24,9 @@
 //! - **device** (`guest/device.S`): waits `samples` times for one device interrupt and stamps
 //!   CNTVCT first thing in the handler; the host, which triggered it, subtracts its own stamp (the
 //!   virtual counter offset corrected). The host triggers the next one only once the ring count
-//!   has advanced; an arrival before the previous sample was taken counts as spurious.
+//!   has advanced; an arrival before the previous sample was taken counts as spurious. Once set
+//!   up, and before the first wait, the guest writes [`abi::SIGNAL_DEVICE_READY`] to `exit_addr`
+//!   (not an exit): the host's cue for its first trigger.
 //!   - *SPI* (`DeviceIntid` 32..=1019): the guest sets GICD_IGROUPR (group 1), GICD_IPRIORITYR
 //!     (0x80), GICD_ICFGR (`DeviceTrigger` edge or level), GICD_IROUTER (vCPU 0's MPIDR affinity)
 //!     and GICD_ISENABLER, and EOIs every arrival (KVM de-asserts a level SPI fed by an irqfd

@@ -225,3 +225,27 @@ fn device_spi_trigger_mode_reaches_the_distributor() {
         assert_eq!(writes, want, "{trigger:?}: {err}");
     }
 }
+
+#[test]
+fn device_ready_signal_precedes_the_first_trigger() {
+    // exit_addr on QEMU virt's second flash bank (0x04000000), whose writes QEMU traces (the
+    // flash takes a u64 store as two 4-byte writes).
+    let p = Params { exit_addr: 0x0400_0000, ..device(DeviceIrq::Spi { intid: 100, trigger: Trigger::Edge }, Wait::Wfi, 2) };
+    let Some((log, err)) = qemu_with(&p, false, &["-trace", "pflash_*", "-trace", "gicv3_dist_write"]) else { return };
+    check_device_run(&log, 2);
+    // The low word of each u64 write to exit_addr, and the self-trigger's GICD_ISPENDR writes.
+    let events: Vec<&str> = err
+        .lines()
+        .filter_map(|l| {
+            if l.contains("pflash_io_write virt.flash1: offset:0x0000 ") {
+                l.split("value:").nth(1).map(|v| v.split(' ').next().unwrap())
+            } else if l.contains("distributor write: offset 0x20c ") {
+                Some("ISPENDR")
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(events, ["0x0006", "ISPENDR", "ISPENDR", "0x0001"], "SIGNAL_DEVICE_READY (6) before the first trigger, EXIT_DONE (1) last: {err}");
+    assert_eq!(armguest::abi::SIGNAL_DEVICE_READY, 6);
+}
