@@ -155,8 +155,9 @@ its_init:
     orr     w4, w4, #1
     str     w4, [x3]                // GICR_CTLR.EnableLPIs
     dsb     sy
-    // GITS_BASER<n>: a flat table of 4 KiB pages for the device and collection types; the
-    // ITS says the type and the entry size, the guest gives the address and size.
+    // GITS_BASER<n>: a flat table of 64 KiB pages for the device and collection types (KVM's vITS
+    // sizes every table in 64 KiB pages, vgic_its_check_id; QEMU takes 4/16/64 KiB); the ITS
+    // says the type and the entry size, the guest gives the address and size.
     mov     x15, #0                 // device table seen
     mov     x6, #0
     add     x7, x2, #0x100
@@ -174,16 +175,18 @@ its_init:
 3:  ldr     x10, [x19, #P_ITS_DEVID]
     add     x10, x10, #1
     mul     x10, x10, x8
-    add     x10, x10, #0xfff
-    lsr     x10, x10, #12           // pages for DeviceIDs 0..=devid
+    add     x10, x10, #0x10, lsl #12
+    sub     x10, x10, #1            // round up to 64 KiB
+    lsr     x10, x10, #16           // 64 KiB pages for DeviceIDs 0..=devid
     adr     x0, s_its_dt
-    cmp     x10, #((ITS_TABLES_SIZE - ITS_DT) >> 12)
+    cmp     x10, #((ITS_TABLES_SIZE - ITS_DT) >> 16)
     b.hi    9f
     add     x9, x1, #ITS_DT
     mov     x15, #1
 4:  movz    x11, #0x071f, lsl #48   // keep Type and Entry_Size
     and     x4, x4, x11
-    orr     x4, x4, x9              // Physical_Address; Page_Size 0 = 4 KiB; flat
+    orr     x4, x4, x9              // Physical_Address; flat
+    orr     x4, x4, #(2 << 8)       // Page_Size 0b10 = 64 KiB
     sub     x10, x10, #1
     orr     x4, x4, x10             // Size = pages - 1
     orr     x4, x4, #(1 << 63)      // Valid
@@ -191,7 +194,8 @@ its_init:
     ldr     x4, [x7, x6, lsl #3]
     adr     x0, s_its_page
     ubfx    x5, x4, #8, #2
-    cbnz    x5, 9f                  // 4 KiB pages not supported
+    cmp     x5, #2
+    b.ne    9f                      // 64 KiB pages not supported
     tbz     x4, #63, 9f
 5:  add     x6, x6, #1
     cmp     x6, #8

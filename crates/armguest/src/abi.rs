@@ -217,7 +217,8 @@ pub const PPI_VTIMER: u64 = 27;
 /// LPI property table (64 KiB: INTIDs up to 65535, GICR_PROPBASER.IDbits = 15), LPI pending
 /// table (8 KiB, 64 KiB aligned), the command queue (4 KiB), the collection table (64 KiB), the
 /// ITT (64 KiB: 12 EventID bits at up to 16 bytes an entry), then the device table to the end
-/// (704 KiB). The guest zeroes the whole 1 MiB first.
+/// (704 KiB: 11 pages of 64 KiB, the page size the guest asks of GITS_BASER). The guest zeroes
+/// the whole 1 MiB first.
 pub const ITS_LAYOUT: [(&str, u64); 6] = [("ITS_PROP", 0x0), ("ITS_PEND", 0x1_0000), ("ITS_CMDQ", 0x2_0000), ("ITS_CT", 0x3_0000), ("ITS_ITT", 0x4_0000), ("ITS_DT", 0x5_0000)];
 pub const ITS_TABLES_SIZE: u64 = 0x10_0000;
 /// EventIDs the ITT holds (MAPD Size = 11).

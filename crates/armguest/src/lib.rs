@@ -35,7 +35,7 @@
 //!     guest in the 1 MiB at `ItsTablesAddr` ([`abi::ITS_LAYOUT`]): LPI configuration byte
 //!     (priority 0xa0, enabled), GICR_PROPBASER (IDbits 15) and GICR_PENDBASER, GICR_CTLR.EnableLPIs;
 //!     `GITS_BASER<n>` for the device and collection tables (type and entry size read from the ITS,
-//!     4 KiB pages, flat), GITS_CBASER, GITS_CTLR.Enabled; then MAPD (`ItsDeviceId`, 12 EventID
+//!     64 KiB pages as KVM's vITS assumes, flat), GITS_CBASER, GITS_CTLR.Enabled; then MAPD (`ItsDeviceId`, 12 EventID
 //!     bits), MAPC (collection 0 → vCPU 0's redistributor, by address or by processor number as
 //!     GITS_TYPER.PTA says), MAPTI (`ItsEventId` → the INTID, collection 0), INV and SYNC, and waits
 //!     at most 1 s (guest time) for GITS_CREADR to reach GITS_CWRITER. A failure is
