@@ -181,7 +181,7 @@ fn device_lpi_without_an_its_there_is_an_its_error_not_a_hang() {
 #[test]
 fn device_lpi_its_commands_are_what_qemu_decodes() {
     let irq = DeviceIrq::Lpi { intid: 8192 + 300, gits_base: GITS, device_id: 0, event_id: 9, tables_addr: ITS_TABLES };
-    let trace = ["-trace", "gicv3_its_cmd_*", "-trace", "gicv3_its_translation_write"];
+    let trace = ["-trace", "gicv3_its_cmd_*", "-trace", "gicv3_its_translation_write", "-trace", "gicv3_its_write", "-trace", "gicv3_redist_write"];
     let Some((log, err)) = qemu_with(&device(irq, Wait::Wfi, 3), false, &trace) else { return };
     check_device_run(&log, 3);
     // QEMU 7.2's trace of what it decoded (hw/intc/trace-events): the guest's five commands, in
@@ -196,6 +196,29 @@ fn device_lpi_its_commands_are_what_qemu_decodes() {
             &format!("MAPTI DeviceID 0x0 EventID 0x9 ICID 0x0 pINTID {:#x}", 8192 + 300),
             "INV DeviceID 0x0 EventID 0x9",
             "SYNC",
+        ],
+        "{err}"
+    );
+    // Register programming: PROPBASER (IDbits 15) and PENDBASER (PTZ) then EnableLPIs; GITS_BASER0
+    // (devices, QEMU's 8-byte entries) and BASER1 (collections), valid, 64 KiB pages, one page
+    // each; CBASER (one 4 KiB page), CWRITER 0, Enabled (bit 31 is the read-only Quiescent read
+    // back), CWRITER past the five 32-byte commands.
+    let regs = |tag: &str| -> Vec<String> { err.lines().filter_map(|l| l.split_once(tag).map(|(_, w)| w.trim().to_string())).collect() };
+    let t = ITS_TABLES;
+    assert_eq!(
+        regs("redistributor 0x0 write: ").into_iter().filter(|w| w.starts_with("offset 0x70 ") || w.starts_with("offset 0x78 ") || w.starts_with("offset 0x0 ")).collect::<Vec<_>>(),
+        [format!("offset 0x70 data {:#x} size 8 secure 0", t | 15), format!("offset 0x78 data {:#x} size 8 secure 0", (t + 0x1_0000) | 1 << 62), "offset 0x0 data 0x3 size 4 secure 0".into()],
+        "{err}"
+    );
+    assert_eq!(
+        regs("GICv3 ITS write: "),
+        [
+            format!("offset 0x100 data {:#x} size 8", 1u64 << 63 | 1 << 56 | 7 << 48 | (t + 0x5_0000) | 2 << 8),
+            format!("offset 0x108 data {:#x} size 8", 1u64 << 63 | 4 << 56 | 7 << 48 | (t + 0x3_0000) | 2 << 8),
+            format!("offset 0x80 data {:#x} size 8", 1u64 << 63 | (t + 0x2_0000)),
+            "offset 0x88 data 0x0 size 8".into(),
+            "offset 0x0 data 0x80000001 size 4".into(),
+            "offset 0x88 data 0xa0 size 8".into(),
         ],
         "{err}"
     );
