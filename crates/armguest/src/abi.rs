@@ -39,7 +39,8 @@ pub enum Field {
     Bench,
     /// [`WAIT_WFI`] or [`WAIT_BUSY`].
     Wait,
-    /// Timer: deadline this many counter ticks after arming. IPI: gap between sends.
+    /// Timer: deadline this many counter ticks after arming. IPI: gap between sends. Device:
+    /// unused (the host paces the triggers), printed on the `start` line only.
     PeriodTicks,
     /// Samples taken in total (warm-up ones included).
     Samples,

@@ -272,3 +272,12 @@ fn device_ready_signal_precedes_the_first_trigger() {
     assert_eq!(events, ["0x0006", "ISPENDR", "ISPENDR", "0x0001"], "SIGNAL_DEVICE_READY (6) before the first trigger, EXIT_DONE (1) last: {err}");
     assert_eq!(armguest::abi::SIGNAL_DEVICE_READY, 6);
 }
+
+#[test]
+fn device_lpi_under_icount_is_deterministic() {
+    let p = device(DeviceIrq::Lpi { intid: 8200, gits_base: GITS, device_id: 0, event_id: 1, tables_addr: ITS_TABLES }, Wait::Wfi, 4);
+    let Some(a) = qemu(&p, true) else { return };
+    let b = qemu(&p, true).unwrap();
+    check_device_run(&a, 4);
+    assert_eq!(a, b, "same image, same -icount: same console, arrival stamps included");
+}
