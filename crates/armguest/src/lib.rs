@@ -49,6 +49,21 @@
 //!   memory; KVM's vITS reads them through the host's cacheable mapping. That is coherent under
 //!   QEMU TCG; on hardware without stage-2 FWB it relies on KVM's cache maintenance of freshly
 //!   mapped guest pages (an untested assumption).
+//!
+//!   What a KVM host does for it (Documentation/virt/kvm/api.rst and devices/arm-vgic-its.rst;
+//!   virt/kvm arm64 vgic-irqfd.c `vgic_irqfd_set_irq`):
+//!   - RAM behind `ItsTablesAddr` (1 MiB, 64 KiB aligned) in a memslot: KVM's vITS reads the LPI
+//!     configuration byte there. Wait for [`abi::SIGNAL_DEVICE_READY`] at `exit_addr` before the
+//!     first trigger, then trigger the next one only once the ring count has moved on.
+//!   - SPI through irqfd: GSI = INTID − 32 under KVM's default routing; KVM_IRQ_LINE: irq =
+//!     `KVM_ARM_IRQ_TYPE_SPI << 24 | INTID`. A level SPI is de-asserted by KVM on the guest's EOI
+//!     only for an irqfd with a resamplefd; a line the host leaves high past the EOI is taken
+//!     again at once (each extra arrival counts as spurious, and the guest cannot leave its
+//!     handler loop until the line drops), so with KVM_IRQ_LINE pulse an edge SPI.
+//!   - LPI: KVM_SIGNAL_MSI (or a KVM_IRQ_ROUTING_MSI route behind an irqfd) with
+//!     `flags = KVM_MSI_VALID_DEVID`, `devid = ItsDeviceId`, `data = ItsEventId`, address =
+//!     `GitsBase + 0x1_0040` (GITS_TRANSLATER). KVM_SIGNAL_MSI returns 0 when the ITS has no
+//!     mapping for it (the MSI is dropped), 1 when it was delivered.
 //! - **spin**: starts its other vCPUs (PSCI CPU_ON on Aff0 1, 2, … until refused), prints its start
 //!   line and spins with IRQs masked on every vCPU: the busy neighbour domain.
 //!
