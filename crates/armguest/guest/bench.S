@@ -464,7 +464,22 @@ print_start:
     bl      puts
     mov     x0, #ABI_VERSION
     bl      putdec
-    bl      line_end
+    ldr     x0, [x19, #P_BENCH]
+    cmp     x0, #BENCH_DEVICE
+    b.ne    1f
+    adr     x0, s_intid             // device: ` intid=<n> trigger=<edge|level>`
+    bl      puts
+    ldr     x0, [x19, #P_DEV_INTID]
+    bl      putdec
+    adr     x0, s_trigger
+    bl      puts
+    ldr     x0, [x19, #P_DEV_TRIGGER]
+    adr     x1, s_edge
+    adr     x2, s_level
+    cmp     x0, #TRIGGER_LEVEL
+    csel    x0, x2, x1, eq
+    bl      puts
+1:  bl      line_end
     ldr     x30, [sp], #16
     ret
 
@@ -491,6 +506,10 @@ s_ipi_rtt:  .asciz "ipi_rtt"
 s_spin:     .asciz "spin"
 s_device:   .asciz "device"
 s_d:        .asciz "d "
+s_intid:    .asciz " intid="
+s_trigger:  .asciz " trigger="
+s_edge:     .asciz "edge"
+s_level:    .asciz "level"
 s_its:      .asciz "error its="
 s_its_nolpis: .asciz "no_lpis"
 s_its_dt:   .asciz "device_table_too_big"

@@ -145,6 +145,8 @@ fn device_spi_edge_and_level_self_triggered_arrive_once_each() {
     for (trigger, wait) in [(Trigger::Edge, Wait::Wfi), (Trigger::Level, Wait::Wfi), (Trigger::Edge, Wait::Busy)] {
         let Some(log) = qemu(&device(DeviceIrq::Spi { intid: 100, trigger }, wait, 8), false) else { return };
         assert!(log.contains(" start bench=device "), "{log}");
+        let t = if trigger == Trigger::Level { "level" } else { "edge" };
+        assert!(log.contains(&format!(" abi=2 intid=100 trigger={t} *")), "{log}");
         check_device_run(&log, 8);
     }
 }
