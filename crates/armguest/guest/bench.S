@@ -45,6 +45,8 @@ entry:
     b.eq    timer_bench
     cmp     x0, #BENCH_IPI
     b.eq    ipi_bench
+    cmp     x0, #BENCH_DEVICE
+    b.eq    device_bench
     bl      line_begin
     adr     x0, s_unknown
     bl      puts
@@ -244,11 +246,14 @@ emit_sample:
     b.eq    4f
     bl      line_begin
     ldr     x0, [x19, #P_BENCH]
+    adr     x1, s_t
+    adr     x2, s_i
     cmp     x0, #BENCH_IPI
-    adr     x0, s_t
-    b.ne    2f
-    adr     x0, s_i
-2:  bl      puts
+    csel    x1, x2, x1, eq
+    adr     x2, s_d
+    cmp     x0, #BENCH_DEVICE
+    csel    x0, x2, x1, eq
+    bl      puts
     ldr     x0, [sp, #16]
     bl      putdec
     mov     x0, #' '
@@ -348,11 +353,14 @@ print_stat:
 bench_done:
     msr     daifset, #2
     ldr     x0, [x19, #P_BENCH]
+    adr     x1, s_timer
+    adr     x2, s_ipi
     cmp     x0, #BENCH_IPI
-    adr     x0, s_timer
-    b.ne    1f
-    adr     x0, s_ipi
-1:  adr     x1, stat_a
+    csel    x1, x2, x1, eq
+    adr     x2, s_device
+    cmp     x0, #BENCH_DEVICE
+    csel    x0, x2, x1, eq
+    adr     x1, stat_a
     bl      print_stat
     ldr     x0, [x19, #P_BENCH]
     cmp     x0, #BENCH_IPI
@@ -414,6 +422,9 @@ print_start:
     adr     x3, s_spin
     cmp     x0, #BENCH_IPI
     csel    x1, x2, x1, eq
+    adr     x2, s_device
+    cmp     x0, #BENCH_DEVICE
+    csel    x1, x2, x1, eq
     cmp     x0, #BENCH_SPIN
     csel    x0, x3, x1, eq
     bl      puts
@@ -453,11 +464,27 @@ print_start:
     bl      puts
     mov     x0, #ABI_VERSION
     bl      putdec
-    bl      line_end
+    ldr     x0, [x19, #P_BENCH]
+    cmp     x0, #BENCH_DEVICE
+    b.ne    1f
+    adr     x0, s_intid             // device: ` intid=<n> trigger=<edge|level>`
+    bl      puts
+    ldr     x0, [x19, #P_DEV_INTID]
+    bl      putdec
+    adr     x0, s_trigger
+    bl      puts
+    ldr     x0, [x19, #P_DEV_TRIGGER]
+    adr     x1, s_edge
+    adr     x2, s_level
+    cmp     x0, #TRIGGER_LEVEL
+    csel    x0, x2, x1, eq
+    bl      puts
+1:  bl      line_end
     ldr     x30, [sp], #16
     ret
 
 .include "gic.S"
+.include "device.S"
 .include "console.S"
 .include "vectors.S"
 
@@ -477,6 +504,19 @@ s_timer:    .asciz "timer"
 s_ipi:      .asciz "ipi"
 s_ipi_rtt:  .asciz "ipi_rtt"
 s_spin:     .asciz "spin"
+s_device:   .asciz "device"
+s_d:        .asciz "d "
+s_intid:    .asciz " intid="
+s_trigger:  .asciz " trigger="
+s_edge:     .asciz "edge"
+s_level:    .asciz "level"
+s_its:      .asciz "error its="
+s_its_nolpis: .asciz "no_lpis"
+s_its_dt:   .asciz "device_table_too_big"
+s_its_page: .asciz "baser_refused"
+s_its_nodt: .asciz "no_device_table"
+s_its_stalled: .asciz "stalled"
+s_its_timeout: .asciz "creadr_timeout"
 s_wfi:      .asciz "wfi"
 s_busy:     .asciz "busy"
 s_console:  .asciz "console"
@@ -510,6 +550,8 @@ pong_time:  .quad 0
 rx_time:    .quad 0
 cpu1_ready: .quad 0
 spurious:   .quad 0
+dev_flag:   .quad 0
+dev_time:   .quad 0
 stat_a:     .quad 0, 0, -1, 0, 0    // count, sum, min, max, warm_max
 stat_b:     .quad 0, 0, -1, 0, 0
 .balign 16

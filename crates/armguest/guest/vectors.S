@@ -1,4 +1,4 @@
-// irqlab arm64 benchmark guest: the exception vectors, the IRQ handler (timer, ping, pong) and the fault report. Included by bench.S (one translation unit, PC-relative only).
+// irqlab arm64 benchmark guest: the exception vectors, the IRQ handler (timer, ping, pong, device) and the fault report. Included by bench.S (one translation unit, PC-relative only).
 // ---------------------------------------------------------------- exceptions
 .balign 0x800
 vectors:
@@ -27,12 +27,21 @@ irq_entry:
     b.eq    irq_ping
     cmp     x2, #SGI_PONG
     b.eq    irq_pong
-    adr     x4, spurious
+    adr     x4, _start
+    ldr     x3, [x4, #P_BENCH]
+    cmp     x3, #BENCH_DEVICE
+    b.ne    1f
+    ldr     x3, [x4, #P_DEV_INTID]
+    cmp     x2, x3
+    b.eq    irq_device
+1:  adr     x4, spurious
     ldr     x3, [x4]
     add     x3, x3, #1
     str     x3, [x4]
-    cmp     x2, #1020               // 1020-1023: special, no EOI
-    b.hs    irq_out
+    cmp     x2, #1020               // 1020-1023: special, no EOI (LPIs, 8192 up, are EOIed)
+    b.lo    irq_eoi
+    cmp     x2, #1023
+    b.ls    irq_out
     b       irq_eoi
 irq_timer:
     mrs     x3, cntv_cval_el0
@@ -52,6 +61,14 @@ irq_ping:                           // on vCPU 1: stamp, reply
     msr     icc_sgi1r_el1, x3
     isb
     b       irq_eoi
+irq_device:                         // on vCPU 0: stamp, flag; EOI (a level SPI is resampled then)
+    adr     x4, dev_flag                // a second arrival before the sample was taken: spurious
+    ldr     x3, [x4]
+    cbnz    x3, 1b
+    adr     x4, dev_time
+    str     x0, [x4]
+    adr     x4, dev_flag
+    b       irq_flag
 irq_pong:                           // on vCPU 0: stamp, flag
     adr     x4, pong_time
     str     x0, [x4]

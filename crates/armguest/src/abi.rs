@@ -28,7 +28,7 @@ pub const TEXT_OFFSET: u64 = 0x80000;
 /// `irqlabg\0` little-endian: marks a parameter block.
 pub const PARAMS_MAGIC: u64 = u64::from_le_bytes(*b"irqlabg\0");
 /// Bumped on any incompatible change to the fields, codes or line format.
-pub const ABI_VERSION: u64 = 1;
+pub const ABI_VERSION: u64 = 2;
 
 /// The parameter block's fields, in image order (offset = `PARAMS_OFFSET + 8 * index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,8 @@ pub enum Field {
     Bench,
     /// [`WAIT_WFI`] or [`WAIT_BUSY`].
     Wait,
-    /// Timer: deadline this many counter ticks after arming. IPI: gap between sends.
+    /// Timer: deadline this many counter ticks after arming. IPI: gap between sends. Device:
+    /// unused (the host paces the triggers), printed on the `start` line only.
     PeriodTicks,
     /// Samples taken in total (warm-up ones included).
     Samples,
@@ -59,10 +60,26 @@ pub enum Field {
     RingRecords,
     /// Guest-physical address the guest writes an [`EXIT_DONE`]… code to (0 = none).
     ExitAddr,
+    /// Device bench: the INTID the guest enables and waits for, an SPI (32..=1019) or an LPI
+    /// (8192..=65535, KVM's and QEMU's 16 INTID bits).
+    DeviceIntid,
+    /// Device bench, SPI: [`TRIGGER_EDGE`] or [`TRIGGER_LEVEL`] (GICD_ICFGR). LPIs are edge.
+    DeviceTrigger,
+    /// ITS control frame (GITS_CTLR) base; 0 = no ITS (an LPI needs one).
+    GitsBase,
+    /// LPI: the DeviceID the guest maps (MAPD) and the EventID it maps to the INTID (MAPTI).
+    ItsDeviceId,
+    ItsEventId,
+    /// LPI: 1 MiB of guest RAM, 64 KiB aligned, for the LPI property and pending tables, the
+    /// command queue, the ITS device and collection tables and the ITT ([`ITS_LAYOUT`]).
+    ItsTablesAddr,
+    /// Device bench: 1 = the guest raises its own interrupt (SPI: GICD_ISPENDR; LPI: a write of
+    /// the EventID to GITS_TRANSLATER) for bare-QEMU tests; 0 = the host triggers.
+    DeviceSelfTrigger,
 }
 
 impl Field {
-    pub const ALL: [Field; 15] = [
+    pub const ALL: [Field; 22] = [
         Field::Magic,
         Field::AbiVersion,
         Field::Bench,
@@ -78,6 +95,13 @@ impl Field {
         Field::RingAddr,
         Field::RingRecords,
         Field::ExitAddr,
+        Field::DeviceIntid,
+        Field::DeviceTrigger,
+        Field::GitsBase,
+        Field::ItsDeviceId,
+        Field::ItsEventId,
+        Field::ItsTablesAddr,
+        Field::DeviceSelfTrigger,
     ];
 
     /// Byte offset of this field in the image.
@@ -103,6 +127,13 @@ impl Field {
             Field::RingAddr => "P_RING_ADDR",
             Field::RingRecords => "P_RING_RECORDS",
             Field::ExitAddr => "P_EXIT_ADDR",
+            Field::DeviceIntid => "P_DEV_INTID",
+            Field::DeviceTrigger => "P_DEV_TRIGGER",
+            Field::GitsBase => "P_GITS",
+            Field::ItsDeviceId => "P_ITS_DEVID",
+            Field::ItsEventId => "P_ITS_EVENTID",
+            Field::ItsTablesAddr => "P_ITS_TABLES",
+            Field::DeviceSelfTrigger => "P_DEV_SELF",
         }
     }
 
@@ -127,6 +158,13 @@ impl Field {
             Field::RingAddr => 0,
             Field::RingRecords => 0,
             Field::ExitAddr => 0,
+            Field::DeviceIntid => 48,
+            Field::DeviceTrigger => TRIGGER_EDGE,
+            Field::GitsBase => 0,
+            Field::ItsDeviceId => 0,
+            Field::ItsEventId => 0,
+            Field::ItsTablesAddr => 0,
+            Field::DeviceSelfTrigger => 0,
         }
     }
 }
@@ -138,6 +176,10 @@ pub const BENCH_TIMER: u64 = 0;
 pub const BENCH_IPI: u64 = 1;
 /// Spin forever after one `start` line: the busy neighbour domain.
 pub const BENCH_SPIN: u64 = 2;
+/// Waits for `samples` interrupts on `DeviceIntid` (SPI or LPI through the ITS).
+pub const BENCH_DEVICE: u64 = 3;
+pub const TRIGGER_EDGE: u64 = 0;
+pub const TRIGGER_LEVEL: u64 = 1;
 pub const WAIT_WFI: u64 = 0;
 pub const WAIT_BUSY: u64 = 1;
 pub const REPORT_CONSOLE: u64 = 0;
@@ -151,9 +193,18 @@ pub const EXIT_UNKNOWN_BENCH: u64 = 3;
 /// Bad magic/ABI version, unexpected exception, or a vCPU 1 that did not start.
 pub const EXIT_ERROR: u64 = 4;
 
+/// Not an exit: written to `exit_addr` once the device bench has programmed its SPI or ITS and
+/// is about to wait for the first interrupt (the guest continues). A host must not trigger before
+/// it: an MSI before MAPTI is dropped by the ITS (KVM_SIGNAL_MSI returns 0, "blocked").
+pub const SIGNAL_DEVICE_READY: u64 = 6;
+/// The ITS set-up did not complete (a GITS_CREADR that did not catch up, a table that does not fit
+/// in the 1 MiB at `ItsTablesAddr`, an indirect-only table): the console says which.
+pub const EXIT_ITS: u64 = 5;
+
 /// Memory mode ring: `RING_HEADER` bytes (u64 records written so far, u64 spurious interrupts),
 /// then `ring_records` records of two u64: (sample index, latency ticks) for the timer,
-/// (one-way ticks, round-trip ticks) for the IPI. Record `n` is at slot `n % ring_records`.
+/// (one-way ticks, round-trip ticks) for the IPI, (sample index, CNTVCT read first thing in the
+/// handler) for the device bench. Record `n` is at slot `n % ring_records`.
 pub const RING_HEADER: usize = 16;
 pub const RING_RECORD: usize = 16;
 
@@ -162,6 +213,20 @@ pub const SGI_PING: u64 = 0;
 pub const SGI_PONG: u64 = 1;
 /// The EL1 virtual timer's PPI.
 pub const PPI_VTIMER: u64 = 27;
+
+/// Where the guest puts its ITS structures in the 1 MiB at `ItsTablesAddr` (offsets):
+/// LPI property table (64 KiB: INTIDs up to 65535, GICR_PROPBASER.IDbits = 15), LPI pending
+/// table (8 KiB, 64 KiB aligned), the command queue (4 KiB), the collection table (64 KiB), the
+/// ITT (64 KiB: 12 EventID bits at up to 16 bytes an entry), then the device table to the end
+/// (704 KiB: 11 pages of 64 KiB, the page size the guest asks of GITS_BASER). The guest zeroes
+/// the whole 1 MiB first.
+pub const ITS_LAYOUT: [(&str, u64); 6] = [("ITS_PROP", 0x0), ("ITS_PEND", 0x1_0000), ("ITS_CMDQ", 0x2_0000), ("ITS_CT", 0x3_0000), ("ITS_ITT", 0x4_0000), ("ITS_DT", 0x5_0000)];
+pub const ITS_TABLES_SIZE: u64 = 0x10_0000;
+/// EventIDs the ITT holds (MAPD Size = 11).
+pub const ITS_EVENT_BITS: u64 = 12;
+/// LPI INTIDs start here; the guest's tables cover INTIDs below `LPI_LIMIT`.
+pub const LPI_BASE: u64 = 8192;
+pub const LPI_LIMIT: u64 = 65536;
 
 /// The `.equ` include for `guest/bench.S`.
 pub fn asm_include() -> String {
@@ -186,12 +251,23 @@ pub fn asm_include() -> String {
         ("EXIT_PARKED", EXIT_PARKED),
         ("EXIT_UNKNOWN_BENCH", EXIT_UNKNOWN_BENCH),
         ("EXIT_ERROR", EXIT_ERROR),
+        ("EXIT_ITS", EXIT_ITS),
+        ("SIGNAL_DEVICE_READY", SIGNAL_DEVICE_READY),
+        ("BENCH_DEVICE", BENCH_DEVICE),
+        ("TRIGGER_EDGE", TRIGGER_EDGE),
+        ("TRIGGER_LEVEL", TRIGGER_LEVEL),
+        ("ITS_TABLES_SIZE", ITS_TABLES_SIZE),
+        ("ITS_EVENT_BITS", ITS_EVENT_BITS),
+        ("LPI_BASE", LPI_BASE),
         ("RING_HEADER", RING_HEADER as u64),
         ("RING_RECORD", RING_RECORD as u64),
         ("SGI_PING", SGI_PING),
         ("SGI_PONG", SGI_PONG),
         ("PPI_VTIMER", PPI_VTIMER),
     ] {
+        equ(n, v);
+    }
+    for (n, v) in ITS_LAYOUT {
         equ(n, v);
     }
     s.push_str(".macro PARAM_DEFAULTS\n");

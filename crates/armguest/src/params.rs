@@ -18,6 +18,33 @@ pub enum Bench {
     Timer,
     Ipi,
     Spin,
+    /// Wait for `samples` interrupts from a device (or, for bare-QEMU tests, the guest itself).
+    Device(Device),
+}
+
+/// SPI trigger mode (GICD_ICFGR, IHI 0069 12.9.9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Edge,
+    /// KVM de-asserts a level SPI fed by an irqfd through its resamplefd when the guest EOIs.
+    Level,
+}
+
+/// The interrupt the device bench waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceIrq {
+    /// An SPI (32..=1019) the guest programs in the distributor, routed to vCPU 0.
+    Spi { intid: u32, trigger: Trigger },
+    /// An LPI (8192..=65535) the guest maps through the ITS at `gits_base`: `device_id`/`event_id`
+    /// → `intid`, collection 0 on vCPU 0, its tables in the 1 MiB at `tables_addr`.
+    Lpi { intid: u32, gits_base: u64, device_id: u32, event_id: u32, tables_addr: u64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Device {
+    pub irq: DeviceIrq,
+    /// The guest raises the interrupt itself (SPI: GICD_ISPENDR; LPI: GITS_TRANSLATER).
+    pub self_trigger: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +146,9 @@ impl Params {
             Bench::Timer => abi::BENCH_TIMER,
             Bench::Ipi => abi::BENCH_IPI,
             Bench::Spin => abi::BENCH_SPIN,
+            Bench::Device(_) => abi::BENCH_DEVICE,
         };
+        let dev = device_fields(&self.bench)?;
         let wait = match self.wait {
             Wait::Wfi => abi::WAIT_WFI,
             Wait::Busy => abi::WAIT_BUSY,
@@ -143,11 +172,79 @@ impl Params {
                     Field::RingAddr => ring_addr,
                     Field::RingRecords => ring_records,
                     Field::ExitAddr => self.exit_addr,
+                    Field::DeviceIntid => dev[0],
+                    Field::DeviceTrigger => dev[1],
+                    Field::GitsBase => dev[2],
+                    Field::ItsDeviceId => dev[3],
+                    Field::ItsEventId => dev[4],
+                    Field::ItsTablesAddr => dev[5],
+                    Field::DeviceSelfTrigger => dev[6],
                 };
                 (f, v)
             })
             .collect())
     }
+}
+
+/// The device fields (in [`Field`] order from `DeviceIntid`), validated; the image defaults for
+/// the other benches.
+fn device_fields(bench: &Bench) -> Result<[u64; 7], GuestError> {
+    let d = |f: Field| f.default_value();
+    let Bench::Device(dev) = bench else {
+        return Ok([Field::DeviceIntid, Field::DeviceTrigger, Field::GitsBase, Field::ItsDeviceId, Field::ItsEventId, Field::ItsTablesAddr, Field::DeviceSelfTrigger].map(d));
+    };
+    let selft = dev.self_trigger as u64;
+    match dev.irq {
+        DeviceIrq::Spi { intid, trigger } => {
+            if !(32..=1019).contains(&intid) {
+                return Err(invalid("device_intid", format!("SPI {intid} is outside 32..=1019")));
+            }
+            let t = if trigger == Trigger::Level { abi::TRIGGER_LEVEL } else { abi::TRIGGER_EDGE };
+            Ok([intid as u64, t, 0, 0, 0, 0, selft])
+        }
+        DeviceIrq::Lpi { intid, gits_base, device_id, event_id, tables_addr } => {
+            let intid = intid as u64;
+            if !(abi::LPI_BASE..abi::LPI_LIMIT).contains(&intid) {
+                return Err(invalid("device_intid", format!("LPI {intid} is outside {}..{} (the guest's LPI tables cover 16 INTID bits)", abi::LPI_BASE, abi::LPI_LIMIT)));
+            }
+            if gits_base == 0 || !gits_base.is_multiple_of(0x1_0000) {
+                return Err(invalid("gits_base", format!("{gits_base:#x}: an LPI needs the ITS's 64 KiB-aligned base")));
+            }
+            if tables_addr == 0 || !tables_addr.is_multiple_of(0x1_0000) {
+                return Err(invalid("its_tables_addr", format!("{tables_addr:#x} must be a non-zero 64 KiB-aligned address of {} bytes of RAM", abi::ITS_TABLES_SIZE)));
+            }
+            if event_id as u64 >= 1 << abi::ITS_EVENT_BITS {
+                return Err(invalid("its_event_id", format!("{event_id} does not fit the guest's ITT ({} EventID bits)", abi::ITS_EVENT_BITS)));
+            }
+            if device_id >= 1 << 16 {
+                return Err(invalid("its_device_id", format!("{device_id} is above the 16 DeviceID bits KVM's vITS and QEMU's ITS offer")));
+            }
+            Ok([intid, abi::TRIGGER_EDGE, gits_base, device_id as u64, event_id as u64, tables_addr, selft])
+        }
+    }
+}
+
+fn device_from(g: &dyn Fn(Field) -> u64) -> Result<Device, GuestError> {
+    let self_trigger = match g(Field::DeviceSelfTrigger) {
+        0 => false,
+        1 => true,
+        v => return Err(invalid("device_self_trigger", format!("{v} is not 0 or 1"))),
+    };
+    let intid = g(Field::DeviceIntid);
+    let small = |f: Field, name: &'static str| u32::try_from(g(f)).map_err(|_| invalid(name, format!("{:#x} does not fit 32 bits", g(f))));
+    let irq = if intid >= abi::LPI_BASE {
+        DeviceIrq::Lpi { intid: small(Field::DeviceIntid, "device_intid")?, gits_base: g(Field::GitsBase), device_id: small(Field::ItsDeviceId, "its_device_id")?, event_id: small(Field::ItsEventId, "its_event_id")?, tables_addr: g(Field::ItsTablesAddr) }
+    } else {
+        let trigger = match g(Field::DeviceTrigger) {
+            abi::TRIGGER_EDGE => Trigger::Edge,
+            abi::TRIGGER_LEVEL => Trigger::Level,
+            v => return Err(invalid("device_trigger", format!("unknown code {v}"))),
+        };
+        DeviceIrq::Spi { intid: intid as u32, trigger }
+    };
+    let dev = Device { irq, self_trigger };
+    device_fields(&Bench::Device(dev))?;
+    Ok(dev)
 }
 
 fn u64_at(image: &[u8], off: usize) -> u64 {
@@ -191,6 +288,7 @@ pub fn read_params(image: &[u8]) -> Result<Params, GuestError> {
         abi::BENCH_TIMER => Bench::Timer,
         abi::BENCH_IPI => Bench::Ipi,
         abi::BENCH_SPIN => Bench::Spin,
+        abi::BENCH_DEVICE => Bench::Device(device_from(&g)?),
         v => return Err(invalid("bench", format!("unknown code {v}"))),
     };
     let wait = match g(Field::Wait) {
@@ -257,6 +355,51 @@ mod tests {
         assert_eq!(e(Params { gicd_base: 0x3001004, ..Params::default() }), "gicd_base");
         assert_eq!(e(Params { report: Report::Memory { ring_addr: 0x1000, ring_records: 4 }, ..Params::default() }), "exit_addr");
         assert_eq!(e(Params { report: Report::Memory { ring_addr: 0, ring_records: 4 }, exit_addr: 8, ..Params::default() }), "ring_addr");
+    }
+
+    fn lpi() -> DeviceIrq {
+        DeviceIrq::Lpi { intid: 8192, gits_base: 0x0808_0000, device_id: 0, event_id: 3, tables_addr: 0x4500_0000 }
+    }
+
+    #[test]
+    fn device_params_round_trip_through_their_fields() {
+        let img = fake_image();
+        for irq in [DeviceIrq::Spi { intid: 40, trigger: Trigger::Level }, DeviceIrq::Spi { intid: 1019, trigger: Trigger::Edge }, lpi()] {
+            let p = Params { bench: Bench::Device(Device { irq, self_trigger: true }), ..Params::default() };
+            let out = patch(&img, &p).unwrap();
+            assert_eq!(read_params(&out).unwrap(), p);
+            assert_eq!(u64_at(&out, Field::Bench.offset()), abi::BENCH_DEVICE);
+            assert_eq!(u64_at(&out, Field::DeviceSelfTrigger.offset()), 1);
+        }
+        let out = patch(&img, &Params { bench: Bench::Device(Device { irq: lpi(), self_trigger: false }), ..Params::default() }).unwrap();
+        assert_eq!(u64_at(&out, Field::DeviceIntid.offset()), 8192);
+        assert_eq!(u64_at(&out, Field::GitsBase.offset()), 0x0808_0000);
+        assert_eq!(u64_at(&out, Field::ItsEventId.offset()), 3);
+        assert_eq!(u64_at(&out, Field::ItsTablesAddr.offset()), 0x4500_0000);
+        let out = patch(&img, &Params { bench: Bench::Device(Device { irq: DeviceIrq::Spi { intid: 33, trigger: Trigger::Level }, self_trigger: false }), ..Params::default() }).unwrap();
+        assert_eq!(u64_at(&out, Field::DeviceTrigger.offset()), abi::TRIGGER_LEVEL);
+    }
+
+    #[test]
+    fn bad_device_params_name_the_field() {
+        let img = fake_image();
+        let e = |irq: DeviceIrq| match patch(&img, &Params { bench: Bench::Device(Device { irq, self_trigger: false }), ..Params::default() }) {
+            Err(GuestError::Invalid { field, why }) => (field, why),
+            other => panic!("{other:?}"),
+        };
+        let DeviceIrq::Lpi { intid, gits_base, device_id, event_id, tables_addr } = lpi() else { unreachable!() };
+        assert_eq!(e(DeviceIrq::Spi { intid: 31, trigger: Trigger::Edge }).0, "device_intid");
+        assert_eq!(e(DeviceIrq::Spi { intid: 1020, trigger: Trigger::Edge }).0, "device_intid");
+        assert_eq!(e(DeviceIrq::Lpi { intid: 8191, gits_base, device_id, event_id, tables_addr }).0, "device_intid");
+        assert_eq!(e(DeviceIrq::Lpi { intid: 65536, gits_base, device_id, event_id, tables_addr }).0, "device_intid");
+        assert_eq!(e(DeviceIrq::Lpi { intid, gits_base: 0, device_id, event_id, tables_addr }).0, "gits_base");
+        assert_eq!(e(DeviceIrq::Lpi { intid, gits_base, device_id, event_id, tables_addr: 0x4500_8000 }).0, "its_tables_addr");
+        assert_eq!(e(DeviceIrq::Lpi { intid, gits_base, device_id, event_id: 4096, tables_addr }).0, "its_event_id");
+        assert_eq!(e(DeviceIrq::Lpi { intid, gits_base, device_id: 1 << 16, event_id, tables_addr }).0, "its_device_id");
+        // A patched block that names an LPI but no ITS is refused on read too.
+        let mut out = patch(&img, &Params { bench: Bench::Device(Device { irq: lpi(), self_trigger: false }), ..Params::default() }).unwrap();
+        out[Field::GitsBase.offset()..Field::GitsBase.offset() + 8].fill(0);
+        assert!(matches!(read_params(&out), Err(GuestError::Invalid { field: "gits_base", .. })));
     }
 
     #[test]

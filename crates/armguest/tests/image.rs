@@ -43,7 +43,7 @@ fn image_is_small_and_page_aligned_data() {
 fn console_format_strings_are_in_the_image() {
     let Some(img) = image() else { return };
     let text = String::from_utf8_lossy(img);
-    for s in ["@irqlab v1 ", "start bench=", "end samples=", " lost=", " warm_max=", "sum "] {
+    for s in ["@irqlab v1 ", "start bench=", "end samples=", " lost=", " warm_max=", "sum ", "device", "error its="] {
         assert!(text.contains(s), "missing {s:?}");
     }
 }

@@ -4,7 +4,7 @@
 //! Lines are found by their `@irqlab v1 ` marker wherever it sits (after `(XEN) DOM1: `, a
 //! timestamp, or at the start); everything else is noise and is counted, not parsed. Lines are
 //! grouped per domain (`DOM<n>` before the marker, or one stream when there is none); the stream
-//! whose `start` line names a timer or IPI bench is the result, a `spin` stream is the neighbour.
+//! whose `start` line names a timer, IPI or device bench is the result, a `spin` stream is the neighbour.
 //!
 //! Damage is never silent. Each line carries a sequence number and an XOR checksum: a bad
 //! checksum, a malformed line, a sequence gap or repeat, a sample out of order, a summary that
@@ -206,10 +206,19 @@ struct Collected {
 }
 
 fn classes(bench: &str) -> &'static [&'static str] {
-    if bench == "ipi" {
-        &["ipi", "ipi_rtt"]
-    } else {
-        &["timer"]
+    match bench {
+        "ipi" => &["ipi", "ipi_rtt"],
+        "device" => &["device"],
+        _ => &["timer"],
+    }
+}
+
+/// The sample line kind of a bench: `t` (timer), `i` (ipi), `d` (device: the arrival stamp).
+fn sample_kind(bench: &str) -> &'static str {
+    match bench {
+        "ipi" => "i",
+        "device" => "d",
+        _ => "t",
     }
 }
 
@@ -237,7 +246,7 @@ fn collect(st: &Start, recs: &Stream) -> Collected {
         }
         let vals: Result<Vec<u64>, _> = r.fields.iter().map(|f| f.parse::<u64>()).collect();
         match (r.kind.as_str(), vals) {
-            ("t", Ok(v)) | ("i", Ok(v)) if v.len() == 1 + n_class && (r.kind == "i") == (st.bench == "ipi") => {
+            ("t" | "i" | "d", Ok(v)) if v.len() == 1 + n_class && r.kind == sample_kind(&st.bench) => {
                 let idx = c.ticks[0].len() as u64;
                 if v[0] != idx {
                     c.damage = fail(format!("sample {} where sample {idx} was due", v[0]));
@@ -247,7 +256,7 @@ fn collect(st: &Start, recs: &Stream) -> Collected {
                     c.ticks[k].push(*t);
                 }
             }
-            ("t", _) | ("i", _) => {
+            ("t" | "i" | "d", _) => {
                 c.damage = fail(format!("malformed `{}` sample line for the {} bench", r.kind, st.bench));
                 return c;
             }
@@ -341,7 +350,7 @@ pub fn parse(text: &str, source: &str, meta: ConsoleMeta) -> Result<RunResult, C
         let st = start(first).map_err(|why| ConsoleError::Damaged { file: src(), line: first.line, why })?;
         match st.bench.as_str() {
             "spin" => neighbours.push(key.clone()),
-            "timer" | "ipi" => {
+            "timer" | "ipi" | "device" => {
                 if let Some((k, _)) = &bench {
                     return Err(ConsoleError::TwoBenches { file: src(), first: k.clone(), second: key.clone() });
                 }
@@ -451,6 +460,9 @@ fn build(meta: &ConsoleMeta, source: &str, key: &str, st: &Start, c: &Collected,
     }
     if let Some((line, why)) = &c.damage {
         r.error = Some(format!("{source}:{line}: {why}; {kept} of {} samples kept", st.samples));
+    }
+    if st.bench == "device" {
+        notes.push("device samples are the guest's CNTVCT at each arrival, not latencies: subtract the trigger's counter stamps (the host's) to get latencies".into());
     }
     notes.push(format!("latencies converted from counter ticks at {} Hz; host: {}", st.freq, meta.host.label()));
     r.notes = notes;

@@ -186,3 +186,21 @@ fn real_icount_logs_with_a_neighbour_and_an_ipi() {
     assert_eq!(c.classes["ipi"].summary.min, 584501 * 16);
     assert_eq!(c.classes["ipi_rtt"].summary.max, 1236246 * 16);
 }
+
+#[test]
+fn device_bench_d_lines_are_arrival_stamps_and_must_match_their_bench() {
+    let start = line("0 start bench=device wait=wfi period=62500 samples=2 warmup=0 freq=1000000000 report=console abi=2");
+    let ok = [start.clone(), line("1 d 0 1000"), line("2 d 1 5000"), line("3 sum device n=2 avg=3000 min=1000 max=5000 warm_max=5000"), line("4 end samples=2 lost=0 spurious=0")];
+    let r = parse(&ok.join("\n"), "dev", meta()).unwrap();
+    let c = &r.configs[0];
+    assert_eq!(c.params["bench"], "device");
+    assert_eq!((c.classes["device"].summary.count, c.classes["device"].summary.min, c.classes["device"].summary.max), (2, 1000, 5000));
+    assert!(c.notes.iter().any(|n| n.contains("arrival") && n.contains("not latencies")), "{:?}", c.notes);
+    // A `t` line in a device stream, or a `d` line in a timer stream, is damage.
+    for (s, l) in [(start.clone(), line("1 t 0 10")), (line("0 start bench=timer wait=wfi period=1 samples=1 warmup=0 freq=1000000000 report=console abi=2"), line("1 d 0 10"))] {
+        match parse(&[s, l].join("\n"), "m", meta()) {
+            Err(ConsoleError::Damaged { line: 2, why, .. }) => assert!(why.contains("malformed"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
