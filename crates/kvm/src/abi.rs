@@ -51,6 +51,9 @@ pub mod done {
     /// The guest hit an error it reports itself (bad parameter block, unexpected exception, a
     /// secondary vCPU that did not start).
     pub const ERROR: u64 = 0xf3;
+    /// Not an end: the guest has set its interrupt up and waits for the first trigger (the arm64
+    /// guest's device bench; the x86 guest stamps `slot::ENTRY_TSC` instead).
+    pub const READY: u64 = 0xf4;
 }
 
 /// Sample records: 32 bytes each ([0] start / trigger / send stamp, [1] arrival stamp, [2] reply

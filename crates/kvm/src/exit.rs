@@ -33,6 +33,8 @@ pub enum Action {
     Done,
     /// This vCPU parked itself (nothing more to do here).
     Parked,
+    /// The guest is ready for the first trigger; the vCPU keeps running.
+    Ready,
     /// Stop the whole run with this error.
     Fail(String),
 }
@@ -42,6 +44,7 @@ pub fn handle_exit(vcpu: u32, exit: &Exit) -> Action {
     match exit {
         Exit::Signal(done::FINISHED) => Action::Done,
         Exit::Signal(done::PARKED) => Action::Parked,
+        Exit::Signal(done::READY) => Action::Ready,
         Exit::Signal(done::ERROR) => Action::Fail(format!("vCPU {vcpu}: the guest reported an error (bad parameters, an unexpected exception, or a secondary vCPU that did not start)")),
         Exit::Signal(done::UNKNOWN_BENCH) => Action::Fail(format!("vCPU {vcpu}: the guest payload does not know this benchmark")),
         Exit::Signal(code) => Action::Fail(format!("vCPU {vcpu}: unknown completion code {code:#x} from the guest")),
@@ -69,6 +72,7 @@ mod tests {
     fn made_up_exits() {
         assert_eq!(handle_exit(0, &Exit::Signal(done::FINISHED)), Action::Done);
         assert_eq!(handle_exit(1, &Exit::Signal(done::PARKED)), Action::Parked);
+        assert_eq!(handle_exit(0, &Exit::Signal(done::READY)), Action::Ready);
         assert_eq!(handle_exit(0, &Exit::Interrupted), Action::Continue);
         let fail = |e: Exit| match handle_exit(3, &e) {
             Action::Fail(m) => m,

@@ -99,6 +99,10 @@ pub(crate) fn spawn_vcpu(id: u32, mut vcpu: VcpuFd, stop: Arc<AtomicBool>, tx: m
                 let exit = Imp::decode_exit(vcpu.run());
                 match handle_exit(id, &exit) {
                     Action::Continue => {}
+                    // Tell the host, and keep running the guest.
+                    Action::Ready => {
+                        let _ = tx.send((id, Action::Ready));
+                    }
                     a => {
                         let _ = tx.send((id, a));
                         break;
@@ -275,13 +279,25 @@ fn trigger_loop<P: SharedPage + ?Sized, C: Clock>(
     resamples: &mut u64,
 ) -> Result<(), RunError> {
     let cfg = w.cfg();
-    // Let the guest reach its wait with interrupts on before the first trigger.
+    // Let the guest reach its wait with interrupts on before the first trigger: the x86 guest
+    // stamps its entry, the arm64 guest signals READY once its interrupt is set up.
     let t_ready = Instant::now();
-    while page.slot(slot::ENTRY_TSC) == 0 {
-        if t_ready.elapsed() > cfg.stall_timeout {
-            return Err(RunError::NeverStarted(cfg.stall_timeout));
+    if Imp::ENTRY_STAMP {
+        while page.slot(slot::ENTRY_TSC) == 0 {
+            if t_ready.elapsed() > cfg.stall_timeout {
+                return Err(RunError::NeverStarted(cfg.stall_timeout));
+            }
+            std::thread::yield_now();
         }
-        std::thread::yield_now();
+    } else {
+        loop {
+            match rx.recv_timeout(cfg.stall_timeout.saturating_sub(t_ready.elapsed())) {
+                Ok((_, Action::Ready)) => break,
+                Ok((_, Action::Fail(e))) => return Err(RunError::Guest(e)),
+                Ok(_) => {}
+                Err(_) => return Err(RunError::NeverStarted(cfg.stall_timeout)),
+            }
+        }
     }
     let period_ns = period * 1_000_000 / counter_khz.max(1);
     let mut next = Instant::now() + Duration::from_nanos(period_ns);

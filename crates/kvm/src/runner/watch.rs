@@ -139,7 +139,7 @@ pub fn wait_loop<P: SharedPage + ?Sized, C: Clock>(
                 progress(count.saturating_sub(last));
                 return Ok(());
             }
-            Ok((_, Action::Parked)) | Ok((_, Action::Continue)) => {}
+            Ok((_, Action::Parked)) | Ok((_, Action::Continue)) | Ok((_, Action::Ready)) => {}
             Ok((_, Action::Fail(e))) => return Err(RunError::Guest(e)),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Err(RunError::AllVcpusEnded),

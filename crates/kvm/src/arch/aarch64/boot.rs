@@ -35,6 +35,10 @@ pub const MSI_GSI: u32 = 64;
 pub const ITS_DEVICE_ID: u32 = 0;
 pub const ITS_EVENT_ID: u32 = 0;
 pub const ITS_LPI: u32 = 8192;
+/// 1 MiB of guest RAM, 64 KiB-aligned, for the tables the guest gives its ITS (device, collection,
+/// ITT, command queue, LPI configuration and pending tables): KVM's vITS reads them there.
+pub const ITS_TABLES: u64 = RAM + 0x100_0000;
+pub const ITS_TABLES_SIZE: u64 = 1 << 20;
 /// GITS_TRANSLATER: the doorbell an MSI writes (ITS base + 0x1_0040).
 pub const GITS_TRANSLATER: u64 = GITS + 0x1_0040;
 
@@ -98,6 +102,8 @@ mod tests {
         assert!(IMAGE + IMAGE_MAX <= DATA);
         assert!(DATA + 0x1000 <= SAMPLES);
         assert!(SAMPLES + RING * SAMPLE_BYTES <= RAM + RAM_SIZE, "the ring fits in guest RAM");
+        assert!(SAMPLES + RING * 16 + 16 <= ITS_TABLES, "the guest's ring (16-byte records) ends before the ITS tables");
+        assert!(ITS_TABLES % 0x1_0000 == 0 && ITS_TABLES + ITS_TABLES_SIZE <= RAM + RAM_SIZE);
         assert!(GICD + 0x1_0000 <= GITS && GITS + 0x2_0000 <= GICR);
         assert!(GICR + gicr_size(MAX_VCPUS) <= EXIT_MMIO);
         assert!(EXIT_MMIO + 0x1000 <= RAM);

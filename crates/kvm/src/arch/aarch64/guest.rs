@@ -2,8 +2,8 @@
 //! with its parameter block patched for this VMM — the vGIC at `boot::GICD`/`GICR`, samples into
 //! a ring in guest RAM (memory report), completion written to the unbacked exit page — and the
 //! ring read back as the run loop's records.
-use armguest::abi::{EXIT_DONE, EXIT_ERROR, EXIT_PARKED, EXIT_UNKNOWN_BENCH, RING_HEADER, RING_RECORD};
-use armguest::{Bench, Params, Report, Wait};
+use armguest::abi::{EXIT_DONE, EXIT_ERROR, EXIT_ITS, EXIT_PARKED, EXIT_UNKNOWN_BENCH, RING_HEADER, RING_RECORD, SIGNAL_DEVICE_READY};
+use armguest::{Bench, Device, DeviceIrq, Params, Report, Trigger, Wait};
 
 use super::boot;
 use crate::abi::{done, RING};
@@ -16,7 +16,7 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Kv
     let bench = match cfg.kind {
         BenchKind::Timer => Bench::Timer,
         BenchKind::Ipi => Bench::Ipi,
-        BenchKind::Device => return Err(KvmError::Unsupported("the arm64 guest has no device bench yet".into())),
+        BenchKind::Device => Bench::Device(Device { irq: device_irq(cfg.via), self_trigger: false }),
     };
     let params = Params {
         bench,
@@ -35,6 +35,23 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Kv
         return Err(KvmError::Guest(format!("the arm64 guest is {} bytes, more than the {} this VMM's layout leaves", image.len(), boot::IMAGE_MAX)));
     }
     armguest::patch(image, &params).map_err(|e| KvmError::Guest(e.to_string()))
+}
+
+/// The interrupt the guest sets up for each device path (see `trigger.rs`): an LPI mapped
+/// through its ITS for the MSI paths, an edge or level SPI for the line paths.
+pub fn device_irq(via: crate::config::DeviceVia) -> DeviceIrq {
+    use crate::config::DeviceVia;
+    match via {
+        DeviceVia::Irqfd | DeviceVia::Msi => DeviceIrq::Lpi {
+            intid: boot::ITS_LPI,
+            gits_base: boot::GITS,
+            device_id: boot::ITS_DEVICE_ID,
+            event_id: boot::ITS_EVENT_ID,
+            tables_addr: boot::ITS_TABLES,
+        },
+        DeviceVia::Line => DeviceIrq::Spi { intid: boot::EDGE_SPI, trigger: Trigger::Edge },
+        DeviceVia::Level => DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level },
+    }
 }
 
 /// Guest address of the ring's record count.
@@ -60,7 +77,8 @@ pub fn signal_of_exit_value(value: u64) -> u64 {
         EXIT_DONE => done::FINISHED,
         EXIT_PARKED => done::PARKED,
         EXIT_UNKNOWN_BENCH => done::UNKNOWN_BENCH,
-        EXIT_ERROR => done::ERROR,
+        EXIT_ERROR | EXIT_ITS => done::ERROR,
+        SIGNAL_DEVICE_READY => done::READY,
         other => other,
     }
 }
@@ -85,6 +103,8 @@ mod tests {
         assert_eq!(signal_of_exit_value(EXIT_PARKED), done::PARKED);
         assert_eq!(signal_of_exit_value(EXIT_UNKNOWN_BENCH), done::UNKNOWN_BENCH);
         assert_eq!(signal_of_exit_value(EXIT_ERROR), done::ERROR);
+        assert_eq!(signal_of_exit_value(EXIT_ITS), done::ERROR);
+        assert_eq!(signal_of_exit_value(SIGNAL_DEVICE_READY), done::READY);
     }
 
     #[test]
@@ -97,6 +117,11 @@ mod tests {
         assert_eq!(p.samples, 10 + DISCARDED_FIRST);
         assert_eq!(p.period_ticks, cfg.period_cycles(62_500));
         assert_eq!(p.report, Report::Memory { ring_addr: boot::SAMPLES, ring_records: RING });
-        assert!(prepared_image(&BenchConfig { kind: BenchKind::Device, ..cfg }, 62_500).is_err());
+        let dev = |via| armguest::read_params(&prepared_image(&BenchConfig { kind: BenchKind::Device, vcpus: 1, via, ..cfg.clone() }, 62_500).unwrap()).unwrap();
+        let Bench::Device(d) = dev(crate::config::DeviceVia::Msi).bench else { panic!("device bench") };
+        assert_eq!(d.irq, device_irq(crate::config::DeviceVia::Msi));
+        assert!(!d.self_trigger, "the host triggers");
+        let Bench::Device(d) = dev(crate::config::DeviceVia::Level).bench else { panic!("device bench") };
+        assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
     }
 }
