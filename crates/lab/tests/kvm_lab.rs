@@ -117,4 +117,22 @@ mod needs_arm_lab {
         assert!(c["ipi_one_way"].summary.p50 < c["ipi_round_trip"].summary.p50, "{c:?}");
         assert!(counter(&r, "kvm.vcpu.exits") >= 200, "two SGI sends per round trip trap: {:?}", r.configs[0].counters);
     }
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn irqlab_run_device_paths_on_kvm_arm64() {
+        let d = tempfile::tempdir().unwrap();
+        // An MSI through the vITS the guest programmed itself (MAPD/MAPC/MAPTI/INV/SYNC): every
+        // LPI arrives.
+        let r = lab_run(&d.path().join("msi"), &["device", "--via", "msi", "--samples", "50", "--period-us", "2000"]);
+        assert_eq!(r.configs[0].classes["device_msi"].summary.count, 50);
+        assert!(r.configs[0].notes.iter().any(|n| n.contains("guest counter − host counter")), "{:?}", r.configs[0].notes);
+        // A level SPI with resample: one resample per interrupt, and KVM's maintenance exit on
+        // top of the WFI exit (kvm-arm-forwarded-irq's resample path: 2 exits per interrupt).
+        let r = lab_run(&d.path().join("level"), &["device", "--via", "level", "--samples", "50", "--period-us", "2000"]);
+        assert_eq!(r.configs[0].classes["device_level"].summary.count, 50);
+        assert_eq!(counter(&r, "trigger.resample_notifications"), 51);
+        let per_irq = (counter(&r, "kvm.vcpu.exits") - counter(&r, "kvm.vcpu.mmio_exit_kernel") - counter(&r, "kvm.vcpu.mmio_exit_user")) as f64 / 51.0;
+        assert!(per_irq >= 1.8, "level + resample: WFI and maintenance exits per interrupt, got {per_irq:.2}: {:?}", r.configs[0].counters);
+    }
 }
