@@ -16,6 +16,8 @@ use crate::error::KvmError;
 use crate::exit::Exit;
 use crate::runner::watch::SharedPage;
 
+pub mod common;
+
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 #[cfg(target_arch = "x86_64")]

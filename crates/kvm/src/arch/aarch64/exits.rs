@@ -19,17 +19,8 @@ pub fn signal_of_mmio(addr: u64, data: &[u8]) -> Option<u64> {
 
 pub fn decode(r: Result<VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit {
     match r {
-        Ok(VcpuExit::MmioWrite(addr, data)) => signal_of_mmio(addr, data).map(Exit::Signal).unwrap_or(Exit::Mmio { addr, write: true }),
-        Ok(VcpuExit::MmioRead(addr, _)) => Exit::Mmio { addr, write: false },
-        Ok(VcpuExit::SystemEvent(kind, _)) => Exit::SystemEvent(kind),
-        Ok(VcpuExit::Hlt) => Exit::Halt,
-        Ok(VcpuExit::Shutdown) => Exit::Shutdown,
-        Ok(VcpuExit::InternalError) => Exit::InternalError,
-        Ok(VcpuExit::FailEntry(reason, _)) => Exit::FailEntry { reason },
-        Ok(VcpuExit::Intr) => Exit::Interrupted,
-        Ok(other) => Exit::Other(format!("{other:?}")),
-        Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => Exit::Interrupted,
-        Err(e) => Exit::Other(format!("KVM_RUN error: {e}")),
+        Ok(VcpuExit::MmioWrite(addr, data)) if addr == EXIT_MMIO => signal_of_mmio(addr, data).map(Exit::Signal).unwrap_or(Exit::Mmio { addr, write: true }),
+        r => crate::arch::common::decode_common(r),
     }
 }
 

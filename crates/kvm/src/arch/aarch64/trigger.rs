@@ -11,7 +11,9 @@
 //! `kvm_vgic_setup_default_irq_routing`); KVM_SET_GSI_ROUTING replaces the whole table, so the
 //! table written here repeats those SPI entries and adds the MSI route.
 use kvm_bindings::{kvm_irq_routing_entry, kvm_msi, KvmIrqRouting, KVM_ARM_IRQ_TYPE_SHIFT, KVM_ARM_IRQ_TYPE_SPI, KVM_IRQ_ROUTING_IRQCHIP, KVM_IRQ_ROUTING_MSI, KVM_MSI_VALID_DEVID};
-use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
+use vmm_sys_util::eventfd::EventFd;
+
+use crate::arch::common::eventfd;
 
 use super::boot::{self, EDGE_SPI, GITS_TRANSLATER, ITS_DEVICE_ID, ITS_EVENT_ID, LEVEL_SPI, MSI_GSI, NR_IRQS};
 use super::vm::Vm;
@@ -70,10 +72,6 @@ pub struct ArmTrigger<'a> {
     via: DeviceVia,
     irqfd: EventFd,
     resample: EventFd,
-}
-
-fn eventfd(step: &'static str) -> Result<EventFd, KvmError> {
-    EventFd::new(EFD_NONBLOCK).map_err(|e| KvmError::Setup { step, source: e })
 }
 
 pub fn create(vm: &Vm, via: DeviceVia) -> Result<ArmTrigger<'_>, KvmError> {

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, RawFd};
 
 use kvm_bindings::{
-    kvm_create_device, kvm_device_attr, kvm_enable_cap, kvm_userspace_memory_region, kvm_vcpu_init, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS,
-    kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, KVM_ARM_VCPU_POWER_OFF, KVM_ARM_VCPU_PSCI_0_2, KVM_CAP_HALT_POLL, KVM_DEV_ARM_VGIC_CTRL_INIT,
+    kvm_create_device, kvm_device_attr, kvm_userspace_memory_region, kvm_vcpu_init, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS,
+    kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, KVM_ARM_VCPU_POWER_OFF, KVM_ARM_VCPU_PSCI_0_2, KVM_DEV_ARM_VGIC_CTRL_INIT,
     KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_GRP_NR_IRQS, KVM_VGIC_ITS_ADDR_TYPE, KVM_VGIC_V3_ADDR_TYPE_DIST,
     KVM_VGIC_V3_ADDR_TYPE_REDIST,
 };
@@ -61,17 +61,7 @@ impl Vm {
         let fd = kvm.create_vm().map_err(KvmError::setup("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
         let mut in_force = Vec::new();
-        if let Some(ns) = cfg.halt_poll_ns {
-            let mut cap = kvm_enable_cap { cap: KVM_CAP_HALT_POLL, ..Default::default() };
-            cap.args[0] = ns;
-            caps.insert("halt_poll_ns".into(), match fd.enable_cap(&cap) {
-                Ok(()) => format!("{ns} (accepted)"),
-                Err(e) => {
-                    in_force.push(("halt_poll_ns".into(), format!("host default ({ns} rejected by KVM: {e})")));
-                    format!("{ns} rejected: {e}")
-                }
-            });
-        }
+        crate::arch::common::request_halt_poll(&fd, cfg.halt_poll_ns, &mut caps, &mut in_force);
         let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(RAM), RAM_SIZE as usize)]).map_err(|e| KvmError::Memory(e.to_string()))?;
         let host = mem.get_host_address(GuestAddress(RAM)).map_err(|e| KvmError::Memory(e.to_string()))?;
         let region = kvm_userspace_memory_region { slot: 0, flags: 0, guest_phys_addr: RAM, memory_size: RAM_SIZE, userspace_addr: host as u64 };

@@ -13,18 +13,8 @@ pub fn signal_of_port(port: u16) -> Option<u64> {
 
 pub fn decode(r: Result<VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit {
     match r {
-        Ok(VcpuExit::IoOut(port, _)) => signal_of_port(port).map(Exit::Signal).unwrap_or(Exit::Io { port, write: true }),
-        Ok(VcpuExit::IoIn(port, _)) => Exit::Io { port, write: false },
-        Ok(VcpuExit::MmioRead(addr, _)) => Exit::Mmio { addr, write: false },
-        Ok(VcpuExit::MmioWrite(addr, _)) => Exit::Mmio { addr, write: true },
-        Ok(VcpuExit::Hlt) => Exit::Halt,
-        Ok(VcpuExit::Shutdown) => Exit::Shutdown,
-        Ok(VcpuExit::InternalError) => Exit::InternalError,
-        Ok(VcpuExit::FailEntry(reason, _)) => Exit::FailEntry { reason },
-        Ok(VcpuExit::Intr) => Exit::Interrupted,
-        Ok(other) => Exit::Other(format!("{other:?}")),
-        Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => Exit::Interrupted,
-        Err(e) => Exit::Other(format!("KVM_RUN error: {e}")),
+        Ok(VcpuExit::IoOut(port, _)) if signal_of_port(port).is_some() => Exit::Signal(port as u64),
+        r => crate::arch::common::decode_common(r),
     }
 }
 

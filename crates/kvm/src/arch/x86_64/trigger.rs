@@ -1,6 +1,8 @@
 //! The device benchmark's triggers on x86_64: an irqfd on a GSI routed to an MSI, KVM_SIGNAL_MSI,
 //! KVM_IRQ_LINE on an edge IOAPIC pin, and an irqfd with a resamplefd on a level IOAPIC pin.
-use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
+use vmm_sys_util::eventfd::EventFd;
+
+use crate::arch::common::eventfd;
 
 use super::vm::{Vm, EDGE_PIN, LEVEL_PIN, MSI_GSI};
 use crate::abi::vector;
@@ -13,10 +15,6 @@ pub struct X86Trigger<'a> {
     via: DeviceVia,
     irqfd: EventFd,
     resample: EventFd,
-}
-
-fn eventfd(step: &'static str) -> Result<EventFd, KvmError> {
-    EventFd::new(EFD_NONBLOCK).map_err(|e| KvmError::Setup { step, source: e })
 }
 
 pub fn create(vm: &Vm, via: DeviceVia) -> Result<X86Trigger<'_>, KvmError> {

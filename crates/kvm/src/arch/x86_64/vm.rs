@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use kvm_bindings::{
     kvm_enable_cap, kvm_irq_routing_entry, kvm_mp_state, kvm_msr_entry, kvm_segment, kvm_userspace_memory_region,
-    KvmIrqRouting, Msrs, KVM_CAP_HALT_POLL, KVM_CAP_X86_DISABLE_EXITS, KVM_IRQCHIP_IOAPIC, KVM_IRQ_ROUTING_IRQCHIP,
+    KvmIrqRouting, Msrs, KVM_CAP_X86_DISABLE_EXITS, KVM_IRQCHIP_IOAPIC, KVM_IRQ_ROUTING_IRQCHIP,
     KVM_IRQ_ROUTING_MSI, KVM_MAX_CPUID_ENTRIES, KVM_MP_STATE_RUNNABLE, KVM_X86_DISABLE_EXITS_HLT,
 };
 use kvm_ioctls::{Kvm, VcpuFd, VmFd};
@@ -49,18 +49,7 @@ impl Vm {
         let fd = kvm.create_vm().map_err(setup::<()>("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
         let mut in_force = Vec::new();
-        if let Some(ns) = cfg.halt_poll_ns {
-            let mut cap = kvm_enable_cap { cap: KVM_CAP_HALT_POLL, ..Default::default() };
-            cap.args[0] = ns;
-            caps.insert("halt_poll_ns".into(), match fd.enable_cap(&cap) {
-                Ok(()) => format!("{ns} (accepted)"),
-                Err(e) => {
-                    // KVM kept the host default: record that, not the value asked for.
-                    in_force.push(("halt_poll_ns".into(), format!("host default ({ns} rejected by KVM: {e})")));
-                    format!("{ns} rejected: {e}")
-                }
-            });
-        }
+        crate::arch::common::request_halt_poll(&fd, cfg.halt_poll_ns, &mut caps, &mut in_force);
         if cfg.disable_hlt_exits {
             let mut cap = kvm_enable_cap { cap: KVM_CAP_X86_DISABLE_EXITS, ..Default::default() };
             cap.args[0] = KVM_X86_DISABLE_EXITS_HLT as u64;
