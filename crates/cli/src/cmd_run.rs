@@ -138,7 +138,8 @@ pub struct Common {
     /// With --breakdown: print this many sample paths.
     #[arg(long, default_value_t = 0, requires = "breakdown")]
     pub trace: usize,
-    /// Print a histogram with this many 1 µs buckets, in cyclictest -h's layout.
+    /// Print a histogram with this many 1 µs buckets, in cyclictest -h's layout, on stderr
+    /// (stdout keeps the table alone).
     #[arg(long, value_name = "US_BUCKETS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub histogram: Option<u32>,
     /// Write every kept sample to this file: `index<TAB>latency_ns` per line (ipi: one-way and
@@ -393,14 +394,18 @@ fn summarize(result: &RunResult, c: &Common, histograms: &str) -> Result<(), Cli
     let tsc = result.configs.iter().find_map(|c| c.figures.get("tsc_khz")).map(|f| show::tsc_mhz(f.value)).unwrap_or_default();
     let p = &result.meta.platform;
     let get = |k: &str| p.get(k).cloned().unwrap_or_default();
-    let extra = format!(
-        "\nhost: {} | TSC {tsc} | kernel {} | KVM {} | guest ring 0: {}\n{}\n",
-        get("host.cpu_model"),
-        get("host.kernel"),
-        get("host.kvm_modules"),
-        get("host.guest_ring0"),
-        notes.join("\n")
-    );
+    let host = if get("host.arch") == "aarch64" {
+        format!(
+            "host: {} | counter {tsc} | kernel {} | irqchips {} | {}",
+            get("host.cpu_model"),
+            get("host.kernel"),
+            get("host.irqchips"),
+            get("host.kvm_arm_cmdline")
+        )
+    } else {
+        format!("host: {} | TSC {tsc} | kernel {} | KVM {} | guest ring 0: {}", get("host.cpu_model"), get("host.kernel"), get("host.kvm_modules"), get("host.guest_ring0"))
+    };
+    let extra = format!("\n{host}{}\n{}\n", p.get("lab").map(|l| format!("\nlab: {l}")).unwrap_or_default(), notes.join("\n"));
     let warnings = show::early_warnings(result, c.unit);
     if c.format == Format::Table {
         out(&show::table(result, c.unit))?;
@@ -416,7 +421,8 @@ fn summarize(result: &RunResult, c: &Common, histograms: &str) -> Result<(), Cli
         if !counters.is_empty() {
             out(&format!("\n{counters}\n"))?;
         }
-        out(histograms)?;
+        // The histogram goes to stderr, apart from the table a script reads from stdout.
+        crate::term::note(histograms);
         let spread = report::seed_spread::seed_spread_table(result, results::LatencyUnit::Us);
         if !spread.is_empty() {
             out(&spread.replacen("seeds per configuration", "--repeat runs per configuration", 1))?;

@@ -110,8 +110,10 @@ fn duration_histogram_samples_file_and_provenance() {
     // The table: p90, EARLY, the unit and the discarded first sample are said.
     assert!(out.contains("EARLY") && out.contains("p90") && out.contains("latencies in µs") && out.contains("first interrupt of each run is discarded"), "{out}");
     assert!(out.contains(" MHz |"), "TSC frequency in MHz: {out}");
-    // cyclictest -h layout: 50 rows, then the summary lines with the right total.
-    let h: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("# Histogram")).collect();
+    // cyclictest -h layout on stderr (stdout keeps the table alone): 50 rows, then the summary
+    // lines with the right total.
+    assert!(!out.contains("# Histogram"), "the histogram is not mixed into stdout: {out}");
+    let h: Vec<&str> = err.lines().skip_while(|l| !l.starts_with("# Histogram")).collect();
     assert!(h[1].starts_with("000000 ") && h[50].starts_with("000049 ") && h[51] == format!("# Total: {n:09}"), "{:?}", &h[..h.len().min(53)]);
     for l in ["# Min Latencies:", "# Avg Latencies:", "# Max Latencies:", "# Histogram Overflows:"] {
         assert!(h.iter().any(|x| x.starts_with(l)), "{l}");
