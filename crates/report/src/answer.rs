@@ -27,24 +27,55 @@ pub enum AnswerError {
     UnknownValue { param: String, value: String, taken: String },
 }
 
-/// How sure a change is. One place to plug in issue 25's intervals and verdicts.
+/// How sure a change is: the verdict of `results::stats` (issue 25) for one pair of
+/// configurations, or why there is none.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Uncertainty {
-    /// Intervals are not computed yet.
-    NotComputed,
+    /// variant/baseline with its interval at `confidence`, and the one word.
+    Verdict { word: &'static str, interval: Option<(f64, f64)>, confidence: f64 },
+    /// No verdict, and why (a figure, pairs folded together, a statistic without one).
+    Unjudged(String),
 }
 
+/// The confidence the answers are judged at.
+pub const ANSWER_CONFIDENCE: f64 = 0.95;
+
 impl Uncertainty {
-    pub fn text(&self) -> &'static str {
+    pub fn text(&self) -> String {
         match self {
-            Uncertainty::NotComputed => "uncertainty not yet computed",
+            Uncertainty::Verdict { word, interval: Some((lo, hi)), confidence } => {
+                format!("{word} (ratio in [{lo:.3}, {hi:.3}] at {:.0} %)", confidence * 100.0)
+            }
+            Uncertainty::Verdict { word, interval: None, .. } => format!("{word} (no interval)"),
+            Uncertainty::Unjudged(why) => why.clone(),
+        }
+    }
+
+    /// Whether the change is resolved (faster or slower) at the confidence used.
+    pub fn resolved(&self) -> Option<bool> {
+        match self {
+            Uncertainty::Verdict { word, .. } => Some(*word != results::stats::verdict::Word::NoDifference.as_str()),
+            Uncertainty::Unjudged(_) => None,
         }
     }
 }
 
-/// The uncertainty of one change between two configurations (see the module doc).
-pub fn uncertainty(_r: &RunResult, _base: &ConfigResult, _variant: &ConfigResult, _class: Option<&str>, _stat: &str) -> Uncertainty {
-    Uncertainty::NotComputed
+/// The verdict on one statistic between two configurations (see the module doc); only latency
+/// statistics of a class have one, from the class's histogram (and its repetitions, if any).
+pub fn uncertainty(_r: &RunResult, base: &ConfigResult, variant: &ConfigResult, class: Option<&str>, stat: &str) -> Uncertainty {
+    use results::stats::{pairs::class_data, verdict::{compare_stat, VERDICT_STATS}, Confidence};
+    let Some(class) = class else { return Uncertainty::Unjudged("a figure: no interval".into()) };
+    if !VERDICT_STATS.contains(&stat) {
+        return Uncertainty::Unjudged(format!("{stat}: no interval"));
+    }
+    let (Ok(Some(a)), Ok(Some(b))) = (class_data(base, class), class_data(variant, class)) else {
+        return Uncertainty::Unjudged(format!("class {class}: no distribution stored"));
+    };
+    let conf = Confidence::new(ANSWER_CONFIDENCE).expect("0.95 is a confidence");
+    match compare_stat(&a, &b, stat, conf) {
+        Ok(v) => Uncertainty::Verdict { word: v.word.as_str(), interval: v.interval, confidence: ANSWER_CONFIDENCE },
+        Err(e) => Uncertainty::Unjudged(e.to_string()),
+    }
 }
 
 /// What a statistic is measured in.
@@ -282,7 +313,13 @@ fn changes(r: &RunResult, q: &Question, pairs: &[(&ConfigResult, &ConfigResult)]
             pairs: vals.len(),
             pair_abs: abs,
             pair_rel: rels,
-            uncertainty: uncertainty(r, pairs[0].0, pairs[0].1, class.as_deref(), &stat),
+            // One pair: its verdict. Several folded pairs: the range above says how much they
+            // differ; a verdict of one of them would not speak for the others.
+            uncertainty: if pairs.len() == 1 {
+                uncertainty(r, pairs[0].0, pairs[0].1, class.as_deref(), &stat)
+            } else {
+                Uncertainty::Unjudged(format!("{} pairs folded: see the range", pairs.len()))
+            },
         });
     }
     out

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use results::{LatencyUnit, RunResult};
 
-use crate::answer::{answer, short, Answer, Change, Quantity, Uncertainty};
+use crate::answer::{answer, short, Answer, Change, Quantity};
 use crate::format::{group, latency, scale};
 use crate::svg::esc;
 use crate::table::render_grid;
@@ -142,7 +142,15 @@ pub fn sentence(a: &Answer, unit: LatencyUnit) -> String {
         };
         parts.push(format!("{} {} → {v} {}{scope}", short(&q.param), q.baseline, clauses.join(", "), ));
     }
-    format!("{}; {}.", parts.join("; "), Uncertainty::NotComputed.text())
+    let judged: Vec<bool> = a.groups.iter().flat_map(|g| g.changes.iter()).filter_map(|c| c.uncertainty.resolved()).collect();
+    let certainty = if judged.is_empty() {
+        "no interval for these statistics (figures, or pairs folded together)".to_string()
+    } else {
+        let resolved = judged.iter().filter(|r| **r).count();
+        let others = if resolved < judged.len() { " (the others: no difference resolvable)" } else { "" };
+        format!("{resolved} of {} changes resolvable at {:.0} % confidence{others}", judged.len(), crate::answer::ANSWER_CONFIDENCE * 100.0)
+    };
+    format!("{}; {certainty}.", parts.join("; "))
 }
 
 fn table_rows(a: &Answer, unit: LatencyUnit) -> (Vec<String>, Vec<Vec<String>>) {
@@ -153,13 +161,13 @@ fn table_rows(a: &Answer, unit: LatencyUnit) -> (Vec<String>, Vec<Vec<String>>) 
     if many_variants {
         head.push("VARIANT".into());
     }
-    head.extend(["STAT".into(), format!("{} = {}", short(&q.param), q.baseline), "variant".into(), "CHANGE".into(), "REL".into()]);
+    head.extend(["STAT".into(), format!("{} = {}", short(&q.param), q.baseline), "variant".into(), "CHANGE".into(), "REL".into(), "VERDICT".into()]);
     if !many_variants {
         head[3] = format!("{} = {}", short(&q.param), q.variants[0]);
     }
     if folded {
         let n = head.len();
-        head[n - 2] = "CHANGE (median pair)".into();
+        head[n - 3] = "CHANGE (median pair)".into();
         head.push("RANGE OVER PAIRS (n)".into());
     }
     let mut rows = Vec::new();
@@ -173,7 +181,7 @@ fn table_rows(a: &Answer, unit: LatencyUnit) -> (Vec<String>, Vec<Vec<String>>) 
                 Some(class) => format!("{class} {}", c.stat),
                 None => c.stat.clone(),
             };
-            row.extend([stat, value(c, c.base, unit), value(c, c.variant, unit), signed(c, c.abs, unit), c.rel.map(pct).unwrap_or_else(|| "–".into())]);
+            row.extend([stat, value(c, c.base, unit), value(c, c.variant, unit), signed(c, c.abs, unit), c.rel.map(pct).unwrap_or_else(|| "–".into()), c.uncertainty.text()]);
             if folded {
                 row.push(match c.abs_range {
                     Some((lo, hi)) => format!("{} … {} ({})", signed(c, lo, unit), signed(c, hi, unit), c.pairs),

@@ -95,7 +95,7 @@ fn the_sentence_says_direction_amount_and_relative_change() {
     let s = sentence(&a, results::LatencyUnit::Us);
     assert!(s.starts_with("lpi off → on lowers mean io latency by 0.40–0.90 µs"), "{s}");
     assert!(s.contains("raises iops by 10.0 IOPS (10.0 %)"), "{s}");
-    assert!(s.ends_with("uncertainty not yet computed."), "{s}");
+    assert!(s.ends_with("no interval for these statistics (figures, or pairs folded together)."), "folded pairs get no verdict: {s}");
     // The reverse question reverses the words.
     let back = answer(&r, &q("lpi", "on", &["off"], &["vwfi"], &["mean"])).unwrap();
     assert!(sentence(&back, results::LatencyUnit::Us).starts_with("lpi on → off raises mean io latency"));
