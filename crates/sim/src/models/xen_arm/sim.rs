@@ -329,7 +329,7 @@ impl PreparedPoint for Prepared {
             if ideal > 0.0 {
                 r.set_figure("other.loss", (1.0 - thr / ideal) * 100.0, "%");
             }
-            r.set_figure("other.vcpus", others as f64, "vCPUs");
+            r.set_figure("other.vcpus", others as f64, if others == 1 { "vCPU" } else { "vCPUs" });
         }
         let idle: f64 = sim.core.pcpus.iter().map(|p| p.idle.ns_f64() / 1e9).sum();
         r.set_figure("pcpu.idle", idle / secs, "pCPU");
