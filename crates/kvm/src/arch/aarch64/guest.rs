@@ -109,7 +109,9 @@ mod tests {
 
     #[test]
     fn the_patched_image_carries_this_vmms_layout() {
-        let Ok(_) = armguest::image() else { return assert!(std::env::var_os("CI").is_none(), "CI must build the arm64 guest") };
+        // This test runs only in aarch64 builds, which need the cross binutils that also
+        // assemble the guest: a missing image is a build fault, not a reason to pass.
+        armguest::image().expect("the arm64 guest image is built wherever the aarch64 target builds");
         let cfg = BenchConfig { kind: BenchKind::Ipi, vcpus: 2, samples: 10, ..Default::default() };
         let img = prepared_image(&cfg, 62_500).unwrap();
         let p = armguest::read_params(&img).unwrap();
