@@ -51,6 +51,16 @@ impl Uncertainty {
         }
     }
 
+    /// For a table column headed with the confidence: `faster [0.379, 0.380]`, `no difference
+    /// resolvable [0.85, 1.61]`, or why there is none.
+    pub fn cell(&self) -> String {
+        match self {
+            Uncertainty::Verdict { word, interval: Some((lo, hi)), .. } => format!("{word} [{lo:.3}, {hi:.3}]"),
+            Uncertainty::Verdict { word, interval: None, .. } => (*word).to_string(),
+            Uncertainty::Unjudged(why) => why.clone(),
+        }
+    }
+
     /// Whether the change is resolved (faster or slower) at the confidence used.
     pub fn resolved(&self) -> Option<bool> {
         match self {

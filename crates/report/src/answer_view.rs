@@ -161,7 +161,7 @@ fn table_rows(a: &Answer, unit: LatencyUnit) -> (Vec<String>, Vec<Vec<String>>) 
     if many_variants {
         head.push("VARIANT".into());
     }
-    head.extend(["STAT".into(), format!("{} = {}", short(&q.param), q.baseline), "variant".into(), "CHANGE".into(), "REL".into(), "VERDICT".into()]);
+    head.extend(["STAT".into(), format!("{} = {}", short(&q.param), q.baseline), "variant".into(), "CHANGE".into(), "REL".into(), format!("VERDICT [ratio, {:.0} %]", crate::answer::ANSWER_CONFIDENCE * 100.0)]);
     if !many_variants {
         head[3] = format!("{} = {}", short(&q.param), q.variants[0]);
     }
@@ -181,7 +181,7 @@ fn table_rows(a: &Answer, unit: LatencyUnit) -> (Vec<String>, Vec<Vec<String>>) 
                 Some(class) => format!("{class} {}", c.stat),
                 None => c.stat.clone(),
             };
-            row.extend([stat, value(c, c.base, unit), value(c, c.variant, unit), signed(c, c.abs, unit), c.rel.map(pct).unwrap_or_else(|| "–".into()), c.uncertainty.text()]);
+            row.extend([stat, value(c, c.base, unit), value(c, c.variant, unit), signed(c, c.abs, unit), c.rel.map(pct).unwrap_or_else(|| "–".into()), c.uncertainty.cell()]);
             if folded {
                 row.push(match c.abs_range {
                     Some((lo, hi)) => format!("{} … {} ({})", signed(c, lo, unit), signed(c, hi, unit), c.pairs),
