@@ -160,7 +160,8 @@ fn read_table(t: toml::Table) -> Result<RunTable, String> {
 fn expected(key: &str) -> &'static str {
     match key {
         "bench" => "timer, ipi or device",
-        "wait" => "hlt or busy",
+        "wait" => "hlt (or its arm64 name wfi) or busy",
+        "gicv4" => "on or off",
         "via" => "irqfd, msi, line or level",
         "duration" => "a duration such as \"30s\" or \"10m\"",
         "pin" => "host CPUs, as \"0-1,3\" or [0, 1]",
@@ -345,6 +346,7 @@ mod tests {
         let flags = RunTable { bench: Some(Bench::Timer), ..Default::default() };
         let (_, pts) = points(&flags, None, &["samples=\"many\"".into()], &[]).unwrap();
         assert_eq!(pts[0].1.as_ref().unwrap_err(), "[run] `samples`: expected a whole number ≥ 0, got \"many\"");
+        assert_eq!(expected("gicv4"), "on or off", "each key's message names what it takes");
         let (_, pts) = points(&flags, None, &["pin=0-1".into(), "duration=30s".into()], &[]).unwrap();
         let c = pts[0].1.as_ref().unwrap();
         assert_eq!((c.pin.clone(), c.duration, c.samples), (vec![0, 1], Some(Duration::from_secs(30)), kvm::abi::MAX_SAMPLES));
