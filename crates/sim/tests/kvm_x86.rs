@@ -238,3 +238,38 @@ fn nohz_idle_exit_rearms_the_deadline_on_the_path() {
     assert_eq!(ctr(&feat, "exits.timer_arm"), 0, "with the feature no deadline write exits");
     assert!(feat.figures["mean_reduction_pct"].value > cyc(false, "l1-only").figures["mean_reduction_pct"].value);
 }
+
+/// Issue 28: the reductions of a row with the feature are against the visible "off" row of its
+/// level and bench, not a hidden baseline of another seed (`scenario.same_seed_across`).
+#[test]
+fn reductions_compare_against_the_visible_off_row() {
+    let mut doc: toml::Table = toml::from_str(S5).unwrap();
+    set_path(&mut doc, "workload.samples", 300.into()).unwrap();
+    let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "s5.toml", "s5", None).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let cs = &out.result.configs;
+    let mut checked = 0;
+    for c in cs.iter().filter(|c| c.figures.contains_key("baseline.mean")) {
+        let off = cs
+            .iter()
+            .find(|o| {
+                o.params.get("hypervisor.timer_virt").map(String::as_str) == Some("off")
+                    && o.params.get("vm.level") == c.params.get("vm.level")
+                    && o.params.get("workload.bench") == c.params.get("workload.bench")
+            })
+            .unwrap_or_else(|| panic!("{}: no off row", c.name));
+        let t = &off.classes["timer"].summary;
+        assert_eq!(c.figures["baseline.mean"].value, t.mean, "{} vs {}", c.name, off.name);
+        assert_eq!(c.figures["baseline.min"].value, t.min as f64, "{} vs {}", c.name, off.name);
+        checked += 1;
+    }
+    assert_eq!(checked, 9, "the three feature rows × three benches each carry a baseline");
+}
+
+#[test]
+fn same_seed_across_must_name_a_parameter() {
+    let text = S5.replace("same_seed_across = [\"hypervisor.timer_virt\"]", "same_seed_across = [\"hypervisor.timer_virtt\"]");
+    assert_ne!(text, S5, "the shipped scenario declares same_seed_across");
+    let e = Scenario::parse(&text, "s5.toml", "s5", None).unwrap_err().to_string();
+    assert!(e.contains("scenario.same_seed_across[0]") && e.contains("timer_virtt"), "{e}");
+}

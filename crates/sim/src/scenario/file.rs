@@ -38,6 +38,13 @@ pub struct ScenarioHeader {
     /// statistic's median and range over them beside the first seed's row.
     #[serde(default = "default_seeds")]
     pub seeds: u64,
+    /// Common random numbers: parameters (dotted keys that `[[configs]]` or `[sweep]` vary) left
+    /// out of each point's seed, so points that differ only in them draw the same random numbers
+    /// and their difference is the parameter's effect, not sampling noise. A model that runs its
+    /// own baseline with the point's seed (kvm-x86's `min_reduction_pct`) then reproduces the
+    /// visible baseline row exactly. Empty (the default): every point has a seed of its own.
+    #[serde(default)]
+    pub same_seed_across: Vec<String>,
 }
 
 fn default_seed() -> u64 {
@@ -232,6 +239,23 @@ impl Scenario {
                 }
             }
         }
+        for (i, k) in header.same_seed_across.iter().enumerate() {
+            let varied = axes.iter().any(|(a, _)| a == k)
+                || super::sweep::get_path(&doc, k).is_some()
+                || configs.iter().any(|c| {
+                    let mut flat = Vec::new();
+                    flatten("", &c.set, &mut flat);
+                    flat.iter().any(|(f, _)| f == k)
+                });
+            if !varied {
+                return Err(ScenarioError::invalid(
+                    file,
+                    &format!("scenario.same_seed_across[{i}]"),
+                    "a parameter of the scenario (set in its tables, a [sweep] axis or a [[configs]] entry)",
+                    format!("`{k}`"),
+                ));
+            }
+        }
         let references: Vec<Reference> = match doc.get("reference") {
             Some(v) => from_value(v.clone(), file, "reference")?,
             None => Vec::new(),
@@ -278,7 +302,7 @@ impl Scenario {
     }
 
     fn expansion(&self, seed: u64) -> Expansion<'_> {
-        Expansion { doc: &self.doc, scenario: &self.name, configs: &self.configs, axes: &self.axes, seed }
+        Expansion { doc: &self.doc, scenario: &self.name, configs: &self.configs, axes: &self.axes, seed, same_seed_across: &self.header.same_seed_across }
     }
 
     /// Number of points of the whole scenario (before `--config` and `--shard`), bounded.

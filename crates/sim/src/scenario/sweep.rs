@@ -85,6 +85,8 @@ pub(crate) struct Expansion<'a> {
     pub configs: &'a [(String, toml::Table)],
     pub axes: &'a [(String, Vec<toml::Value>)],
     pub seed: u64,
+    /// `scenario.same_seed_across`: parameters left out of the point's seed.
+    pub same_seed_across: &'a [String],
 }
 
 impl Expansion<'_> {
@@ -145,7 +147,18 @@ impl Expansion<'_> {
             (None, true) => self.scenario.to_string(),
         };
         let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let point_seed = derive_seed(self.seed, &format!("{name}|{}", label.join(";")));
+        let point_seed = if self.same_seed_across.is_empty() {
+            derive_seed(self.seed, &format!("{name}|{}", label.join(";")))
+        } else {
+            // Common random numbers: neither the name nor the shared parameters enter the seed.
+            let kept: Vec<&str> = params
+                .keys()
+                .zip(&label)
+                .filter(|(k, _)| !self.same_seed_across.iter().any(|s| s == *k))
+                .map(|(_, l)| l.as_str())
+                .collect();
+            derive_seed(self.seed, &format!("same seed across {}|{}", self.same_seed_across.join(","), kept.join(";")))
+        };
         Point { name, params, seed: point_seed, doc: err.map_or(Ok(d), Err) }
     }
 }
@@ -158,7 +171,7 @@ pub(crate) fn expand(
     axes: &[(String, Vec<toml::Value>)],
     seed: u64,
 ) -> Vec<Point> {
-    let e = Expansion { doc, scenario, configs, axes, seed };
+    let e = Expansion { doc, scenario, configs, axes, seed, same_seed_across: &[] };
     (0..e.len().unwrap()).map(|i| e.point(i)).collect()
 }
 
