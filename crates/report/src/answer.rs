@@ -33,7 +33,10 @@ pub enum AnswerError {
 pub enum Uncertainty {
     /// variant/baseline with its interval at `confidence`, and the one word.
     Verdict { word: &'static str, interval: Option<(f64, f64)>, confidence: f64 },
-    /// No verdict, and why (a figure, pairs folded together, a statistic without one).
+    /// Several pairs folded into one row: each pair's own verdict, counted (issue 28). The
+    /// interval spans every pair's interval, so it covers each of them.
+    Folded { faster: usize, slower: usize, none: usize, unjudged: usize, interval: Option<(f64, f64)>, confidence: f64 },
+    /// No verdict, and why (a figure, a statistic without one).
     Unjudged(String),
 }
 
@@ -47,8 +50,39 @@ impl Uncertainty {
                 format!("{word} (ratio in [{lo:.3}, {hi:.3}] at {:.0} %)", confidence * 100.0)
             }
             Uncertainty::Verdict { word, interval: None, .. } => format!("{word} (no interval)"),
+            Uncertainty::Folded { .. } => self.cell(),
             Uncertainty::Unjudged(why) => why.clone(),
         }
+    }
+
+    /// One row for `pairs` folded together, from each pair's own verdict.
+    pub fn folded(per_pair: &[Uncertainty]) -> Uncertainty {
+        use results::stats::verdict::Word;
+        let (mut faster, mut slower, mut none, mut unjudged) = (0, 0, 0, 0);
+        let mut interval: Option<(f64, f64)> = None;
+        let mut confidence = ANSWER_CONFIDENCE;
+        for u in per_pair {
+            match u {
+                Uncertainty::Verdict { word, interval: iv, confidence: c } => {
+                    confidence = *c;
+                    if *word == Word::Faster.as_str() {
+                        faster += 1;
+                    } else if *word == Word::Slower.as_str() {
+                        slower += 1;
+                    } else {
+                        none += 1;
+                    }
+                    if let Some((lo, hi)) = iv {
+                        interval = Some(interval.map_or((*lo, *hi), |(a, b)| (a.min(*lo), b.max(*hi))));
+                    }
+                }
+                _ => unjudged += 1,
+            }
+        }
+        if unjudged == per_pair.len() {
+            return Uncertainty::Unjudged(format!("{} pairs folded: no interval", per_pair.len()));
+        }
+        Uncertainty::Folded { faster, slower, none, unjudged, interval, confidence }
     }
 
     /// For a table column headed with the confidence: `faster [0.379, 0.380]`, `no difference
@@ -57,6 +91,20 @@ impl Uncertainty {
         match self {
             Uncertainty::Verdict { word, interval: Some((lo, hi)), .. } => format!("{word} [{lo:.3}, {hi:.3}]"),
             Uncertainty::Verdict { word, interval: None, .. } => (*word).to_string(),
+            Uncertainty::Folded { faster, slower, none, unjudged, interval, .. } => {
+                let n = faster + slower + none + unjudged;
+                let counts: Vec<String> = [(*faster, "faster"), (*slower, "slower"), (*none, "no difference"), (*unjudged, "no interval")]
+                    .iter()
+                    .filter(|(k, _)| *k > 0)
+                    .map(|(k, w)| format!("{w} {k}"))
+                    .collect();
+                let one_word = counts.len() == 1;
+                match (one_word, interval) {
+                    (true, Some((lo, hi))) => format!("{} in {n}/{n} pairs [{lo:.3}, {hi:.3}]", counts[0].rsplit_once(' ').map_or("", |x| x.0)),
+                    (true, None) => format!("{} in {n}/{n} pairs", counts[0].rsplit_once(' ').map_or("", |x| x.0)),
+                    (false, _) => format!("{} of {n} pairs", counts.join(", ")),
+                }
+            }
             Uncertainty::Unjudged(why) => why.clone(),
         }
     }
@@ -65,6 +113,10 @@ impl Uncertainty {
     pub fn resolved(&self) -> Option<bool> {
         match self {
             Uncertainty::Verdict { word, .. } => Some(*word != results::stats::verdict::Word::NoDifference.as_str()),
+            // Resolved only when every folded pair is resolved the same way.
+            Uncertainty::Folded { faster, slower, none, unjudged, .. } => {
+                Some(*none == 0 && *unjudged == 0 && (*faster == 0 || *slower == 0))
+            }
             Uncertainty::Unjudged(_) => None,
         }
     }
@@ -323,12 +375,12 @@ fn changes(r: &RunResult, q: &Question, pairs: &[(&ConfigResult, &ConfigResult)]
             pairs: vals.len(),
             pair_abs: abs,
             pair_rel: rels,
-            // One pair: its verdict. Several folded pairs: the range above says how much they
-            // differ; a verdict of one of them would not speak for the others.
+            // One pair: its verdict. Several folded pairs: each pair's verdict, counted; the
+            // row is resolved only if they all agree (a verdict of one would not speak for all).
             uncertainty: if pairs.len() == 1 {
                 uncertainty(r, pairs[0].0, pairs[0].1, class.as_deref(), &stat)
             } else {
-                Uncertainty::Unjudged(format!("{} pairs folded: see the range", pairs.len()))
+                Uncertainty::folded(&pairs.iter().map(|(b, v)| uncertainty(r, b, v, class.as_deref(), &stat)).collect::<Vec<_>>())
             },
         });
     }

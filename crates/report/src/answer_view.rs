@@ -144,10 +144,15 @@ pub fn sentence(a: &Answer, unit: LatencyUnit) -> String {
     }
     let judged: Vec<bool> = a.groups.iter().flat_map(|g| g.changes.iter()).filter_map(|c| c.uncertainty.resolved()).collect();
     let certainty = if judged.is_empty() {
-        "no interval for these statistics (figures, or pairs folded together)".to_string()
+        "no interval for these statistics (figures, or classes without a stored distribution)".to_string()
     } else {
         let resolved = judged.iter().filter(|r| **r).count();
-        let others = if resolved < judged.len() { " (the others: no difference resolvable)" } else { "" };
+        let folded_rows = a.groups.iter().any(|g| g.changes.iter().any(|c| matches!(c.uncertainty, crate::answer::Uncertainty::Folded { .. })));
+        let others = match (resolved < judged.len(), folded_rows) {
+            (false, _) => "",
+            (true, false) => " (the others: no difference resolvable)",
+            (true, true) => " (the others: no difference resolvable, or folded pairs that do not all agree)",
+        };
         format!("{resolved} of {} changes resolvable at {:.0} % confidence{others}", judged.len(), crate::answer::ANSWER_CONFIDENCE * 100.0)
     };
     format!("{}; {certainty}.", parts.join("; "))

@@ -95,7 +95,8 @@ fn the_sentence_says_direction_amount_and_relative_change() {
     let s = sentence(&a, results::LatencyUnit::Us);
     assert!(s.starts_with("lpi off → on lowers mean io latency by 0.40–0.90 µs"), "{s}");
     assert!(s.contains("raises iops by 10.0 IOPS (10.0 %)"), "{s}");
-    assert!(s.ends_with("no interval for these statistics (figures, or pairs folded together)."), "folded pairs get no verdict: {s}");
+    // Each group folds two pairs (`job`); each pair has its verdict, and the row counts them.
+    assert!(s.ends_with("in 2 groups (4 pairs); 2 of 2 changes resolvable at 95 % confidence."), "folded pairs are judged: {s}");
     // The reverse question reverses the words.
     let back = answer(&r, &q("lpi", "on", &["off"], &["vwfi"], &["mean"])).unwrap();
     assert!(sentence(&back, results::LatencyUnit::Us).starts_with("lpi on → off raises mean io latency"));
@@ -157,4 +158,23 @@ fn a_small_change_in_one_direction_is_said_with_its_amount() {
     r.configs.push(cfg("on", &[("lpi", "on")], "io", 539_620, 1.0));
     let s = sentence(&answer(&r, &q("lpi", "off", &["on"], &[], &["mean"])).unwrap(), results::LatencyUnit::Us);
     assert!(s.starts_with("lpi off → on lowers mean io latency by 0.38 µs (0.1 %)"), "{s}");
+}
+
+/// Issue 28: a row that folds several pairs counts each pair's own verdict; it is resolved only
+/// when every pair is resolved the same way, and its interval covers every pair's.
+#[test]
+fn folded_pairs_count_their_own_verdicts() {
+    use report::answer::Uncertainty;
+    let v = |word: &'static str, lo: f64, hi: f64| Uncertainty::Verdict { word, interval: Some((lo, hi)), confidence: 0.95 };
+    let all = Uncertainty::folded(&[v("faster", 0.2, 0.3), v("faster", 0.25, 0.4), v("faster", 0.1, 0.2)]);
+    assert_eq!(all.cell(), "faster in 3/3 pairs [0.100, 0.400]");
+    assert_eq!(all.resolved(), Some(true));
+    let mixed = Uncertainty::folded(&[v("faster", 0.2, 0.3), v("no difference resolvable", 0.9, 1.1), v("faster", 0.1, 0.2)]);
+    assert_eq!(mixed.cell(), "faster 2, no difference 1 of 3 pairs");
+    assert_eq!(mixed.resolved(), Some(false));
+    let both = Uncertainty::folded(&[v("faster", 0.2, 0.3), v("slower", 1.2, 1.3)]);
+    assert_eq!(both.resolved(), Some(false), "pairs resolved in opposite directions are not one verdict");
+    let none = Uncertainty::folded(&[Uncertainty::Unjudged("x".into()), Uncertainty::Unjudged("y".into())]);
+    assert_eq!(none.resolved(), None);
+    assert_eq!(none.cell(), "2 pairs folded: no interval");
 }
