@@ -140,13 +140,17 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
     let mut out = header.join(",");
     out.push('\n');
     let lat = |ns: f64| format!("{:.*}", unit.decimals(), unit.from_ns(ns));
+    // A measurement has no seed: its seed columns stay empty rather than showing 0 or a
+    // number that seeded nothing (issue 28).
+    let measured = r.meta.kind == crate::run::ResultKind::Measured;
+    let seed = |s: u64| if measured { String::new() } else { s.to_string() };
     for c in &r.configs {
         let mut prefix = vec![
             field(&r.meta.scenario),
             r.meta.kind.as_str().to_string(),
-            r.meta.seed.to_string(),
+            seed(r.meta.seed),
             field(&c.name),
-            c.seed.to_string(),
+            seed(c.seed),
         ];
         prefix.extend(params.iter().map(|p| field(c.params.get(*p).map(String::as_str).unwrap_or(""))));
         let mut suffix: Vec<String> = figures.keys().map(|k| c.figures.get(*k).map(|f| plain(f.value)).unwrap_or_default()).collect();
@@ -256,7 +260,12 @@ mod tests {
             lines[0],
             "scenario,kind,seed,config,config_seed,mode,class,count,min_us,mean_us,p50_us,p90_us,p99_us,p99.9_us,p99.99_us,max_us,warm_max_us,clamped_low,clamped_high,figure.total_ns,figure.tsc_kHz,counter.exits,error"
         );
-        assert!(lines[1].starts_with("s,measured,7,\"x2apic cluster, pv\",99,cluster,ipi,1,1.500,1.500,"), "{}", lines[1]);
+        // A measurement has no seed: empty seed columns, whatever the struct holds.
+        assert!(lines[1].starts_with("s,measured,,\"x2apic cluster, pv\",,cluster,ipi,1,1.500,1.500,"), "{}", lines[1]);
+        let mut predicted = run();
+        predicted.meta.kind = ResultKind::Predicted;
+        let p = to_csv(&predicted);
+        assert!(p.lines().nth(1).unwrap().starts_with("s,predicted,7,\"x2apic cluster, pv\",99,"), "{p}");
         assert!(lines[1].ends_with(",0,0,8980700000,1996248,12,"), "no exponent notation: {}", lines[1]);
         assert!(lines[2].contains(",timer,1,"));
         let n = lines[0].split(',').count();
