@@ -293,7 +293,11 @@ fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram:
         }
         out
     };
-    Section { anchor: format!("cdf-{i}"), title: format!("Class “{class}”: latency CDF"), html, parts: vec![] }
+    let band = format!(
+        "<p>Shaded around each curve: the {:.0} % confidence band of each percentile (distribution-free, from the order statistics; widened to the histogram's buckets where only the histogram is stored). Where the band stops, the percentiles above have too few samples behind them to mean anything; a run's repetitions are pooled here, their spread is in the interval table.</p>",
+        crate::svg::BAND_CONFIDENCE * 100.0
+    );
+    Section { anchor: format!("cdf-{i}"), title: format!("Class “{class}”: latency CDF"), html: band + &html, parts: vec![] }
 }
 
 fn resolve<'a>(run: &str, ax: &'a [SweepAxis], name: &str) -> Result<&'a SweepAxis, ReportError> {

@@ -265,6 +265,30 @@ impl Plot {
         );
     }
 
+    /// A shaded band between two x edges over y (`rows` = (y, x_lo, x_hi), y increasing), in
+    /// the colour of series `i`, drawn under the lines.
+    pub fn band(&mut self, rows: &[(f64, f64, f64)], i: usize, tip: &str) {
+        if rows.len() < 2 {
+            return;
+        }
+        let (c, _) = style(i);
+        let mut path = String::new();
+        for (y, _, hi) in rows {
+            let (px, py) = self.px(*hi, *y);
+            let _ = write!(path, "{px:.1},{py:.1} ");
+        }
+        for (y, lo, _) in rows.iter().rev() {
+            let (px, py) = self.px(*lo, *y);
+            let _ = write!(path, "{px:.1},{py:.1} ");
+        }
+        let _ = write!(
+            self.out,
+            r#"<polygon class="band" points="{}" fill="{c}" fill-opacity="0.18" stroke="none"><title>{}</title></polygon>"#,
+            path.trim_end(),
+            esc(tip)
+        );
+    }
+
     /// A bar over [x0, x1] from the axis bottom to `y`.
     pub fn bar(&mut self, x0: f64, x1: f64, y: f64, fill: &str, tip: &str) {
         let (a, top) = self.px(x0, y);
@@ -314,6 +338,38 @@ pub fn cdf_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     pts
 }
 
+/// Step of the nines grid a CDF's confidence band is computed on.
+const BAND_STEP: f64 = 0.05;
+
+/// The pointwise confidence band of a CDF (issue 25): for percentiles on a grid of nines, the
+/// distribution-free interval of that percentile from the order statistics
+/// (`results::stats::order_ci`; bucket-widened when only the histogram is stored), as
+/// (nines, lo ns, hi ns) rows. It stops below the first percentile with too few samples behind
+/// it, so a tail drawn beyond the band is visibly unresolved.
+pub fn cdf_band(h: &Histogram<u64>, conf: results::stats::Confidence) -> Vec<(f64, f64, f64)> {
+    use results::stats::{bins::Bins, order_ci::quantile_ci};
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let bins = Bins::from_histogram(h);
+    let cap = (h.len() as f64).log10();
+    let mut out = Vec::new();
+    let mut k = 1;
+    loop {
+        let y = k as f64 * BAND_STEP;
+        if y >= cap {
+            break;
+        }
+        let p = 1.0 - 10f64.powf(-y);
+        match quantile_ci(&bins, p, conf).ci() {
+            Some(ci) => out.push((y, ci.lo, ci.hi)),
+            None => break,
+        }
+        k += 1;
+    }
+    out
+}
+
 /// 0 → "p0", 0.301 → "p50", 1 → "p90", 2 → "p99", 3 → "p99.9", 7 → "p99.99999".
 pub fn nines_label(y: f64) -> String {
     if y < 0.1 {
@@ -343,6 +399,9 @@ fn wants_log(lo: f64, hi: f64, ratio: f64) -> bool {
     lo > 0.0 && hi / lo > ratio
 }
 
+/// Confidence of the bands drawn around each CDF.
+pub const BAND_CONFIDENCE: f64 = 0.95;
+
 /// Overlaid CDFs of several series (name, histogram) on a nines axis, latency in `unit` on a log
 /// axis (a linear one when some latency is 0). `width` is the viewBox width.
 pub fn cdf_svg(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64) -> String {
@@ -371,6 +430,12 @@ pub fn cdf_svg_in(title: &str, series: &[(String, Histogram<u64>)], unit: Latenc
     let x = Axis::numeric(lo, hi, log, &x_title, width - 120.0, true);
     let legend: Vec<(String, usize)> = curves.iter().enumerate().map(|(i, c)| (c.0.clone(), i)).collect();
     let mut p = Plot::new(title, width, plot_h, x, nines_axis(ymax), &legend);
+    let conf = results::stats::Confidence::new(BAND_CONFIDENCE).expect("a level in (0, 1)");
+    for (i, (name, h)) in series.iter().enumerate() {
+        let rows: Vec<(f64, f64, f64)> = cdf_band(h, conf).into_iter().map(|(y, lo, hi)| (y, unit.from_ns(lo), unit.from_ns(hi))).collect();
+        let top = rows.last().map(|r| nines_label(r.0)).unwrap_or_default();
+        p.band(&rows, i, &format!("{name}: {:.0} % confidence band of each percentile, up to {top}", BAND_CONFIDENCE * 100.0));
+    }
     for (i, (name, pts)) in curves.iter().enumerate() {
         p.line(pts, i, name);
     }
@@ -525,6 +590,30 @@ pub(crate) mod tests {
         assert!((pts.last().unwrap().1 - 4.0).abs() < 1e-9);
         let p99 = pts.iter().find(|p| p.1 >= 2.0).unwrap();
         assert!((p99.0 - 9900.0).abs() < 20.0, "{p99:?}");
+    }
+
+    /// Issue 25: the band brackets each percentile, narrows with more samples, and stops where
+    /// a percentile has too few samples behind it (p99.9 of 1,000 samples has none).
+    #[test]
+    fn cdf_band_brackets_each_percentile_and_stops_where_too_few() {
+        let conf = results::stats::Confidence::new(0.95).unwrap();
+        let small = hist(1..=1_000);
+        let big = hist((1..=100_000).map(|v| v / 100 + 1));
+        let band = cdf_band(&small, conf);
+        assert!(!band.is_empty());
+        for (y, lo, hi) in &band {
+            let p = 1.0 - 10f64.powf(-y);
+            let q = small.value_at_quantile(p) as f64;
+            assert!(*lo <= q && q <= *hi, "p={p}: {q} outside [{lo}, {hi}]");
+        }
+        let top = band.last().unwrap().0;
+        assert!(top < 3.0 && top >= 2.0, "1,000 samples resolve p99 but not p99.9: band ends at {top} nines");
+        let width = |b: &[(f64, f64, f64)], y: f64| b.iter().find(|r| (r.0 - y).abs() < 1e-9).map(|r| r.2 - r.1).unwrap();
+        let (ws, wb) = (width(&band, 1.0) / 1000.0, width(&cdf_band(&big, conf), 1.0) / 1000.0);
+        assert!(wb < ws, "more samples, narrower band at p90: {wb} vs {ws}");
+        let svg = cdf_svg("t", &[("a".into(), small)], LatencyUnit::Us, 760.0);
+        assert_eq!(svg.matches("<polygon class=\"band\"").count(), 1, "one band per series");
+        assert!(svg.find("class=\"band\"").unwrap() < svg.find("class=\"series\"").unwrap(), "the band is drawn under its line");
     }
 
     #[test]
