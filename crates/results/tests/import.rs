@@ -224,3 +224,20 @@ fn bench_console_logs_import_with_their_board_and_settings() {
     let e = import_files("bench-console", &[("cut.log".to_string(), cut)], &opts(Some("qemu-tcg")), "t").unwrap_err().to_string();
     assert!(e.contains("cut.log") && e.contains("line"), "{e}");
 }
+
+/// Issue 27: inputs the fuzzers found (fuzz/fuzz_targets/import_*.rs). A file that contradicts
+/// itself (min above max) or whose numbers overflow when scaled to ns is refused with the file
+/// and the key or class named — before, they panicked (debug) or became percentiles outside the
+/// range the file states.
+#[test]
+fn fuzz_found_inputs_are_refused_naming_file_and_place() {
+    for (format, name, says) in [
+        ("fio", "fuzz/fio-min-above-max.json", "min ≤ max"),
+        ("cyclictest", "fuzz/cyclictest-bucket-overflow.json", "a latency below 13 days"),
+        ("rtla-timerlat", "fuzz/rtla-min-above-max.txt", "min ≤ max"),
+    ] {
+        let (n, text) = data(name);
+        let e = import_err(format, &n, &text);
+        assert!(e.contains(&n) && e.contains(says), "{format}: {e}");
+    }
+}

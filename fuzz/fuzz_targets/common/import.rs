@@ -1,5 +1,5 @@
 //! What every import fuzz target checks (issue 27): an importer given arbitrary bytes — as one
-//! file, or split at the first 0xFF byte into two files (the repetitions path) — either refuses
+//! file, or split at the first U+00FF (ÿ) into two files (the repetitions path) — either refuses
 //! with an error that names the file, or returns a result that keeps the invariants the rest of
 //! irqlab relies on: every configuration has a class, every class has samples behind it, its
 //! percentiles are ordered inside [min, max], and the result writes to JSON and CSV and reads back.

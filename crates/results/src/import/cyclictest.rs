@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{class_from_buckets, num, Exact, ImportError, ImportOptions, Origin, Parsed};
+use super::{class_from_buckets, count_sum, num, scaled, scaled_f, Exact, ImportError, ImportOptions, Origin, Parsed};
 use crate::run::ConfigResult;
 
 pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Parsed, ImportError> {
@@ -30,7 +30,7 @@ struct Thread {
     exact: Exact,
 }
 
-fn config(threads: Vec<Thread>) -> ConfigResult {
+fn config(file: &str, threads: Vec<Thread>) -> Result<ConfigResult, ImportError> {
     let mut c = ConfigResult::new("cyclictest");
     let one = threads.len() == 1;
     for t in threads {
@@ -38,9 +38,10 @@ fn config(threads: Vec<Thread>) -> ConfigResult {
         if t.exact.overflow > 0 {
             c.notes.push(format!("class `{class}`: {} samples above the histogram; percentiles among them are lower bounds", t.exact.overflow));
         }
-        c.classes.insert(class, class_from_buckets(&t.buckets, t.exact));
+        let got = class_from_buckets(file, &format!("thread {}", t.label), &t.buckets, t.exact)?;
+        c.classes.insert(class, got);
     }
-    c
+    Ok(c)
 }
 
 fn field<'a>(v: &'a Value, k: &str) -> Option<&'a Value> {
@@ -70,23 +71,24 @@ fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
         for (b, n) in hist {
             let b: u64 = b.parse().map_err(|_| ImportError::key(file, &key("histogram"), "bucket numbers", b.clone()))?;
             let n = n.as_u64().ok_or_else(|| ImportError::key(file, &key(&format!("histogram.{b}")), "a count", n.to_string()))?;
-            top = top.max(b + 1);
-            buckets.push((b * scale, n));
+            top = top.max(b.saturating_add(1));
+            buckets.push((scaled(file, &key(&format!("histogram.{b}")), b, scale)?, n));
         }
         let cycles = u("cycles")?;
-        let in_hist: u64 = buckets.iter().map(|b| b.1).sum();
+        let in_hist = count_sum(file, &key("histogram"), buckets.iter().map(|b| b.1))?;
         if in_hist > cycles {
             return Err(ImportError::key(file, &key("histogram"), format!("at most `cycles` = {cycles} samples"), in_hist.to_string()));
         }
         let overflow = cycles - in_hist;
         // The JSON lists only non-empty buckets; the histogram's size is `-h N` of the command.
         let top = limit.unwrap_or(top).max(top);
-        let max = u("max")? * scale;
+        let max = scaled(file, &key("max"), u("max")?, scale)?;
         if overflow > 0 {
-            buckets.push(((top * scale).min(max), overflow));
+            buckets.push((top.saturating_mul(scale).min(max), overflow));
         }
         let mean = t.get("avg").and_then(Value::as_f64).map(|a| a * scale as f64);
-        out.push(Thread { label: format!("t{id}"), buckets, exact: Exact { min: Some(u("min")? * scale), max: Some(max), mean, overflow } });
+        let min = scaled(file, &key("min"), u("min")?, scale)?;
+        out.push(Thread { label: format!("t{id}"), buckets, exact: Exact { min: Some(min), max: Some(max), mean, overflow } });
     }
     if out.is_empty() {
         return Err(ImportError::key(file, "thread", "at least one thread", "none"));
@@ -99,7 +101,7 @@ fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
             }
         }
     }
-    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command, host }, configs: vec![config(out)], kind: crate::ResultKind::Measured })
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command, host }, configs: vec![config(file, out)?], kind: crate::ResultKind::Measured })
 }
 
 /// `N` of `-h N`, `-hN`, `--histogram=N` or `--histogram N` in a cyclictest command line.
@@ -167,25 +169,29 @@ fn parse_hist(text: &str, file: &str) -> Result<Parsed, ImportError> {
             return Err(ImportError::other(file, format!("no `{lb}` line after the histogram (truncated?)")));
         }
     }
-    let top = rows.iter().map(|r| r.0 + 1).max().unwrap_or(0);
+    let top = rows.iter().map(|r| r.0.saturating_add(1)).max().unwrap_or(0);
     let mut out = Vec::new();
     for k in 0..t {
-        let mut buckets: Vec<(u64, u64)> = rows.iter().map(|(b, c)| (b * 1000, c[k])).collect();
+        let mut buckets = Vec::with_capacity(rows.len());
+        for (b, c) in &rows {
+            buckets.push((scaled(file, &format!("histogram row {b}"), *b, 1000)?, c[k]));
+        }
         let total = tail["# Total:"][k] as u64;
-        let in_hist: u64 = buckets.iter().map(|b| b.1).sum();
+        let in_hist = count_sum(file, &format!("thread {k}"), buckets.iter().map(|b| b.1))?;
         if in_hist != total {
             return Err(ImportError::other(file, format!("thread {k}: histogram rows sum to {in_hist}, `# Total:` says {total} (truncated?)")));
         }
         let overflow = tail.get("# Histogram Overflows:").map(|v| v[k] as u64).unwrap_or(0);
-        let max = (tail["# Max Latencies:"][k] * 1000.0) as u64;
+        let max = scaled_f(file, &format!("`# Max Latencies:` thread {k}"), tail["# Max Latencies:"][k], 1000.0)?;
         if overflow > 0 {
-            buckets.push(((top * 1000).min(max), overflow));
+            buckets.push((top.saturating_mul(1000).min(max), overflow));
         }
-        let exact = Exact { min: Some((tail["# Min Latencies:"][k] * 1000.0) as u64), max: Some(max), mean: Some(tail["# Avg Latencies:"][k] * 1000.0), overflow };
+        let min = scaled_f(file, &format!("`# Min Latencies:` thread {k}"), tail["# Min Latencies:"][k], 1000.0)?;
+        let exact = Exact { min: Some(min), max: Some(max), mean: Some(tail["# Avg Latencies:"][k] * 1000.0), overflow };
         out.push(Thread { label: format!("t{k}"), buckets, exact });
     }
     if out.iter().all(|t| t.buckets.iter().all(|b| b.1 == 0)) {
         return Err(ImportError::other(file, "every histogram count is 0"));
     }
-    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![config(out)], kind: crate::ResultKind::Measured })
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![config(file, out)?], kind: crate::ResultKind::Measured })
 }

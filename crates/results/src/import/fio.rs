@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{class_from_buckets, Exact, ImportError, ImportOptions, Origin, Parsed};
+use super::{class_from_buckets, count_sum, Exact, ImportError, ImportOptions, Origin, Parsed};
 use crate::run::ConfigResult;
 
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
@@ -62,7 +62,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
                     let count = cnt.as_u64().ok_or_else(|| ImportError::key(file, &key(&format!("clat_ns.bins.{v}")), "a count", cnt.to_string()))?;
                     b.push((value, count));
                 }
-                let total: u64 = b.iter().map(|x| x.1).sum();
+                let total = count_sum(file, &key("clat_ns.bins"), b.iter().map(|x| x.1))?;
                 if total != n {
                     return Err(ImportError::key(file, &key("clat_ns.bins"), format!("counts summing to N = {n}"), format!("{total} (truncated?)")));
                 }
@@ -73,7 +73,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
                 return Err(ImportError::key(file, &key("clat_ns"), "`bins` (json+) or `percentile` (json)", "neither"));
             };
             let (class, fig) = if active.len() == 1 { ("io".to_string(), "iops".to_string()) } else { (format!("io.{d}"), format!("iops.{d}")) };
-            c.classes.insert(class.clone(), class_from_buckets(&buckets, exact));
+            c.classes.insert(class.clone(), class_from_buckets(file, &key("clat_ns"), &buckets, exact)?);
             if rebuilt {
                 c.notes.push(format!("class `{class}`: histogram rebuilt from fio's printed percentiles (plain json); use --output-format=json+ for fio's bins"));
             }

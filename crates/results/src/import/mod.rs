@@ -119,9 +119,65 @@ pub fn format(name: &str) -> Result<&'static Format, ImportError> {
     })
 }
 
+/// Largest latency an import accepts: 2^50 ns (13 days). Anything above is a damaged or foreign
+/// file, and refusing it keeps every later sum and scaling free of overflow (issue 27).
+pub(crate) const MAX_NS: u64 = 1 << 50;
+/// Largest number of samples one class may hold (2^48): far above any real run.
+pub(crate) const MAX_COUNT: u64 = 1 << 48;
+
+/// `v` tool units times `scale` ns per unit, or an error naming `at` when the product is not a
+/// latency (above [`MAX_NS`]).
+pub(crate) fn scaled(file: &str, at: &str, v: u64, scale: u64) -> Result<u64, ImportError> {
+    v.checked_mul(scale).filter(|ns| *ns <= MAX_NS).ok_or_else(|| bad_at(file, at, "a latency below 13 days", format!("{v} × {scale} ns")))
+}
+
+/// The float `v` tool units times `scale` ns per unit, rounded down (cyclictest and rtla print
+/// fractional µs): finite, not negative, below [`MAX_NS`].
+pub(crate) fn scaled_f(file: &str, at: &str, v: f64, scale: f64) -> Result<u64, ImportError> {
+    let ns = v * scale;
+    if ns.is_finite() && ns >= 0.0 && ns <= MAX_NS as f64 {
+        Ok(ns as u64)
+    } else {
+        Err(bad_at(file, at, "a latency from 0 to 13 days", format!("{v}")))
+    }
+}
+
+/// The sum of sample counts, or an error naming `at` above [`MAX_COUNT`].
+pub(crate) fn count_sum(file: &str, at: &str, counts: impl IntoIterator<Item = u64>) -> Result<u64, ImportError> {
+    let mut total = 0u64;
+    for c in counts {
+        total = total.checked_add(c).filter(|t| *t <= MAX_COUNT).ok_or_else(|| bad_at(file, at, format!("at most {MAX_COUNT} samples"), "more"))?;
+    }
+    Ok(total)
+}
+
+fn bad_at(file: &str, at: &str, expected: impl Into<String>, found: impl Into<String>) -> ImportError {
+    ImportError::Bad { file: file.into(), at: at.into(), expected: expected.into(), found: shorten(&found.into()) }
+}
+
 /// A latency class from (value in ns, count) buckets, with the tool's exact count, min, mean and
 /// max where it prints them (percentiles come from the buckets, clamped into [min, max]).
-pub(crate) fn class_from_buckets(buckets: &[(u64, u64)], exact: Exact) -> LatencyClass {
+/// The one gate every importer's numbers pass (`at` names the class in errors): values below
+/// [`MAX_NS`], counts below [`MAX_COUNT`], min ≤ max, a finite mean — a file that contradicts
+/// itself is refused, never turned into percentiles outside the range it states.
+pub(crate) fn class_from_buckets(file: &str, at: &str, buckets: &[(u64, u64)], exact: Exact) -> Result<LatencyClass, ImportError> {
+    count_sum(file, at, buckets.iter().map(|b| b.1))?;
+    if let Some((v, _)) = buckets.iter().find(|b| b.0 > MAX_NS) {
+        return Err(bad_at(file, at, "latencies below 13 days", format!("{v} ns")));
+    }
+    for (what, v) in [("min", exact.min), ("max", exact.max)] {
+        if let Some(v) = v.filter(|v| *v > MAX_NS) {
+            return Err(bad_at(file, &format!("{at} {what}"), "a latency below 13 days", format!("{v} ns")));
+        }
+    }
+    if let (Some(lo), Some(hi)) = (exact.min, exact.max) {
+        if lo > hi {
+            return Err(bad_at(file, at, "min ≤ max", format!("min {lo} ns > max {hi} ns")));
+        }
+    }
+    if let Some(m) = exact.mean.filter(|m| !m.is_finite() || *m < 0.0) {
+        return Err(bad_at(file, &format!("{at} mean"), "a finite mean ≥ 0", format!("{m}")));
+    }
     let mut rec = LatencyRecorder::new(0);
     for &(v, n) in buckets {
         rec.record_n(v, n);
@@ -144,7 +200,7 @@ pub(crate) fn class_from_buckets(buckets: &[(u64, u64)], exact: Exact) -> Latenc
         *p = (*p).clamp(lo, hi);
     }
     s.clamped_high += exact.overflow;
-    class
+    Ok(class)
 }
 
 /// What a tool prints exactly beside its buckets.
@@ -235,7 +291,7 @@ mod tests {
 
     #[test]
     fn exact_values_override_and_percentiles_stay_inside() {
-        let c = class_from_buckets(&[(1000, 10), (2000, 80), (9000, 10)], Exact { min: Some(1200), max: Some(8500), mean: Some(2500.5), overflow: 0 });
+        let c = class_from_buckets("f", "c", &[(1000, 10), (2000, 80), (9000, 10)], Exact { min: Some(1200), max: Some(8500), mean: Some(2500.5), overflow: 0 }).unwrap();
         let s = c.summary;
         assert_eq!((s.count, s.min, s.max, s.mean), (100, 1200, 8500, 2500.5));
         assert!(s.p50 >= 1999 && s.p50 <= 2001 && s.p9999 == 8500, "{s:?}");

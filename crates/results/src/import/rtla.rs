@@ -9,7 +9,7 @@
 //! recorded at the top and counted in `clamped_high`. The counts of every column must add up to
 //! its `count:`, so a truncated file is refused. The Debian 12 kernel here has no timerlat
 //! tracer, so the checked-in example follows the documented layout rather than a local run.
-use super::{class_from_buckets, num, Exact, ImportError, ImportOptions, Origin, Parsed};
+use super::{class_from_buckets, count_sum, num, scaled, scaled_f, Exact, ImportError, ImportOptions, Origin, Parsed};
 use crate::run::ConfigResult;
 
 fn class_name(file: &str, line: usize, col: &str) -> Result<String, ImportError> {
@@ -88,7 +88,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
             return Err(ImportError::other(file, format!("no `{f}` row after the histogram (truncated?)")));
         }
     }
-    let top = rows.iter().map(|r| r.0 + 1).max().unwrap_or(0);
+    let top = rows.iter().map(|r| r.0.saturating_add(1)).max().unwrap_or(0);
     let mut c = ConfigResult::new("timerlat");
     if let Some(d) = duration {
         c.params.insert("rtla.duration".into(), d);
@@ -97,22 +97,26 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         let get = |f: &str| foot[f][k];
         let count = get("count:").unwrap_or(0.0) as u64;
         let over = get("over:").unwrap_or(0.0) as u64;
-        let mut buckets: Vec<(u64, u64)> = rows.iter().map(|(b, cnt)| (b * scale, cnt[k])).collect();
-        let in_hist: u64 = buckets.iter().map(|b| b.1).sum();
-        if in_hist + over != count {
+        let mut buckets = Vec::with_capacity(rows.len());
+        for (b, cnt) in &rows {
+            buckets.push((scaled(file, &format!("histogram row {b}"), *b, scale)?, cnt[k]));
+        }
+        let in_hist = count_sum(file, &format!("column {class}"), buckets.iter().map(|b| b.1))?;
+        if in_hist.checked_add(over) != Some(count) {
             return Err(ImportError::other(file, format!("column {class}: buckets ({in_hist}) + over ({over}) ≠ count ({count}) (truncated?)")));
         }
         if count == 0 {
             c.notes.push(format!("class `{class}`: no samples"));
             continue;
         }
-        let max = get("max:").map(|v| (v * scale as f64) as u64);
+        let max = get("max:").map(|v| scaled_f(file, &format!("`max:` column {class}"), v, scale as f64)).transpose()?;
         if over > 0 {
-            buckets.push(((top * scale).min(max.unwrap_or(u64::MAX)), over));
+            buckets.push((top.saturating_mul(scale).min(max.unwrap_or(u64::MAX)), over));
             c.notes.push(format!("class `{class}`: {over} samples above the histogram; percentiles among them are lower bounds"));
         }
-        let exact = Exact { min: get("min:").map(|v| (v * scale as f64) as u64), max, mean: get("avg:").map(|v| v * scale as f64), overflow: over };
-        c.classes.insert(class.clone(), class_from_buckets(&buckets, exact));
+        let min = get("min:").map(|v| scaled_f(file, &format!("`min:` column {class}"), v, scale as f64)).transpose()?;
+        let exact = Exact { min, max, mean: get("avg:").map(|v| v * scale as f64), overflow: over };
+        c.classes.insert(class.clone(), class_from_buckets(file, &format!("column {class}"), &buckets, exact)?);
     }
     if c.classes.is_empty() {
         return Err(ImportError::other(file, "every column has count 0"));

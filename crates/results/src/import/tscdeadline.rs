@@ -27,6 +27,6 @@ pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Pars
     let buckets: Vec<(u64, u64)> = ns.iter().map(|&v| (v, 1)).collect();
     let mut c = ConfigResult::new("tscdeadline_latency");
     c.params.insert("tsc_ghz".into(), ghz.to_string());
-    c.classes.insert("timer".into(), class_from_buckets(&buckets, exact));
+    c.classes.insert("timer".into(), class_from_buckets(file, "`latency:` lines", &buckets, exact)?);
     Ok(Parsed { origin: Origin { tool: "kvm-unit-tests tscdeadline_latency".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
 }
