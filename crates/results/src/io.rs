@@ -30,6 +30,9 @@ pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> 
     for c in &r.configs {
         for (class, l) in &c.classes {
             l.histogram(class).map_err(|e| parse(format!("configuration `{}`: {e}", c.name)))?;
+            if let Some(why) = l.summary.inconsistency() {
+                return Err(parse(format!("configuration `{}`, class `{class}`: summary contradicts itself: {why}", c.name)));
+            }
         }
         for (class, l) in c.repetitions.iter().flat_map(|r| &r.pooled) {
             l.histogram(class).map_err(|e| parse(format!("configuration `{}`, pooled repetitions: {e}", c.name)))?;

@@ -45,6 +45,19 @@ pub struct Summary {
     pub clamped_high: u64,
 }
 
+impl Summary {
+    /// Why this summary cannot describe any set of samples, if it cannot: its percentiles out of
+    /// order or outside [min, max] (a hand-edited or damaged result; irqlab writes them clamped
+    /// into that range). `None` for an empty class.
+    pub fn inconsistency(&self) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
+        let seq = [("min", self.min), ("p50", self.p50), ("p90", self.p90), ("p99", self.p99), ("p99.9", self.p999), ("p99.99", self.p9999), ("max", self.max)];
+        seq.windows(2).find(|w| w[0].1 > w[1].1).map(|w| format!("{} {} ns above {} {} ns", w[0].0, w[0].1, w[1].0, w[1].1))
+    }
+}
+
 /// One interrupt class: summary plus the full histogram (base64 of the HDR V2+deflate encoding).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyClass {

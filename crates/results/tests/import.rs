@@ -235,9 +235,21 @@ fn fuzz_found_inputs_are_refused_naming_file_and_place() {
         ("fio", "fuzz/fio-min-above-max.json", "min ≤ max"),
         ("cyclictest", "fuzz/cyclictest-bucket-overflow.json", "a latency below 13 days"),
         ("rtla-timerlat", "fuzz/rtla-min-above-max.txt", "min ≤ max"),
+        ("rtla-timerlat", "fuzz/rtla-samples-above-max.txt", "buckets within the stated min and max"),
+        ("irqlab", "fuzz/irqlab-p50-above-max.json", "summary contradicts itself"),
     ] {
         let (n, text) = data(name);
         let e = import_err(format, &n, &text);
         assert!(e.contains(&n) && e.contains(says), "{format}: {e}");
     }
+}
+
+/// A cyclictest thread whose histogram is empty is stated in a note, never silently dropped.
+#[test]
+fn an_empty_cyclictest_thread_is_named_in_a_note() {
+    let (n, text) = data("fuzz/cyclictest-empty-thread.txt");
+    let r = import_files("cyclictest", &[(n, text)], &ImportOptions::default(), "t").unwrap();
+    let c = &r.configs[0];
+    assert!(c.classes.values().all(|l| l.summary.count > 0), "{:?}", c.classes.keys());
+    assert!(c.notes.iter().any(|x| x.contains("no samples")), "{:?}", c.notes);
 }

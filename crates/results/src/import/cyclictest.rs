@@ -38,8 +38,16 @@ fn config(file: &str, threads: Vec<Thread>) -> Result<ConfigResult, ImportError>
         if t.exact.overflow > 0 {
             c.notes.push(format!("class `{class}`: {} samples above the histogram; percentiles among them are lower bounds", t.exact.overflow));
         }
+        if t.buckets.iter().all(|b| b.1 == 0) {
+            // Stated, not dropped silently: the thread ran but its histogram holds nothing.
+            c.notes.push(format!("class `{class}`: no samples in its histogram"));
+            continue;
+        }
         let got = class_from_buckets(file, &format!("thread {}", t.label), &t.buckets, t.exact)?;
         c.classes.insert(class, got);
+    }
+    if c.classes.is_empty() {
+        return Err(ImportError::other(file, "every thread's histogram is empty"));
     }
     Ok(c)
 }

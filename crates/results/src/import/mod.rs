@@ -195,7 +195,11 @@ pub(crate) fn class_from_buckets(file: &str, at: &str, buckets: &[(u64, u64)], e
     if let Some(v) = exact.mean {
         s.mean = v;
     }
-    let (lo, hi) = (s.min, s.max.max(s.min));
+    if s.count > 0 && s.min > s.max {
+        // One of min/max was stated and the buckets lie wholly on the wrong side of it.
+        return Err(bad_at(file, at, "buckets within the stated min and max", format!("samples at {} ns with max {} ns", s.min, s.max)));
+    }
+    let (lo, hi) = (s.min, s.max);
     for p in [&mut s.p50, &mut s.p90, &mut s.p99, &mut s.p999, &mut s.p9999] {
         *p = (*p).clamp(lo, hi);
     }
