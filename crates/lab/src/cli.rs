@@ -49,6 +49,14 @@ pub struct KvmArgs {
     /// Bound on the whole QEMU session, seconds (default 600; ×5 under --icount).
     #[arg(long)]
     pub timeout_s: Option<u64>,
+    /// Write QEMU's ITS trace (the L1 kernel's ITS commands, redistributor accesses, TRANSLATER
+    /// writes) to FILE, and its-check's script of it to FILE.its (docs/its-check.md, "Real streams").
+    #[arg(long, value_name = "FILE")]
+    pub trace_its: Option<PathBuf>,
+    /// Move irqlab's threads (the VM's vCPU threads) between the lab's two CPUs every MS
+    /// milliseconds with taskset while it runs, to provoke vPE moves (VMOVP).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub move_vcpus_ms: Option<u64>,
     /// The irqlab arguments, after `--` (must include `--out DIR`).
     #[arg(last = true, required = true)]
     pub args: Vec<String>,

@@ -44,19 +44,21 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// The guest's `/init`.
-pub fn init_script(args: &[String]) -> String {
+/// The guest's `/init`, with an optional vCPU mover (`--move-vcpus-ms`) started before irqlab.
+pub fn init_script_with(args: &[String], move_ms: Option<u64>) -> String {
     let cmd = args.iter().map(|a| sh_quote(a)).collect::<Vec<_>>().join(" ");
+    let mover = move_ms.map(crate::its_trace::mover_script).unwrap_or_default();
     format!(
         r#"#!/bin/busybox sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 echo "{m}init kernel=$(uname -r) kvm=$([ -e /dev/kvm ] && echo yes || echo no)"
 dmesg | grep -i -E 'kvm|gicv4|its:' | sed 's/^/{m}dmesg /'
 mkdir -p /out
-/bin/irqlab {cmd}
+{mover}/bin/irqlab {cmd}
 echo "{m}exit $?"
 for f in /out/*; do
   [ -f "$f" ] || continue
@@ -68,7 +70,8 @@ done
 echo "{m}done"
 poweroff -f
 "#,
-        m = MARK
+        m = MARK,
+        mover = mover
     )
 }
 
@@ -190,6 +193,11 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
             return Err(LabError::Usage(format!("--out: {} already exists; not replacing an earlier result (use --force)", p.display())));
         }
     }
+    if let Some(t) = k.trace_its.as_ref().filter(|_| !k.force) {
+        if let Some(p) = [t.clone(), crate::its_script::script_path(t)].into_iter().find(|p| p.exists()) {
+            return Err(LabError::Usage(format!("--trace-its: {} already exists; not replacing it (use --force)", p.display())));
+        }
+    }
     let qemu_bin = deps::ensure_tool("qemu-system-aarch64", "qemu-system-arm")?;
     let cache = deps::cache_dir();
     let kernel = deps::kernel_image(&cache)?;
@@ -202,11 +210,17 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     entries.push(Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 });
     entries.push(Entry::File { path: "/bin/busybox".into(), mode: 0o755, data: read(&busybox)? });
     entries.push(Entry::File { path: "/bin/irqlab".into(), mode: 0o755, data: read(&irqlab)? });
-    entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script(&inner).into_bytes() });
+    entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script_with(&inner, k.move_vcpus_ms).into_bytes() });
     let initrd = work.join("initrd.cpio");
     std::fs::write(&initrd, newc(&entries)).map_err(LabError::io(&initrd))?;
     let icount = k.icount.then_some(crate::qemu::ICOUNT_DEFAULT);
-    let args = qemu_args(k.gic, icount, &kernel, &initrd);
+    let mut args = qemu_args(k.gic, icount, &kernel, &initrd);
+    if let Some(t) = &k.trace_its {
+        let ev = work.join("its-trace-events");
+        std::fs::write(&ev, crate::its_trace::events_file_text()).map_err(LabError::io(&ev))?;
+        let _ = std::fs::remove_file(t);
+        args.extend(crate::its_trace::qemu_args(&ev, t));
+    }
     let log_path = out.path("kvm-console.log");
     let slow = if k.icount { 5 } else { 1 };
     let watcher = KvmWatcher::new(Duration::from_secs(120 * slow), Duration::from_secs(k.timeout_s.unwrap_or(600 * slow)));
@@ -222,6 +236,9 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
         let bytes = if name == "result.json" { label_measured(bytes, k.icount, &command) } else { bytes.clone() };
         out.write_new(name, &bytes)?;
         eprintln!("irqlab-lab: wrote {}", out.path(name).display());
+    }
+    if let Some(t) = &k.trace_its {
+        crate::its_script::convert_file(t, k.gic, &command)?;
     }
     let exit = s.watcher.exit_line.clone().unwrap_or_else(|| "exit ?".into());
     match problem {
@@ -267,9 +284,14 @@ mod tests {
 
     #[test]
     fn init_quotes_arguments() {
-        let s = init_script(&["sim".into(), "it's".into(), "--out".into(), "/out".into()]);
+        let s = init_script_with(&["sim".into(), "it's".into(), "--out".into(), "/out".into()], None);
         assert!(s.contains("/bin/irqlab 'sim' 'it'\\''s' '--out' '/out'\n"), "{s}");
         assert!(s.starts_with("#!/bin/busybox sh\n") && s.contains("poweroff -f"));
+        assert!(s.contains("mount -t tracefs tracefs /sys/kernel/tracing"), "--breakdown needs tracefs in the lab");
+        assert!(!s.contains("taskset"));
+        let m = init_script_with(&["run".into()], Some(20));
+        let (mover, run) = (m.find("taskset").unwrap(), m.find("/bin/irqlab 'run'").unwrap());
+        assert!(mover < run, "the mover starts before irqlab");
     }
 
     #[test]

@@ -16,6 +16,8 @@ mod deps;
 mod dts;
 mod error;
 mod initramfs;
+mod its_script;
+mod its_trace;
 mod kvm;
 mod output;
 mod qemu;
