@@ -57,6 +57,10 @@ pub struct KvmArgs {
     /// milliseconds with taskset while it runs, to provoke vPE moves (VMOVP).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub move_vcpus_ms: Option<u64>,
+    /// Trace the lab kernel's KVM events while irqlab runs and write their counts (kvm_exit by
+    /// exception class and guest PC, every event by name) to kvm-exit-reasons.txt in --out.
+    #[arg(long)]
+    pub exit_reasons: bool,
     /// The irqlab arguments, after `--` (must include `--out DIR`).
     #[arg(last = true, required = true)]
     pub args: Vec<String>,

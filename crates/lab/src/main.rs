@@ -19,6 +19,7 @@ mod initramfs;
 mod its_script;
 mod its_trace;
 mod kvm;
+mod kvm_events;
 mod output;
 mod qemu;
 mod session;
