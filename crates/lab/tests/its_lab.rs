@@ -1,0 +1,73 @@
+//! `irqlab-lab kvm --trace-its FILE [--move-vcpus-ms MS] [--exit-reasons]`: the ITS command
+//! stream and KVM's exit reasons captured in the Arm lab (issue 23 items 3 and 4).
+use std::process::Command;
+
+#[test]
+fn an_existing_trace_or_script_is_not_replaced_and_nothing_starts() {
+    let d = tempfile::tempdir().unwrap();
+    for existing in ["its.trace", "its.trace.its"] {
+        let t = d.path().join("its.trace");
+        let _ = std::fs::remove_file(&t);
+        let _ = std::fs::remove_file(d.path().join("its.trace.its"));
+        std::fs::write(d.path().join(existing), "earlier\n").unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
+            .args(["kvm", "--gic", "v4", "--trace-its"])
+            .arg(&t)
+            .args(["--", "run", "timer", "--out"])
+            .arg(d.path().join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--trace-its") && err.contains(existing) && err.contains("--force"), "{err}");
+        assert_eq!(std::fs::read_to_string(d.path().join(existing)).unwrap(), "earlier\n");
+        assert!(!d.path().join("out").exists(), "nothing was started");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--move-vcpus-ms", "0", "--", "run", "--out", "x"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--move-vcpus-ms"));
+}
+
+/// One QEMU boot with everything on; needs QEMU and the cross-built irqlab
+/// (`IRQLAB_LAB_IRQLAB`, as scripts/test.sh runs `needs_arm_lab::`). Counts only, never times.
+mod needs_arm_lab {
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    use sim::arch::arm::gicv4::{check, script};
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn trace_its_moves_and_exit_reasons_in_one_boot() {
+        let irqlab = std::env::var_os("IRQLAB_LAB_IRQLAB").map(PathBuf::from).expect("IRQLAB_LAB_IRQLAB: the aarch64 irqlab");
+        let d = tempfile::tempdir().unwrap();
+        let (t, out) = (d.path().join("its.trace"), d.path().join("out"));
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
+            .args(["kvm", "--gic", "v4", "--icount", "--exit-reasons", "--move-vcpus-ms", "20", "--trace-its"])
+            .arg(&t)
+            .arg("--irqlab")
+            .arg(&irqlab)
+            .args(["--", "run", "timer", "--samples", "100", "--period-us", "1000", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        // The stream: vPE 0 mapped at VM start, moved at least once, clean on GICv4.0.
+        let text = std::fs::read_to_string(d.path().join("its.trace.its")).unwrap();
+        assert!(text.contains("\ngic v4.0\ncpus 2\n"), "{text:.400}");
+        let s = script::parse(&text).unwrap();
+        let r = check::run(&s);
+        assert!(r.violations.is_empty(), "{:?}", r.violations);
+        let decoded: Vec<&str> = r.steps.iter().map(|s| s.decoded.as_str()).collect();
+        assert!(decoded.iter().any(|d| d.starts_with("VMAPP vPE 0 -> redistributor")), "VMAPP at VM start");
+        assert!(decoded.iter().any(|d| d.starts_with("VMOVP vPE 0")), "a vCPU move made KVM move the vPE: {err}");
+        // Exit reasons: one WFI trap per timer interrupt at least, every event present.
+        let reasons = std::fs::read_to_string(out.join("kvm-exit-reasons.txt")).unwrap();
+        let wfx: u64 = reasons.lines().find(|l| l.contains("TRAP: HSR_EC: 0x0001 (WFx)")).and_then(|l| l.split_whitespace().next()?.parse().ok()).unwrap_or(0);
+        assert!(wfx >= 101, "{reasons}");
+        assert!(!reasons.contains("missing "), "{reasons}");
+        let log = std::fs::read_to_string(out.join("kvm-console.log")).unwrap();
+        assert!(log.contains("@irqlab-lab mover every 20 ms"), "the mover ran");
+    }
+}
