@@ -284,57 +284,68 @@ mod tests {
         convert(&its_trace::parse(trace).unwrap(), &Options { gic: "v4.0", cpus: 2, about: vec!["test".into()] }).unwrap()
     }
 
+    // Lines of a real capture (examples/its/lab-vm-start-v40.its: QEMU trace lines 34, 49-52,
+    // 123-135, 415-423): ITS probe, VM start (VMAPP, VINVALL, doorbell on the proxy), one
+    // residency cycle, teardown.
     const BOOT: &str = "\
-gicv3_its_cmd_mapc GICv3 ITS: command MAPC ICID 0x1 RDbase 0x1 V 1
+gicv3_its_cmd_mapd GICv3 ITS: command MAPD DeviceID 0xffff Size 0x0 ITT_addr 0x4251e0 V 1
+gicv3_its_cmd_mapc GICv3 ITS: command MAPC ICID 0x0 RDbase 0x0 V 1
+gicv3_its_cmd_sync GICv3 ITS: command SYNC
 gicv3_its_cmd_invall GICv3 ITS: command INVALL
 gicv3_its_cmd_sync GICv3 ITS: command SYNC
-gicv3_its_cmd_mapd GICv3 ITS: command MAPD DeviceID 0xffff Size 0x0 ITT_addr 0x4101a0 V 1
-gicv3_its_cmd_sync GICv3 ITS: command SYNC
-gicv3_its_cmd_vmapp GICv3 ITS: command VMAPP vPEID 0x0 RDbase 0x0 V 1 VPT_addr 0x4258 VPT_size 0xf
+gicv3_its_cmd_vmapp GICv3 ITS: command VMAPP vPEID 0x0 RDbase 0x0 V 1 VPT_addr 0x4334 VPT_size 0xf
+gicv3_its_cmd_vsync GICv3 ITS: command VSYNC
 gicv3_its_cmd_vinvall GICv3 ITS: command VINVALL vPEID 0x0
 gicv3_its_cmd_vsync GICv3 ITS: command VSYNC
-gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x20070 data 0x4257000f size 8 secure 0
-gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x20078 data 0x8000000042580000 size 8 secure 0
-gicv3_redist_read GICv3 redistributor 0x0 read: offset 0x20078 data 0x8000000042580000 size 8 secure 0
-gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x20078 data 0x0 size 8 secure 0
-gicv3_redist_read GICv3 redistributor 0x0 read: offset 0x20078 data 0x0 size 8 secure 0
-gicv3_redist_read GICv3 redistributor 0x0 read: offset 0x20078 data 0x0 size 8 secure 0
-gicv3_its_cmd_vmovp GICv3 ITS: command VMOVP vPEID 0x0 RDbase 0x1
+gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x20070 data 0x4333058f size 8 secure 0
+gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x20078 data 0xe000000043340780 size 8 secure 0
+gicv3_its_cmd_mapti GICv3 ITS: command MAPTI DeviceID 0xffff EventID 0x0 ICID 0x0 pINTID 0x2000
+gicv3_its_cmd_sync GICv3 ITS: command SYNC
+gicv3_its_cmd_clear GICv3 ITS: command CLEAR DeviceID 0xffff EventID 0x0
+gicv3_its_cmd_sync GICv3 ITS: command SYNC
+gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x10380 data 0x8000000 size 4 secure 0
+gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x10380 data 0x40000000 size 4 secure 0
+gicv3_redist_read GICv3 redistributor 0x0 read: offset 0x20078 data 0xe000000043340780 size 8 secure 0
+gicv3_its_cmd_clear GICv3 ITS: command CLEAR DeviceID 0xffff EventID 0x0
+gicv3_its_cmd_sync GICv3 ITS: command SYNC
+gicv3_redist_read GICv3 redistributor 0x0 read: offset 0x20078 data 0xe000000043340780 size 8 secure 0
+gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x20078 data 0x6000000043340780 size 8 secure 0
+gicv3_redist_read GICv3 redistributor 0x0 read: offset 0x20078 data 0x4000000043340780 size 8 secure 0
+gicv3_its_cmd_vmapp GICv3 ITS: command VMAPP vPEID 0x0 RDbase 0x0 V 0 VPT_addr 0x0 VPT_size 0x0
 gicv3_its_cmd_vsync GICv3 ITS: command VSYNC
-gicv3_redist_write GICv3 redistributor 0x1 write: offset 0x0 data 0x1 size 4 secure 0
+gicv3_its_cmd_discard GICv3 ITS: command DISCARD DeviceID 0xffff EventID 0x0
+gicv3_its_cmd_sync GICv3 ITS: command SYNC
 ";
 
     #[test]
     fn converts_with_the_model_encoder_and_marks_inferences() {
         let c = conv(BOOT);
         let cmds: Vec<&str> = c.text.lines().filter(|l| l.starts_with("0x")).collect();
-        assert_eq!(cmds.len(), 10);
+        assert_eq!(cmds.len(), 19);
         // Each line decodes back to what QEMU traced (the encoder is the model's own).
         let dec = |l: &str| {
             let w: Vec<u64> = l.split_whitespace().take(4).map(|x| u64::from_str_radix(&x[2..], 16).unwrap()).collect();
             Command::decode([w[0], w[1], w[2], w[3]]).unwrap()
         };
-        assert_eq!(dec(cmds[1]), Command::Invall { icid: 1 });
-        assert!(cmds[1].contains("inferred: ICID 1"), "{}", cmds[1]);
-        assert_eq!(dec(cmds[2]), Command::Sync { rdbase: 1 });
-        assert_eq!(dec(cmds[3]), Command::Mapd { device: 0xffff, size: 0, itt_addr: 0x4101a000, valid: true });
-        let Command::Vmapp(m) = dec(cmds[5]) else { panic!() };
-        assert_eq!((m.vpe, m.rdbase, m.vpt_addr, m.vpt_size), (0, 0, 0x4258_0000, 15));
-        assert_eq!(dec(cmds[7]), Command::Vsync { vpe: 0 });
-        assert_eq!(dec(cmds[8]), Command::Vmovp { seq: 0, its_list: 0, vpe: 0, rdbase: 1, db: false, default_doorbell: 0 });
-        assert_eq!(c.commands["VMAPP"], 1);
-        assert_eq!(c.commands["VMOVP"], 1);
-        assert_eq!(c.commands["SYNC"], 2);
-        assert_eq!(c.inferred, 5, "INVALL, 2 SYNC, 2 VSYNC");
-        // The SYNC after MAPD (device 0xffff, no collection of its own) falls back to the last collection.
-        assert!(cmds[4].contains("inferred: RDbase 1"), "{}", cmds[4]);
-        // One poll-dirty per VPENDBASER write (Linux's its_clear_vpend_valid reads before and
-        // polls after the schedule-out write); repeated reads do not repeat it; the other
-        // access is counted, not dropped.
+        assert_eq!(dec(cmds[0]), Command::Mapd { device: 0xffff, size: 0, itt_addr: 0x4251_e000, valid: true });
+        assert_eq!(dec(cmds[2]), Command::Sync { rdbase: 0 });
+        assert!(cmds[2].contains("inferred: RDbase 0, the redistributor of collection 0"), "{}", cmds[2]);
+        assert_eq!(dec(cmds[3]), Command::Invall { icid: 0 });
+        assert!(cmds[3].contains("inferred: ICID 0, the collection of the MAPC before"), "{}", cmds[3]);
+        let Command::Vmapp(m) = dec(cmds[5]) else { panic!("{}", cmds[5]) };
+        assert_eq!((m.vpe, m.rdbase, m.valid, m.vpt_addr, m.vpt_size), (0, 0, true, 0x4334_0000, 15));
+        assert_eq!(dec(cmds[6]), Command::Vsync { vpe: 0 });
+        assert_eq!(dec(cmds[9]), Command::Mapti { device: 0xffff, event: 0, pintid: 8192, icid: 0 });
+        assert_eq!(dec(cmds[16]), Command::Vsync { vpe: 0 }, "the VSYNC after the unmap keeps its vPE");
+        assert_eq!((c.commands["VMAPP"], c.commands["SYNC"], c.commands["VSYNC"], c.commands["CLEAR"]), (2, 6, 3, 2));
+        assert_eq!(c.inferred, 10, "6 SYNC, 3 VSYNC, 1 INVALL");
+        // Residency: VPROPBASER and VPENDBASER as written; one poll-dirty per VPENDBASER write
+        // (the first read after it), later reads counted as not expressible, never dropped.
+        assert!(c.text.contains("rd 0 VPROPBASER 0x000000004333058f"));
+        assert!(c.text.contains("rd 0 VPENDBASER 0xe000000043340780"));
+        assert!(c.text.contains("rd 0 VPENDBASER 0x6000000043340780"));
         assert_eq!(c.text.matches("poll-dirty").count(), 2);
-        assert!(c.text.contains("rd 0 VPENDBASER 0x8000000042580000"));
-        assert_eq!(c.other_redist[&(true, 0)], 1);
-        assert!(c.text.contains("write 0x0 ×1"));
+        assert_eq!((c.other_redist[&(true, 0x10380)], c.other_redist[&(false, VPENDBASER)]), (2, 1));
         assert!(c.text.contains("\ngic v4.0\ncpus 2\nvmovp 1"));
     }
 
