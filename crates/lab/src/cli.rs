@@ -23,6 +23,24 @@ pub enum Mode {
     /// irqlab writes to its `--out` come back to that directory on this machine:
     /// `kvm [--gic v3|v4] [--icount] -- <irqlab arguments with --out DIR>`
     Kvm(KvmArgs),
+    /// Convert a QEMU ITS trace (`-trace events=…` with gicv3_its_cmd_*, gicv3_redist_*,
+    /// gicv3_its_translation_write; what `kvm --trace-its` captures) into an `irqlab its-check`
+    /// script at TRACE.its: `its-convert [--gic v3|v4] [--cpus N] [--force] TRACE`
+    ItsConvert(ItsConvertArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ItsConvertArgs {
+    /// The GIC QEMU emulated (`gic-version=4` is GICv4.0 in QEMU 7.2).
+    #[arg(long, value_enum, default_value_t = Gic::V4)]
+    pub gic: Gic,
+    /// Redistributors (QEMU's -smp).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=512))]
+    pub cpus: u32,
+    /// Replace an existing TRACE.its.
+    #[arg(long)]
+    pub force: bool,
+    pub trace: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

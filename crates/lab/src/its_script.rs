@@ -262,13 +262,29 @@ pub fn script_path(t: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Reads trace `t`, writes its script next to it (never over an existing file: the caller
-/// checked, and a new name is refused here too), returns what was converted.
+/// Reads trace `t`, writes its script next to it (the caller checked that none is there, or was
+/// given --force), returns what was converted.
 pub fn convert_file(t: &Path, gic: Gic, command: &[String]) -> Result<Converted, crate::error::LabError> {
-    let text = std::fs::read_to_string(t).map_err(crate::error::LabError::io(t))?;
-    let events = its_trace::parse(&text).map_err(|e| crate::error::LabError::Setup(format!("{}: {e}", t.display())))?;
     let about = vec![format!("QEMU ITS trace {} captured by: {}", t.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), command.join(" "))];
-    let c = convert(&events, &Options::lab(gic, about)).map_err(|e| crate::error::LabError::Setup(format!("{}: {e}", t.display())))?;
+    convert_file_with(t, Options::lab(gic, about), crate::error::LabError::Setup)
+}
+
+/// `irqlab-lab its-convert`: a trace given by the user; a garbled one is bad input (exit 2).
+pub fn convert_command(a: &crate::cli::ItsConvertArgs) -> Result<i32, crate::error::LabError> {
+    let out = script_path(&a.trace);
+    if out.exists() && !a.force {
+        return Err(crate::error::LabError::Usage(format!("{} already exists; not replacing it (use --force)", out.display())));
+    }
+    let mut o = Options::lab(a.gic, vec![format!("QEMU ITS trace {} converted by: irqlab-lab its-convert", a.trace.display())]);
+    o.cpus = a.cpus;
+    convert_file_with(&a.trace, o, crate::error::LabError::Usage)?;
+    Ok(0)
+}
+
+fn convert_file_with(t: &Path, o: Options, bad: fn(String) -> crate::error::LabError) -> Result<Converted, crate::error::LabError> {
+    let text = std::fs::read_to_string(t).map_err(crate::error::LabError::io(t))?;
+    let events = its_trace::parse(&text).map_err(|e| bad(format!("{}: {e}", t.display())))?;
+    let c = convert(&events, &o).map_err(|e| bad(format!("{}: {e}", t.display())))?;
     let out = script_path(t);
     results::write_atomic(&out, c.text.as_bytes())?;
     eprintln!("irqlab-lab: wrote {} ({} ITS commands; check it with `irqlab its-check {}`)", out.display(), c.commands.values().sum::<usize>(), out.display());

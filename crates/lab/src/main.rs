@@ -65,6 +65,13 @@ fn main() {
                 }
             },
         },
+        cli::Mode::ItsConvert(a) => match its_script::convert_command(&a) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("irqlab-lab: {e}");
+                e.exit_code()
+            }
+        },
         cli::Mode::Kvm(k) => match kvm::run(&k, argv) {
             Ok(c) => c,
             Err(e) => {

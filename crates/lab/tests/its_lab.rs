@@ -28,6 +28,33 @@ fn an_existing_trace_or_script_is_not_replaced_and_nothing_starts() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--move-vcpus-ms"));
 }
 
+#[test]
+fn its_convert_writes_the_script_next_to_the_trace_and_names_a_garbled_line() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("q.trace");
+    std::fs::write(&t, "gicv3_its_cmd_mapc GICv3 ITS: command MAPC ICID 0x1 RDbase 0x1 V 1\ngicv3_its_cmd_invall GICv3 ITS: command INVALL\n").unwrap();
+    let run = |extra: &[&str]| Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).arg("its-convert").args(extra).arg(&t).output().unwrap();
+    let o = run(&["--cpus", "4"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let script = std::fs::read_to_string(d.path().join("q.trace.its")).unwrap();
+    assert!(script.contains("\ngic v4.0\ncpus 4\n"), "{script}");
+    assert!(script.contains("0x0000000000000009 0x0000000000000000 0x8000000000010001 0x0000000000000000   # trace 1: MAPC"), "{script}");
+    // Not replaced without --force; replaced with it.
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
+    assert_eq!(run(&["--force"]).status.code(), Some(0));
+    let script = std::fs::read_to_string(d.path().join("q.trace.its")).unwrap();
+    assert!(script.contains("\ncpus 2\n"), "replaced: {script}");
+    // A garbled line: exit 2 naming the file and the line; the earlier script stays.
+    std::fs::write(&t, "gicv3_its_cmd_sync GICv3 ITS: command SYNC\ngicv3_its_cmd_mapc GICv3 ITS: command MAPC ICID zz\n").unwrap();
+    let o = run(&["--force"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("q.trace: trace line 2:") && err.contains("ICID"), "{err}");
+    assert_eq!(std::fs::read_to_string(d.path().join("q.trace.its")).unwrap(), script);
+}
+
 /// One QEMU boot with everything on; needs QEMU and the cross-built irqlab
 /// (`IRQLAB_LAB_IRQLAB`, as scripts/test.sh runs `needs_arm_lab::`). Counts only, never times.
 mod needs_arm_lab {
