@@ -23,6 +23,24 @@ pub enum Mode {
     /// irqlab writes to its `--out` come back to that directory on this machine:
     /// `kvm [--gic v3|v4] [--icount] -- <irqlab arguments with --out DIR>`
     Kvm(KvmArgs),
+    /// Convert a QEMU ITS trace (`-trace events=…` with gicv3_its_cmd_*, gicv3_redist_*,
+    /// gicv3_its_translation_write; what `kvm --trace-its` captures) into an `irqlab its-check`
+    /// script at TRACE.its: `its-convert [--gic v3|v4] [--cpus N] [--force] TRACE`
+    ItsConvert(ItsConvertArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ItsConvertArgs {
+    /// The GIC QEMU emulated (`gic-version=4` is GICv4.0 in QEMU 7.2).
+    #[arg(long, value_enum, default_value_t = Gic::V4)]
+    pub gic: Gic,
+    /// Redistributors (QEMU's -smp).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=512))]
+    pub cpus: u32,
+    /// Replace an existing TRACE.its.
+    #[arg(long)]
+    pub force: bool,
+    pub trace: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -49,6 +67,18 @@ pub struct KvmArgs {
     /// Bound on the whole QEMU session, seconds (default 600; ×5 under --icount).
     #[arg(long)]
     pub timeout_s: Option<u64>,
+    /// Write QEMU's ITS trace (the L1 kernel's ITS commands, redistributor accesses, TRANSLATER
+    /// writes) to FILE, and its-check's script of it to FILE.its (docs/its-check.md, "Real streams").
+    #[arg(long, value_name = "FILE")]
+    pub trace_its: Option<PathBuf>,
+    /// Move irqlab's threads (the VM's vCPU threads) between the lab's two CPUs every MS
+    /// milliseconds with taskset while it runs, to provoke vPE moves (VMOVP).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub move_vcpus_ms: Option<u64>,
+    /// Trace the lab kernel's KVM events while irqlab runs and write their counts (kvm_exit by
+    /// exception class and guest PC, every event by name) to kvm-exit-reasons.txt in --out.
+    #[arg(long)]
+    pub exit_reasons: bool,
     /// The irqlab arguments, after `--` (must include `--out DIR`).
     #[arg(last = true, required = true)]
     pub args: Vec<String>,

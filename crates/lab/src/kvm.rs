@@ -44,21 +44,29 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// The guest's `/init`.
-pub fn init_script(args: &[String]) -> String {
+/// The guest's `/init`, with an optional vCPU mover (`--move-vcpus-ms`) started before irqlab
+/// and KVM's exit reasons traced around it (`--exit-reasons`).
+pub fn init_script_with(args: &[String], move_ms: Option<u64>, exit_reasons: bool) -> String {
     let cmd = args.iter().map(|a| sh_quote(a)).collect::<Vec<_>>().join(" ");
+    let mut mover = move_ms.map(crate::its_trace::mover_script).unwrap_or_default();
+    let mut after = String::new();
+    if exit_reasons {
+        mover = crate::kvm_events::before() + &mover;
+        after = crate::kvm_events::after();
+    }
     format!(
         r#"#!/bin/busybox sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 echo "{m}init kernel=$(uname -r) kvm=$([ -e /dev/kvm ] && echo yes || echo no)"
 dmesg | grep -i -E 'kvm|gicv4|its:' | sed 's/^/{m}dmesg /'
 mkdir -p /out
-/bin/irqlab {cmd}
+{mover}/bin/irqlab {cmd}
 echo "{m}exit $?"
-for f in /out/*; do
+{after}for f in /out/*; do
   [ -f "$f" ] || continue
   n=$(basename "$f")
   echo "{m}file $n begin"
@@ -68,7 +76,9 @@ done
 echo "{m}done"
 poweroff -f
 "#,
-        m = MARK
+        m = MARK,
+        mover = mover,
+        after = after
     )
 }
 
@@ -186,8 +196,13 @@ fn irqlab_binary(k: &KvmArgs) -> Result<PathBuf, LabError> {
 pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     let (inner, out_dir) = split_out(&k.args)?;
     if out_dir.exists() && !k.force {
-        if let Some(p) = ["result.json", "result.csv", "kvm-console.log"].iter().map(|n| out_dir.join(n)).find(|p| p.exists()) {
+        if let Some(p) = ["result.json", "result.csv", "kvm-console.log", crate::kvm_events::FILE].iter().map(|n| out_dir.join(n)).find(|p| p.exists()) {
             return Err(LabError::Usage(format!("--out: {} already exists; not replacing an earlier result (use --force)", p.display())));
+        }
+    }
+    if let Some(t) = k.trace_its.as_ref().filter(|_| !k.force) {
+        if let Some(p) = [t.clone(), crate::its_script::script_path(t)].into_iter().find(|p| p.exists()) {
+            return Err(LabError::Usage(format!("--trace-its: {} already exists; not replacing it (use --force)", p.display())));
         }
     }
     let qemu_bin = deps::ensure_tool("qemu-system-aarch64", "qemu-system-arm")?;
@@ -202,11 +217,17 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     entries.push(Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 });
     entries.push(Entry::File { path: "/bin/busybox".into(), mode: 0o755, data: read(&busybox)? });
     entries.push(Entry::File { path: "/bin/irqlab".into(), mode: 0o755, data: read(&irqlab)? });
-    entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script(&inner).into_bytes() });
+    entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script_with(&inner, k.move_vcpus_ms, k.exit_reasons).into_bytes() });
     let initrd = work.join("initrd.cpio");
     std::fs::write(&initrd, newc(&entries)).map_err(LabError::io(&initrd))?;
     let icount = k.icount.then_some(crate::qemu::ICOUNT_DEFAULT);
-    let args = qemu_args(k.gic, icount, &kernel, &initrd);
+    let mut args = qemu_args(k.gic, icount, &kernel, &initrd);
+    if let Some(t) = &k.trace_its {
+        let ev = work.join("its-trace-events");
+        std::fs::write(&ev, crate::its_trace::events_file_text()).map_err(LabError::io(&ev))?;
+        let _ = std::fs::remove_file(t);
+        args.extend(crate::its_trace::qemu_args(&ev, t));
+    }
     let log_path = out.path("kvm-console.log");
     let slow = if k.icount { 5 } else { 1 };
     let watcher = KvmWatcher::new(Duration::from_secs(120 * slow), Duration::from_secs(k.timeout_s.unwrap_or(600 * slow)));
@@ -222,6 +243,14 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
         let bytes = if name == "result.json" { label_measured(bytes, k.icount, &command) } else { bytes.clone() };
         out.write_new(name, &bytes)?;
         eprintln!("irqlab-lab: wrote {}", out.path(name).display());
+    }
+    if let Some((_, b)) = files.iter().find(|(n, _)| k.exit_reasons && n == crate::kvm_events::FILE) {
+        for (n, what) in crate::kvm_events::exits_by_class(&String::from_utf8_lossy(b)) {
+            eprintln!("irqlab-lab: kvm_exit {n:>7} {what}");
+        }
+    }
+    if let Some(t) = &k.trace_its {
+        crate::its_script::convert_file(t, k.gic, &command)?;
     }
     let exit = s.watcher.exit_line.clone().unwrap_or_else(|| "exit ?".into());
     match problem {
@@ -267,9 +296,18 @@ mod tests {
 
     #[test]
     fn init_quotes_arguments() {
-        let s = init_script(&["sim".into(), "it's".into(), "--out".into(), "/out".into()]);
+        let s = init_script_with(&["sim".into(), "it's".into(), "--out".into(), "/out".into()], None, false);
         assert!(s.contains("/bin/irqlab 'sim' 'it'\\''s' '--out' '/out'\n"), "{s}");
         assert!(s.starts_with("#!/bin/busybox sh\n") && s.contains("poweroff -f"));
+        assert!(s.contains("mount -t tracefs tracefs /sys/kernel/tracing"), "--breakdown needs tracefs in the lab");
+        assert!(!s.contains("taskset"));
+        assert!(!s.contains("kvm_exit"));
+        let e = init_script_with(&["run".into()], None, true);
+        let (on, run, count) = (e.find("echo 1 > $T/tracing_on").unwrap(), e.find("/bin/irqlab 'run'").unwrap(), e.find("kvm-exit-reasons.txt").unwrap());
+        assert!(on < run && run < count && e[run..count].contains("exit $?"), "{e}");
+        let m = init_script_with(&["run".into()], Some(20), false);
+        let (mover, run) = (m.find("taskset").unwrap(), m.find("/bin/irqlab 'run'").unwrap());
+        assert!(mover < run, "the mover starts before irqlab");
     }
 
     #[test]

@@ -16,7 +16,10 @@ mod deps;
 mod dts;
 mod error;
 mod initramfs;
+mod its_script;
+mod its_trace;
 mod kvm;
+mod kvm_events;
 mod output;
 mod qemu;
 mod session;
@@ -61,6 +64,13 @@ fn main() {
                     e.exit_code()
                 }
             },
+        },
+        cli::Mode::ItsConvert(a) => match its_script::convert_command(&a) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("irqlab-lab: {e}");
+                e.exit_code()
+            }
         },
         cli::Mode::Kvm(k) => match kvm::run(&k, argv) {
             Ok(c) => c,

@@ -241,3 +241,19 @@ fn v41_doorbell_only_when_db_requested_and_only_once() {
     k.ack_vlpi(1, 8200);
     assert!(matches!(k.deliver(0, 0x10, 0), Effect::VlpiRecorded { why: NoDoorbell::NotRequested, .. }), "the doorbell rang once");
 }
+
+#[test]
+fn vsync_after_an_unmap_is_a_barrier_not_a_violation_but_its_vpe_id_must_be_in_range() {
+    // Linux 6.1 on GICv4.0 tears a vPE down with VMAPP V=0 then VSYNC of that vPE (the lab's
+    // captured stream, examples/its/lab-vm-start-v40.its); QEMU runs it as a no-op.
+    let mut g = gic(ItsVersion::V4_0);
+    ok(&mut g, vmapp(3, 1, 0x5000_0000));
+    ok(&mut g, Command::Vsync { vpe: 3 });
+    ok(&mut g, Command::Vmapp(Vmapp { vpe: 3, rdbase: 0, valid: false, vpt_size: 0, vpt_addr: 0, alloc: false, ptz: false, vconf_addr: 0, default_doorbell: 0 }));
+    ok(&mut g, Command::Vsync { vpe: 3 });
+    // The vPE is unmapped all the same: a command that needs it still reports it.
+    let (_, v) = cmd(&mut g, Command::Vinvall { vpe: 3 });
+    assert!(matches!(v[..], [Violation::UnmappedVpe { vpe: 3 }]), "{v:?}");
+    let (_, v) = cmd(&mut g, Command::Vsync { vpe: u16::MAX });
+    assert!(matches!(v[..], [Violation::VpeOutOfRange { vpe: u16::MAX, .. }]), "{v:?}");
+}

@@ -248,7 +248,13 @@ impl Its {
             Command::Vmapi { device, event, vpe, doorbell } => self.vmapti(mem, device, event, vpe, event, doorbell, "VMAPI"),
             Command::Vmovi { device, event, vpe, db_valid, doorbell } => self.vmovi(mem, device, event, vpe, db_valid.then_some(doorbell), out),
             Command::Vmovp { seq, its_list, vpe, rdbase, .. } => self.vmovp(mem, seq, its_list, vpe, rdbase, out),
-            Command::Vsync { vpe } => self.mapped_vpe(mem, vpe).map(|_| ()),
+            // VSYNC is a barrier, like SYNC (which checks only its RDbase): the vPE ID must be in
+            // range, but the vPE need not be mapped. Linux 6.1 on a GICv4.0 ITS follows every
+            // VMAPP V=0 with a VSYNC of the vPE it has just unmapped (`its_build_vmapp_cmd`
+            // returns the vPE, drivers/irqchip/irq-gic-v3-its.c; only on v4.1 does it return NULL,
+            // "unmapping a VPE is self-synchronizing"), and QEMU's VSYNC looks nothing up
+            // (`process_cmdq`). Found in the lab's real stream (examples/its/lab-*-v40.its).
+            Command::Vsync { vpe } => self.check_vpe(vpe).map_err(Fault::from),
             Command::Vinvall { vpe } => {
                 let vte = self.mapped_vpe(mem, vpe)?;
                 out.push(ItsAction::InvVpe { vpe, vte });
