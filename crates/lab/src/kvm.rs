@@ -103,8 +103,9 @@ pub fn framed_files(log: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
                 return Err(format!("`file {name} end` closes `{n}`"));
             }
             let bytes = base64::engine::general_purpose::STANDARD.decode(b64.as_bytes()).map_err(|e| format!("{name}: bad base64: {e}"))?;
-            if name.contains('/') || name.starts_with('.') {
-                return Err(format!("refusing file name `{name}`"));
+            // The name becomes a file under --out: one plain component, nothing else.
+            if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') || name.chars().any(char::is_control) {
+                return Err(format!("refusing file name {name:?} (one plain file name is expected)"));
             }
             files.push((name.to_string(), bytes));
         }
@@ -321,6 +322,11 @@ mod tests {
         assert!(framed_files(&bad).unwrap_err().contains("base64"));
         let evil = format!("{MARK}file ../x begin\n{b64}\n{MARK}file ../x end\n");
         assert!(framed_files(&evil).unwrap_err().contains("refusing"));
+        // Only one plain component: not empty, no backslash, no control character.
+        for name in ["", "a\\b", "a\u{1b}[31m"] {
+            let f = format!("{MARK}file {name} begin\n{b64}\n{MARK}file {name} end\n");
+            assert!(framed_files(&f).unwrap_err().contains("refusing"), "{name:?}");
+        }
     }
 
     #[test]

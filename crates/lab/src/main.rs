@@ -11,20 +11,7 @@
 //! Exit codes: 0 a complete result; 1 an environment/boot failure (one line, the log's path) or
 //! an incomplete result (written, with its error stated); 2 bad input (flags, an existing result,
 //! a configuration Debian's Xen cannot do), nothing started.
-mod cli;
-mod deps;
-mod dts;
-mod error;
-mod initramfs;
-mod its_script;
-mod its_trace;
-mod kvm;
-mod kvm_events;
-mod output;
-mod qemu;
-mod session;
-mod watch;
-mod xen;
+use lab::{cli, its_script, kvm, xen};
 
 use clap::Parser;
 

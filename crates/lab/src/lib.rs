@@ -1,0 +1,17 @@
+//! The Arm lab's library: everything `irqlab-lab` (src/main.rs) runs, as modules, so the readers
+//! of what the lab gets back from QEMU — console lines, framed result files, QEMU's ITS trace,
+//! the kernel's kvm events — can be fuzzed (fuzz/fuzz_targets/lab_console.rs) and tested.
+pub mod cli;
+pub mod deps;
+pub mod dts;
+pub mod error;
+pub mod initramfs;
+pub mod its_script;
+pub mod its_trace;
+pub mod kvm;
+pub mod kvm_events;
+pub mod output;
+pub mod qemu;
+pub mod session;
+pub mod watch;
+pub mod xen;
