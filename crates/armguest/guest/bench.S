@@ -99,6 +99,7 @@ timer_bench:
     ldr     x23, [x19, #P_PERIOD]
     ldr     x24, [x19, #P_WAIT]
 timer_loop:
+    ldr     x22, [x19, #P_SAMPLES]  // re-read: a VMM lowers it to end the run early
     cmp     x21, x22
     b.hs    bench_done
     adr     x0, timer_flag
@@ -165,6 +166,7 @@ ipi_bench:
     ldr     x23, [x19, #P_PERIOD]
     ldr     x24, [x19, #P_WAIT]
 ipi_loop:
+    ldr     x22, [x19, #P_SAMPLES]  // re-read: a VMM lowers it to end the run early
     cmp     x21, x22
     b.hs    bench_done
     adr     x0, pong_flag
@@ -371,7 +373,8 @@ bench_done:
 2:  bl      line_begin
     adr     x0, s_end
     bl      puts
-    ldr     x0, [x19, #P_SAMPLES]
+    adr     x0, stat_a              // the samples taken (P_SAMPLES may have been lowered)
+    ldr     x0, [x0]
     bl      putdec
     adr     x0, s_lost
     bl      puts
@@ -380,7 +383,8 @@ bench_done:
     cmp     x1, #REPORT_MEMORY
     b.ne    3f
     ldr     x1, [x19, #P_RING_RECORDS]
-    ldr     x2, [x19, #P_SAMPLES]
+    adr     x2, stat_a
+    ldr     x2, [x2]
     subs    x0, x2, x1
     csel    x0, x0, xzr, hi
 3:  bl      putdec

@@ -42,7 +42,9 @@ pub enum Field {
     /// Timer: deadline this many counter ticks after arming. IPI: gap between sends. Device:
     /// unused (the host paces the triggers), printed on the `start` line only.
     PeriodTicks,
-    /// Samples taken in total (warm-up ones included).
+    /// Samples taken in total (warm-up ones included). The timer and IPI benches re-read it
+    /// before each sample, so a VMM ends a run early (`irqlab run --duration`, `--stop-above`)
+    /// by lowering it in guest memory; the `end` line reports the samples actually taken.
     Samples,
     /// The first `warmup` samples are excluded from WARM_MAX (as tbm).
     Warmup,
