@@ -285,5 +285,33 @@ fn bad_input_names_the_key() {
     // A scheduler mechanism parameter out of its physical range (issue 26): a negative ratelimit.
     let e = err(with(S3, &[("hypervisor.ratelimit_us", "-5.0")]));
     assert!(e.contains("hypervisor.ratelimit_us") && e.contains("-5"), "{e}");
+    // A negative slice, a ratelimit or time slice outside what Xen accepts.
+    let e = err(with(S3, &[("hypervisor.min_slice_us", "-500.0")]));
+    assert!(e.contains("hypervisor.min_slice_us") && e.contains("-500"), "{e}");
+    let e = err(with(S3, &[("hypervisor.ratelimit_us", "50.0")]));
+    assert!(e.contains("hypervisor.ratelimit_us") && e.contains("100..=500000"), "{e}");
+    let e = err(with(S3, &[("hypervisor.tslice_us", "2000000.0")]));
+    assert!(e.contains("hypervisor.tslice_us") && e.contains("1..=1000 ms"), "{e}");
+    // 0 (ratelimit off) is Xen's own way of switching it off: accepted.
+    run(&s3_only("vwfi=trap", 20, &[("hypervisor.ratelimit_us", "0.0")]), None);
+}
+
+/// credit2, vwfi=native, a busy vCPU on the tbm's pCPU (the Xen lab's "credit2 native busy"):
+/// an interrupt for the tbm vCPU while the busy one runs is not a wake-up (it never blocked, so
+/// no `runq_tickle`); it waits for the busy vCPU's slice end, which `csched2_runtime` puts at
+/// that vCPU's own credit (the tbm vCPU, switched out, is not yet back in the runqueue): up to
+/// 10 ms (`CSCHED2_MAX_TIMER`), the lab's 10.0 ms MAX. The credit-difference slice the model had
+/// before kept every wait under 1 ms.
+#[test]
+fn credit2_interrupt_for_a_descheduled_vcpu_waits_for_the_slice_end() {
+    let sets = [("hypervisor.vwfi", "\"native\""), ("workload.other", "\"busy\""), ("hypervisor.vcpus_per_pcpu", "2"), ("workload.period_us", "1000.0"), ("scenario.seeds", "1")];
+    let r = run(&s3_only("credit2, WFI", 2000, &sets), None);
+    let (max, p50) = (stat(&r, "credit2, WFI", "max"), stat(&r, "credit2, WFI", "p50"));
+    assert!(max > 8.0e6 && max <= 10.1e6, "MAX {max} ns: a wait for a slice of up to 10 ms");
+    assert!(p50 < 5_000.0, "p50 {p50} ns: most rounds find the tbm vCPU on its pCPU");
+    // With the tbm vCPU blocking (vwfi=trap) it is woken and preempts: no slice-long wait.
+    let sets = [("workload.other", "\"busy\""), ("hypervisor.vcpus_per_pcpu", "2"), ("workload.period_us", "1000.0"), ("scenario.seeds", "1")];
+    let r = run(&s3_only("credit2, WFI", 500, &sets), None);
+    assert!(stat(&r, "credit2, WFI", "max") < 1.0e6, "trap: {}", stat(&r, "credit2, WFI", "max"));
 }
 

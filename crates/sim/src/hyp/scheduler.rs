@@ -224,21 +224,31 @@ impl RunQueue {
     }
 
     /// Choose what runs next. `current` is preferred on ties (fewer context switches).
+    /// `now` is when the scheduler runs (Xen: `NOW()` at the start of `schedule()`), which is
+    /// also the `state_entry_time` of the vCPU it switches in.
     pub fn pick(&mut self, now: SimTime, current: Option<usize>) -> Decision {
+        let d = self.decide(now, current);
+        self.running = match (d.next, self.running) {
+            (Some(n), Some((r, since))) if r == n && current == Some(n) => Some((n, since)),
+            (Some(n), _) => Some((n, now)),
+            (None, _) => None,
+        };
+        d
+    }
+
+    /// How long `id` has been running at `at` (Xen `now - state_entry_time`), if it is the vCPU
+    /// the last decision ran.
+    pub fn running_for(&self, id: usize, at: SimTime) -> Option<SimTime> {
+        self.running.filter(|(r, _)| *r == id).map(|(_, since)| if at > since { at - since } else { SimTime::ZERO })
+    }
+
+    fn decide(&mut self, now: SimTime, current: Option<usize>) -> Decision {
         match self.kind {
             SchedKind::Null => {
                 let owner = self.entries.first().filter(|e| e.runnable).map(|e| e.id);
                 Decision { next: owner, until: None }
             }
-            SchedKind::Credit2 => {
-                let d = self.credit2_pick(now, current);
-                self.running = match (d.next, self.running) {
-                    (Some(n), Some((r, since))) if r == n && current == Some(n) => Some((n, since)),
-                    (Some(n), _) => Some((n, now)),
-                    (None, _) => None,
-                };
-                d
-            }
+            SchedKind::Credit2 => self.credit2_pick(now, current),
             SchedKind::Credit1 => {
                 // The current vCPU goes to the tail of its priority (round-robin at slice end).
                 if let Some(c) = current {
