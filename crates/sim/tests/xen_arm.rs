@@ -185,22 +185,29 @@ fn wfi_policy_claims_hold_over_seeds() {
         assert!(fig(t, "other.throughput") > 0.95 && fig(a, "other.throughput") > 0.95, "seed {seed}");
         assert!(p(n, "p99") > 10.0 * p(t, "p99"), "seed {seed}: native p99 {} vs trap {}", p(n, "p99"), p(t, "p99"));
         assert!((p(a, "p50") / p(t, "p50") - 1.0).abs() < 0.1, "seed {seed}");
-        // The native median sits on a knife edge (about half the rounds find the tbm vCPU on
-        // the pCPU): it is fast at some seeds and slow at others (the doc's correction).
+        // The native median: credit2 runs each of the two vCPUs for its whole credit (up to
+        // 10 ms, csched2_runtime with the switched-out vCPU not yet re-queued), so the tbm vCPU
+        // takes ~9 rounds per slice on its pCPU and one round waits for the busy vCPU's slice:
+        // the median is fast at every seed, the p99 is a slice (the Xen lab's credit2 / native /
+        // busy row: p50 3.6 µs, MAX 10.0 ms). Before csched2_runtime the model alternated ~1 ms
+        // slices and its median was slow at about half the seeds.
         if p(n, "p50") > 100_000.0 {
             native_busy_p50_slow += 1;
         }
+        assert!(p(n, "p99") > 1.0e6, "seed {seed}: native p99 {} under a busy vCPU's slice", p(n, "p99"));
         // Sharing with an idle vCPU: trap and adaptive block it; adaptive keeps native latency.
         let (t, a) = (point(&r, "trap", "idle", 2), point(&r, "adaptive", "idle", 2));
         assert!(p(a, "p50") * 2.0 < p(t, "p50"), "seed {seed}");
-        // Bursty neighbour: adaptive has the worst tail of the three (native WFI time charged
-        // as run time), and it flips TWI and kicks sleeping vCPUs; trap never flips.
+        // Bursty neighbour: adaptive's tail is worse than trap's (native WFI time charged as run
+        // time), native's is the worst (a vCPU sleeping natively holds the pCPU for its whole
+        // credit, so a waking burst waits up to 10 ms; before csched2_runtime the model had
+        // adaptive worst), and adaptive flips TWI and kicks sleeping vCPUs; trap never flips.
         let (t, n, a) = (point(&r, "trap", "bursty", 2), point(&r, "native", "bursty", 2), point(&r, "adaptive", "bursty", 2));
-        assert!(p(a, "p99") > 2.0 * p(t, "p99") && p(a, "p99") > 2.0 * p(n, "p99"), "seed {seed}: adaptive p99 {} trap {} native {}", p(a, "p99"), p(t, "p99"), p(n, "p99"));
+        assert!(p(a, "p99") > 2.0 * p(t, "p99") && p(n, "p99") > p(a, "p99"), "seed {seed}: adaptive p99 {} trap {} native {}", p(a, "p99"), p(t, "p99"), p(n, "p99"));
         assert!(a.counters["vwfi.adaptive_kicks"] > 0 && a.counters["vwfi.twi_switches"] > 0, "seed {seed}");
         assert_eq!(t.counters["vwfi.twi_switches"], 0, "seed {seed}");
     }
-    assert!((1..10).contains(&native_busy_p50_slow), "native p50 with a busy neighbour slow at {native_busy_p50_slow} of 10 seeds: bimodal");
+    assert_eq!(native_busy_p50_slow, 0, "native p50 with a busy neighbour slow at {native_busy_p50_slow} of 10 seeds");
 }
 
 #[test]
