@@ -185,22 +185,29 @@ fn wfi_policy_claims_hold_over_seeds() {
         assert!(fig(t, "other.throughput") > 0.95 && fig(a, "other.throughput") > 0.95, "seed {seed}");
         assert!(p(n, "p99") > 10.0 * p(t, "p99"), "seed {seed}: native p99 {} vs trap {}", p(n, "p99"), p(t, "p99"));
         assert!((p(a, "p50") / p(t, "p50") - 1.0).abs() < 0.1, "seed {seed}");
-        // The native median sits on a knife edge (about half the rounds find the tbm vCPU on
-        // the pCPU): it is fast at some seeds and slow at others (the doc's correction).
+        // The native median: credit2 runs each of the two vCPUs for its whole credit (up to
+        // 10 ms, csched2_runtime with the switched-out vCPU not yet re-queued), so the tbm vCPU
+        // takes ~9 rounds per slice on its pCPU and one round waits for the busy vCPU's slice:
+        // the median is fast at every seed, the p99 is a slice (the Xen lab's credit2 / native /
+        // busy row: p50 3.6 µs, MAX 10.0 ms). Before csched2_runtime the model alternated ~1 ms
+        // slices and its median was slow at about half the seeds.
         if p(n, "p50") > 100_000.0 {
             native_busy_p50_slow += 1;
         }
+        assert!(p(n, "p99") > 1.0e6, "seed {seed}: native p99 {} under a busy vCPU's slice", p(n, "p99"));
         // Sharing with an idle vCPU: trap and adaptive block it; adaptive keeps native latency.
         let (t, a) = (point(&r, "trap", "idle", 2), point(&r, "adaptive", "idle", 2));
         assert!(p(a, "p50") * 2.0 < p(t, "p50"), "seed {seed}");
-        // Bursty neighbour: adaptive has the worst tail of the three (native WFI time charged
-        // as run time), and it flips TWI and kicks sleeping vCPUs; trap never flips.
+        // Bursty neighbour: adaptive's tail is worse than trap's (native WFI time charged as run
+        // time), native's is the worst (a vCPU sleeping natively holds the pCPU for its whole
+        // credit, so a waking burst waits up to 10 ms; before csched2_runtime the model had
+        // adaptive worst), and adaptive flips TWI and kicks sleeping vCPUs; trap never flips.
         let (t, n, a) = (point(&r, "trap", "bursty", 2), point(&r, "native", "bursty", 2), point(&r, "adaptive", "bursty", 2));
-        assert!(p(a, "p99") > 2.0 * p(t, "p99") && p(a, "p99") > 2.0 * p(n, "p99"), "seed {seed}: adaptive p99 {} trap {} native {}", p(a, "p99"), p(t, "p99"), p(n, "p99"));
+        assert!(p(a, "p99") > 2.0 * p(t, "p99") && p(n, "p99") > p(a, "p99"), "seed {seed}: adaptive p99 {} trap {} native {}", p(a, "p99"), p(t, "p99"), p(n, "p99"));
         assert!(a.counters["vwfi.adaptive_kicks"] > 0 && a.counters["vwfi.twi_switches"] > 0, "seed {seed}");
         assert_eq!(t.counters["vwfi.twi_switches"], 0, "seed {seed}");
     }
-    assert!((1..10).contains(&native_busy_p50_slow), "native p50 with a busy neighbour slow at {native_busy_p50_slow} of 10 seeds: bimodal");
+    assert_eq!(native_busy_p50_slow, 0, "native p50 with a busy neighbour slow at {native_busy_p50_slow} of 10 seeds");
 }
 
 #[test]
@@ -285,5 +292,33 @@ fn bad_input_names_the_key() {
     // A scheduler mechanism parameter out of its physical range (issue 26): a negative ratelimit.
     let e = err(with(S3, &[("hypervisor.ratelimit_us", "-5.0")]));
     assert!(e.contains("hypervisor.ratelimit_us") && e.contains("-5"), "{e}");
+    // A negative slice, a ratelimit or time slice outside what Xen accepts.
+    let e = err(with(S3, &[("hypervisor.min_slice_us", "-500.0")]));
+    assert!(e.contains("hypervisor.min_slice_us") && e.contains("-500"), "{e}");
+    let e = err(with(S3, &[("hypervisor.ratelimit_us", "50.0")]));
+    assert!(e.contains("hypervisor.ratelimit_us") && e.contains("100..=500000"), "{e}");
+    let e = err(with(S3, &[("hypervisor.tslice_us", "2000000.0")]));
+    assert!(e.contains("hypervisor.tslice_us") && e.contains("1..=1000 ms"), "{e}");
+    // 0 (ratelimit off) is Xen's own way of switching it off: accepted.
+    run(&s3_only("vwfi=trap", 20, &[("hypervisor.ratelimit_us", "0.0")]), None);
+}
+
+/// credit2, vwfi=native, a busy vCPU on the tbm's pCPU (the Xen lab's "credit2 native busy"):
+/// an interrupt for the tbm vCPU while the busy one runs is not a wake-up (it never blocked, so
+/// no `runq_tickle`); it waits for the busy vCPU's slice end, which `csched2_runtime` puts at
+/// that vCPU's own credit (the tbm vCPU, switched out, is not yet back in the runqueue): up to
+/// 10 ms (`CSCHED2_MAX_TIMER`), the lab's 10.0 ms MAX. The credit-difference slice the model had
+/// before kept every wait under 1 ms.
+#[test]
+fn credit2_interrupt_for_a_descheduled_vcpu_waits_for_the_slice_end() {
+    let sets = [("hypervisor.vwfi", "\"native\""), ("workload.other", "\"busy\""), ("hypervisor.vcpus_per_pcpu", "2"), ("workload.period_us", "1000.0"), ("scenario.seeds", "1")];
+    let r = run(&s3_only("credit2, WFI", 2000, &sets), None);
+    let (max, p50) = (stat(&r, "credit2, WFI", "max"), stat(&r, "credit2, WFI", "p50"));
+    assert!(max > 8.0e6 && max <= 10.1e6, "MAX {max} ns: a wait for a slice of up to 10 ms");
+    assert!(p50 < 5_000.0, "p50 {p50} ns: most rounds find the tbm vCPU on its pCPU");
+    // With the tbm vCPU blocking (vwfi=trap) it is woken and preempts: no slice-long wait.
+    let sets = [("workload.other", "\"busy\""), ("hypervisor.vcpus_per_pcpu", "2"), ("workload.period_us", "1000.0"), ("scenario.seeds", "1")];
+    let r = run(&s3_only("credit2, WFI", 500, &sets), None);
+    assert!(stat(&r, "credit2, WFI", "max") < 1.0e6, "trap: {}", stat(&r, "credit2, WFI", "max"));
 }
 

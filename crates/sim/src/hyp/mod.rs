@@ -7,11 +7,13 @@
 //! - [`halt_poll`]: KVM host-side halt polling (per-vCPU window, grow/shrink, defaults by kernel).
 //! - [`masked_windows`]: a pCPU running the hypervisor with interrupts masked (ticks, rare stalls);
 //!   an interrupt routed there waits for the window's end.
+//! - [`credit2_runtime`]: credit2's `csched2_runtime`: how long the vCPU it picks may run.
 //! - [`credit2_tickle`]: credit2's `runq_tickle` pCPU choice for a waking vCPU (migrate or not).
 //! - [`lapic_timer_advance`]: KVM's adaptive LAPIC timer advance (fire early, spin to the deadline).
 //! - [`debug_build`]: a DEBUG hypervisor build as a multiplier on hypervisor-path costs.
 
 pub mod assigned_irq;
+pub mod credit2_runtime;
 pub mod credit2_tickle;
 pub mod debug_build;
 pub mod halt_poll;

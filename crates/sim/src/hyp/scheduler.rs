@@ -10,12 +10,18 @@
 //!   at the next accounting tick). Credit is topped up for everyone when the best has none.
 //! - **null** (static): the first vCPU pinned to a pCPU owns it; others wait forever (Xen's null
 //!   scheduler parks vCPUs that have no free pCPU on a wait queue). No time slices, no accounting.
-//! - **credit2-like**: every vCPU starts with `credit_init` ns of credit and burns it while running
-//!   (equal weights). The runnable vCPU with the most credit runs; when the one picked has none
-//!   left, everyone's credit is topped up. The slice is the credit difference to the next
-//!   candidate, clamped to [`min_slice`, `max_slice`] (Xen: CSCHED2_MIN_TIMER 500 µs,
-//!   CSCHED2_MAX_TIMER = CREDIT_INIT 10 ms). A waking vCPU preempts the running one if it has more
-//!   credit, but not before the running one has had `ratelimit` (Xen default 1 ms).
+//! - **credit2-like** (xen/common/sched/credit2.c, Xen 4.17.7): every vCPU starts with
+//!   `credit_init` ns of credit and burns it while running (equal weights). `runq_candidate`: the
+//!   running vCPU stays while it has run less than `ratelimit` (Xen default 1 ms), else the
+//!   runnable vCPU with the most credit runs (ties: the running one). When the best credit in
+//!   sight is ≤ 0 (`CSCHED2_CREDIT_RESET`), everyone gets `CREDIT_INIT` more (`reset_credit`).
+//!   The slice is [`credit2_runtime::runtime`] (`csched2_runtime`): the vCPU's own credit, or the
+//!   difference to the runqueue head if that one has credit — the vCPU switched out is not in
+//!   the runqueue yet (delayed add) — clamped to [max(`min_slice`, ratelimit owed), `max_slice`]
+//!   (CSCHED2_MIN_TIMER 500 µs, CSCHED2_MAX_TIMER 10 ms). A waking vCPU with more credit than the
+//!   running one preempts it (`runq_tickle`), at once if the running one has had `ratelimit`,
+//!   else when `csched2_runtime` lets it go (≥ `min_slice`). An interrupt for a vCPU that is
+//!   runnable but not running is not a wake-up: it waits for the slice end.
 //! - **RTDS-like**: each vCPU has a budget per period (Xen defaults 4 ms / 10 ms); the eligible
 //!   (runnable, budget left) vCPU with the earliest deadline runs (EDF); budgets are replenished at
 //!   period boundaries; no extra time (a vCPU out of budget waits even if the pCPU idles).
@@ -24,6 +30,7 @@
 //! for a decision.
 use serde::Deserialize;
 
+use super::credit2_runtime::{self, Limits};
 use crate::engine::SimTime;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -119,11 +126,14 @@ pub struct RunQueue {
     entries: Vec<Entry>,
     /// Number of credit resets (credit2).
     pub resets: u64,
+    /// The vCPU the last decision ran and since when (Xen `state_entry_time`): credit2's
+    /// ratelimit and `csched2_runtime` need how long the running vCPU has run.
+    running: Option<(usize, SimTime)>,
 }
 
 impl RunQueue {
     pub fn new(kind: SchedKind, params: SchedParams) -> Self {
-        RunQueue { kind, params, entries: Vec::new(), resets: 0 }
+        RunQueue { kind, params, entries: Vec::new(), resets: 0, running: None }
     }
 
     /// Pin vCPU `id` here (initially not runnable).
@@ -214,36 +224,31 @@ impl RunQueue {
     }
 
     /// Choose what runs next. `current` is preferred on ties (fewer context switches).
+    /// `now` is when the scheduler runs (Xen: `NOW()` at the start of `schedule()`), which is
+    /// also the `state_entry_time` of the vCPU it switches in.
     pub fn pick(&mut self, now: SimTime, current: Option<usize>) -> Decision {
+        let d = self.decide(now, current);
+        self.running = match (d.next, self.running) {
+            (Some(n), Some((r, since))) if r == n && current == Some(n) => Some((n, since)),
+            (Some(n), _) => Some((n, now)),
+            (None, _) => None,
+        };
+        d
+    }
+
+    /// How long `id` has been running at `at` (Xen `now - state_entry_time`), if it is the vCPU
+    /// the last decision ran.
+    pub fn running_for(&self, id: usize, at: SimTime) -> Option<SimTime> {
+        self.running.filter(|(r, _)| *r == id).map(|(_, since)| if at > since { at - since } else { SimTime::ZERO })
+    }
+
+    fn decide(&mut self, now: SimTime, current: Option<usize>) -> Decision {
         match self.kind {
             SchedKind::Null => {
                 let owner = self.entries.first().filter(|e| e.runnable).map(|e| e.id);
                 Decision { next: owner, until: None }
             }
-            SchedKind::Credit2 => {
-                let best = |entries: &[Entry], skip: Option<usize>| {
-                    entries
-                        .iter()
-                        .filter(|e| e.runnable && Some(e.id) != skip)
-                        .max_by_key(|e| (e.credit, Some(e.id) == current, std::cmp::Reverse(e.id)))
-                        .map(|e| e.id)
-                };
-                let Some(mut next) = best(&self.entries, None) else { return Decision { next: None, until: None } };
-                if self.e(next).credit <= 0 {
-                    // Xen reset_credit: everyone gets CREDIT_INIT more, clipped at
-                    // CREDIT_INIT + CARRYOVER_MAX (= MIN_TIMER).
-                    self.reset_credit();
-                    next = best(&self.entries, None).expect("still runnable");
-                }
-                let slice = match best(&self.entries, Some(next)) {
-                    Some(o) => {
-                        let diff = (self.e(next).credit - self.e(o).credit).max(0) as u64;
-                        SimTime(diff.clamp(self.params.min_slice.ps(), self.params.max_slice.ps()))
-                    }
-                    None => self.params.max_slice,
-                };
-                Decision { next: Some(next), until: Some(now + slice) }
-            }
+            SchedKind::Credit2 => self.credit2_pick(now, current),
             SchedKind::Credit1 => {
                 // The current vCPU goes to the tail of its priority (round-robin at slice end).
                 if let Some(c) = current {
@@ -284,6 +289,43 @@ impl RunQueue {
         }
     }
 
+    fn limits(&self) -> Limits {
+        Limits { min_timer: self.params.min_slice, max_timer: self.params.max_slice, ratelimit: self.params.ratelimit }
+    }
+
+    /// credit2's `csched2_schedule`: `runq_candidate`, the reset check, `csched2_runtime`.
+    fn credit2_pick(&mut self, now: SimTime, current: Option<usize>) -> Decision {
+        // How long `current` has run (unknown: as if for ever, so no ratelimit).
+        let ran = current.map(|c| match self.running {
+            Some((r, since)) if r == c => now - since,
+            _ => SimTime(u64::MAX / 2),
+        });
+        let best = |entries: &[Entry], skip: &[Option<usize>]| {
+            entries
+                .iter()
+                .filter(|e| e.runnable && !skip.contains(&Some(e.id)))
+                .max_by_key(|e| (e.credit, Some(e.id) == current, std::cmp::Reverse(e.id)))
+                .map(|e| e.id)
+        };
+        let keep = match (current, ran) {
+            (Some(c), Some(r)) if self.params.ratelimit > SimTime::ZERO && r < self.params.ratelimit && self.e(c).runnable => Some(c),
+            _ => None,
+        };
+        let Some(next) = keep.or_else(|| best(&self.entries, &[])) else { return Decision { next: None, until: None } };
+        // The runqueue as csched2_runtime sees it: without `next` (removed) and without the
+        // vCPU switched out (re-queued only after the switch, `__CSFLAG_delayed_runq_add`).
+        let switched_out = current.filter(|c| *c != next);
+        let swait = best(&self.entries, &[Some(next), switched_out]).map(|w| self.e(w).credit);
+        if self.e(next).credit.max(swait.unwrap_or(i64::MIN)) <= 0 {
+            // reset_credit: everyone gets CREDIT_INIT more, clipped at CREDIT_INIT + CARRYOVER_MAX.
+            self.reset_credit();
+        }
+        let swait = best(&self.entries, &[Some(next), switched_out]).map(|w| self.e(w).credit);
+        let still = if current == Some(next) { ran } else { None };
+        let slice = credit2_runtime::runtime(self.e(next).credit, swait, still, self.limits());
+        Decision { next: Some(next), until: Some(now + slice) }
+    }
+
     /// A blocked vCPU `waker` just became runnable; `current` has run for `ran` since it was
     /// dispatched (already charged). Does it get preempted?
     pub fn wake_preempts(&mut self, now: SimTime, waker: usize, current: Option<usize>, ran: SimTime) -> Preempt {
@@ -311,12 +353,15 @@ impl RunQueue {
                 }
             }
             SchedKind::Credit2 => {
+                // runq_tickle: only a waker with more credit than the running vCPU tickles its
+                // pCPU; then runq_candidate keeps the running one within the ratelimit and
+                // csched2_runtime gives it min_time (its credit is below the waker's).
                 if self.e(waker).credit <= self.e(cur).credit {
                     Preempt::No
                 } else if ran >= self.params.ratelimit {
                     Preempt::Now
                 } else {
-                    Preempt::At(now + (self.params.ratelimit - ran))
+                    Preempt::At(now + credit2_runtime::runtime(self.e(cur).credit, Some(self.e(waker).credit), Some(ran), self.limits()))
                 }
             }
             SchedKind::Rtds => {
@@ -454,6 +499,57 @@ mod tests {
         // A waker with less credit waits.
         rq.charge(0, us(5000));
         assert_eq!(rq.wake_preempts(us(2000), 0, Some(1), us(2000)), Preempt::No);
+    }
+
+    #[test]
+    fn credit2_switched_in_vcpu_runs_its_own_credit_when_only_the_switched_out_one_competes() {
+        // Two always-runnable vCPUs on one pCPU, 10 ms of credit each (csched2_runtime with the
+        // switched-out unit not yet back in the runqueue, Xen 4.17 credit2.c).
+        let mut rq = RunQueue::new(SchedKind::Credit2, SchedParams::default());
+        for i in 0..2 {
+            rq.add(i);
+            rq.set_runnable(i, true);
+        }
+        // First pick: vCPU 1 waits with 10 ms of credit: run until equal, at least the 1 ms
+        // ratelimit owed by a vCPU switched in.
+        let d = rq.pick(SimTime::ZERO, None);
+        assert_eq!((d.next, d.until), (Some(0), Some(us(1_000))));
+        rq.charge(0, us(1_000));
+        // vCPU 1 switched in: vCPU 0 is delayed-added, the runqueue is empty, so vCPU 1 runs its
+        // whole credit (10 ms, CSCHED2_MAX_TIMER), not the 1 ms credit difference.
+        let d = rq.pick(us(1_000), Some(0));
+        assert_eq!((d.next, d.until), (Some(1), Some(us(11_000))));
+        rq.charge(1, us(10_000));
+        // Both spent (1 ms left, 0): vCPU 0 is switched in for its 9 ms.
+        let d = rq.pick(us(11_000), Some(1));
+        assert_eq!((d.next, d.until), (Some(0), Some(us(20_000))));
+        rq.charge(0, us(9_000));
+        // Nobody has credit: reset (10 ms each). The tie keeps vCPU 0, which now meets vCPU 1
+        // in the runqueue with equal credit: CSCHED2_MIN_TIMER.
+        let d = rq.pick(us(20_000), Some(0));
+        assert_eq!(rq.resets, 1);
+        assert_eq!((d.next, d.until), (Some(0), Some(us(20_500))));
+        rq.charge(0, us(500));
+        // vCPU 1 switched in with 10 ms against an empty runqueue: its whole credit again.
+        let d = rq.pick(us(20_500), Some(0));
+        assert_eq!((d.next, d.until), (Some(1), Some(us(30_500))));
+    }
+
+    #[test]
+    fn credit2_keeps_the_running_vcpu_within_the_ratelimit() {
+        let mut rq = RunQueue::new(SchedKind::Credit2, SchedParams::default());
+        for i in 0..2 {
+            rq.add(i);
+            rq.set_runnable(i, true);
+        }
+        assert_eq!(rq.pick(SimTime::ZERO, None).next, Some(0));
+        rq.charge(0, us(400));
+        // vCPU 1 has more credit, but vCPU 0 has run 400 µs of its 1 ms: it stays, for the
+        // 600 µs owed (above CSCHED2_MIN_TIMER).
+        let d = rq.pick(us(400), Some(0));
+        assert_eq!((d.next, d.until), (Some(0), Some(us(1_000))));
+        // A waker with more credit after 900 µs: 100 µs owed, but never less than MIN_TIMER.
+        assert_eq!(rq.wake_preempts(us(900), 1, Some(0), us(900)), Preempt::At(us(1_400)));
     }
 
     #[test]

@@ -41,6 +41,15 @@ impl SchedKnobs {
                 return Err(ctx.invalid(k, "a positive number of µs", v));
             }
         }
+        // What Xen itself accepts (xen/include/public/sysctl.h, 4.17: XEN_SYSCTL_SCHED_RATELIMIT_MIN
+        // / _MAX, XEN_SYSCTL_CSCHED_TSLICE_MIN / _MAX); outside them Xen refuses the sysctl or
+        // falls back to its default at boot (sched/core.c scheduler_init), so no Xen runs there.
+        if self.ratelimit_us != 0.0 && !(100.0..=500_000.0).contains(&self.ratelimit_us) {
+            return Err(ctx.invalid("hypervisor.ratelimit_us", "0 (off) or 100..=500000 µs, the range Xen accepts (XEN_SYSCTL_SCHED_RATELIMIT_MIN/MAX)", self.ratelimit_us));
+        }
+        if !(1000.0..=1_000_000.0).contains(&self.tslice_us) {
+            return Err(ctx.invalid("hypervisor.tslice_us", "1000..=1000000 µs (1..=1000 ms), the range Xen accepts (XEN_SYSCTL_CSCHED_TSLICE_MIN/MAX)", self.tslice_us));
+        }
         if self.min_slice_us > self.max_slice_us {
             return Err(ctx.invalid("hypervisor.min_slice_us", &format!("at most max_slice_us ({})", self.max_slice_us), self.min_slice_us));
         }

@@ -57,7 +57,9 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
         self.charge(p, now);
         let cur = self.pcpus[p].current;
         let cur_runnable = cur.filter(|c| self.vcpus[*c].xs != XState::Blocked);
-        let d = self.pcpus[p].rq.pick(now, cur_runnable);
+        // schedule() reads the clock after the `prefix` (Xen: NOW() at its start): that is the
+        // switched-in vCPU's state_entry_time and the time its ratelimit is measured from.
+        let d = self.pcpus[p].rq.pick(now + prefix, cur_runnable);
         let cold = d.next.map_or(1.0, |n| self.cold(n));
         let cfg = self.cfg;
         let costs = &cfg.costs;
@@ -241,8 +243,11 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
             }
         }
         let pre = if was_blocked {
-            let ran = now - self.pcpus[p].dispatched_at;
-            self.pcpus[p].rq.wake_preempts(now, v, cur, ran)
+            // The scheduler decides after the wake-up path (runq_tickle → SCHEDULE_SOFTIRQ →
+            // schedule()), measuring the running vCPU's run time from its state_entry_time.
+            let at = now + prefix;
+            let ran = cur.and_then(|u| self.pcpus[p].rq.running_for(u, at)).unwrap_or(at - self.pcpus[p].dispatched_at);
+            self.pcpus[p].rq.wake_preempts(at, v, cur, ran)
         } else {
             Preempt::No
         };
