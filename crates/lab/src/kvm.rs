@@ -256,6 +256,11 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     let exit = s.watcher.exit_line.clone().unwrap_or_else(|| "exit ?".into());
     match problem {
         Some(w) => Err(LabError::Boot { why: format!("{w} ({} file(s) brought back)", files.len()), log: log_path }),
+        // irqlab's own "a run was stopped by --stop-above" (a complete result): passed through.
+        None if exit == "exit 3" && !files.is_empty() => {
+            eprintln!("irqlab-lab: --stop-above stopped the run inside the lab (irqlab's exit status 3, passed through)");
+            Ok(3)
+        }
         None if exit != "exit 0" => Err(LabError::Boot { why: format!("irqlab inside the lab ended with {exit}"), log: log_path }),
         None if files.is_empty() => Err(LabError::Boot { why: "irqlab inside the lab wrote nothing to --out".into(), log: log_path }),
         None => Ok(0),

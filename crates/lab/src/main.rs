@@ -10,7 +10,8 @@
 //!
 //! Exit codes: 0 a complete result; 1 an environment/boot failure (one line, the log's path) or
 //! an incomplete result (written, with its error stated); 2 bad input (flags, an existing result,
-//! a configuration Debian's Xen cannot do), nothing started.
+//! a configuration Debian's Xen cannot do), nothing started; 3 (kvm mode) the `irqlab run` inside
+//! was stopped by `--stop-above`, its result complete and brought back, as irqlab itself exits.
 use lab::{cli, its_script, kvm, xen};
 
 use clap::Parser;

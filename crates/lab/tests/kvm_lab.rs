@@ -73,6 +73,10 @@ mod needs_arm_lab {
     }
 
     fn lab_run(out: &Path, args: &[&str]) -> results::RunResult {
+        lab_run_status(out, args, 0)
+    }
+
+    fn lab_run_status(out: &Path, args: &[&str], status: i32) -> results::RunResult {
         let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
             .args(["kvm", "--gic", "v4", "--irqlab"])
             .arg(irqlab_aarch64())
@@ -82,7 +86,7 @@ mod needs_arm_lab {
             .arg(out)
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code(), Some(status), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
         let r = results::read_json(&out.join("result.json")).unwrap();
         assert_eq!(r.meta.kind, results::ResultKind::Measured);
         assert_eq!(r.meta.platform["host.arch"], "aarch64");
@@ -149,7 +153,8 @@ mod needs_arm_lab {
         assert!(n > 0, "no sample in 3 s");
         assert!(c.notes.iter().any(|x| x.starts_with("ended by --duration after")), "{:?}", c.notes);
         // Under TCG every IPI round trip takes microseconds: the first one over 1 µs ends the run.
-        let r = lab_run(&d.path().join("above"), &["ipi", "--samples", "100000", "--period-us", "2000", "--stop-above", "1us"]);
+        // Exit status 3, as irqlab's own when --stop-above ends a run (the lab passes it through).
+        let r = lab_run_status(&d.path().join("above"), &["ipi", "--samples", "100000", "--period-us", "2000", "--stop-above", "1us"], 3);
         let c = &r.configs[0];
         let n = c.classes["ipi_one_way"].summary.count;
         assert!(n >= 1 && n < 100, "the run went on after a sample over 1 µs: {n} samples");
