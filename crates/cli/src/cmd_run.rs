@@ -67,6 +67,10 @@ pub enum BenchCmd {
         /// How the host raises the interrupt.
         #[arg(long, value_enum, default_value_t = Via::Irqfd)]
         via: Via,
+        /// How the guest waits for the interrupt; `busy` only with --via vfio-msi|vfio-intx (the
+        /// guest triggers the device itself, so it can spin while the interrupt comes).
+        #[arg(long, value_enum)]
+        wait: Option<Wait>,
         #[command(flatten)]
         common: Common,
     },
@@ -106,6 +110,11 @@ pub struct Common {
     /// allows the choice; refused with the reason where it does not.
     #[arg(long, value_enum, value_name = "on|off")]
     pub gicv4: Option<OnOff>,
+    /// `--via vfio-msi|vfio-intx`: the PCI device bound to vfio-pci that the guest is given
+    /// (`0000:00:02.0` or its /sys/bus/pci/devices path) [default: the only device bound to
+    /// vfio-pci, if there is exactly one].
+    #[arg(long, value_name = "PCI-ADDRESS")]
+    pub vfio_device: Option<String>,
     /// vCPUs [default: 2 for ipi, else 1].
     #[arg(long)]
     pub vcpus: Option<u32>,
@@ -195,6 +204,7 @@ impl Common {
             priority: self.priority,
             mlock: self.mlock.then_some(true),
             gicv4: self.gicv4,
+            vfio_device: self.vfio_device.clone(),
             ..Default::default()
         }
     }
@@ -205,7 +215,7 @@ fn settings(a: &RunArgs) -> (RunTable, &Common) {
     match &a.bench {
         Some(BenchCmd::Timer { wait, common }) => (RunTable { wait: Some(*wait), ..common.table(Some(Bench::Timer)) }, common),
         Some(BenchCmd::Ipi { pv_ipi, common }) => (RunTable { pv_ipi: pv_ipi.then_some(true), ..common.table(Some(Bench::Ipi)) }, common),
-        Some(BenchCmd::Device { via, common }) => (RunTable { via: Some(*via), ..common.table(Some(Bench::Device)) }, common),
+        Some(BenchCmd::Device { via, wait, common }) => (RunTable { via: Some(*via), wait: *wait, ..common.table(Some(Bench::Device)) }, common),
         None => (a.common.table(None), &a.common),
     }
 }

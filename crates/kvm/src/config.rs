@@ -42,6 +42,9 @@ pub struct BenchConfig {
     pub mlock: bool,
     /// arm64: GICv4 direct vLPI injection on or off (`None`: whatever the host does).
     pub gicv4: Option<bool>,
+    /// `--via vfio-*`: the vfio-pci-bound PCI device (address or sysfs path); `None`: the only
+    /// device bound to vfio-pci.
+    pub vfio_device: Option<String>,
 }
 
 /// Samples taken before the ones kept: the first interrupt of a run (armed while the VM starts,
@@ -71,6 +74,7 @@ impl Default for BenchConfig {
             priority: None,
             mlock: false,
             gicv4: None,
+            vfio_device: None,
         }
     }
 }
@@ -195,8 +199,12 @@ impl BenchConfig {
         if self.pv_ipi && self.kind != BenchKind::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--pv-ipi", bench: self.kind.name() });
         }
-        if self.wait == WaitMode::Busy && self.kind != BenchKind::Timer {
+        let vfio = self.kind == BenchKind::Device && self.via.is_vfio();
+        if self.wait == WaitMode::Busy && self.kind != BenchKind::Timer && !vfio {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
+        }
+        if self.vfio_device.is_some() && !vfio {
+            return Err(ConfigError::NotApplicable { flag: "--vfio-device (with --via vfio-msi or vfio-intx)", bench: self.kind.name() });
         }
         Ok(())
     }
