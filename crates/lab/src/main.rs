@@ -20,6 +20,7 @@ mod kvm;
 mod output;
 mod qemu;
 mod session;
+mod vfio;
 mod watch;
 mod xen;
 
