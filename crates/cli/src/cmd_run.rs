@@ -62,7 +62,10 @@ pub enum BenchCmd {
     },
     /// Device interrupt latency: a host thread raises an interrupt every period and the guest's
     /// handler records its arrival; latency = guest TSC at the handler − host TSC at the trigger
-    /// (the guest's TSC offset is checked first).
+    /// (the guest's TSC offset is checked first). arm64 only: `--via vfio-msi|vfio-intx` assigns a
+    /// PCI device bound to vfio-pci (`--vfio-device`) and the guest raises its interrupt itself;
+    /// latency = guest counter at the handler − guest counter before its register write, and the
+    /// result counts how each MSI was delivered (GICv4 direct, doorbell, KVM's software path).
     Device {
         /// How the host raises the interrupt.
         #[arg(long, value_enum, default_value_t = Via::Irqfd)]

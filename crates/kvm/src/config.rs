@@ -200,7 +200,10 @@ impl BenchConfig {
             return Err(ConfigError::NotApplicable { flag: "--pv-ipi", bench: self.kind.name() });
         }
         let vfio = self.kind == BenchKind::Device && self.via.is_vfio();
-        if self.wait == WaitMode::Busy && self.kind != BenchKind::Timer && !vfio {
+        if self.wait == WaitMode::Busy && self.kind == BenchKind::Device && !vfio {
+            return Err(ConfigError::NotApplicable { flag: "--wait busy (the device bench spins only with --via vfio-msi or vfio-intx, where the guest raises the interrupt)", bench: self.kind.name() });
+        }
+        if self.wait == WaitMode::Busy && self.kind == BenchKind::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
         }
         if self.vfio_device.is_some() && !vfio {
@@ -239,6 +242,10 @@ mod tests {
         assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 is not one this process may run on (allowed: 0-1)"));
         assert_eq!(e(BenchConfig { pv_ipi: true, ..ok.clone() }), "--pv-ipi does not apply to `timer`");
         assert!(e(BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() }).contains("--wait busy"));
+        let vfio = BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, wait: WaitMode::Busy, vfio_device: Some("0000:00:02.0".into()), ..ok.clone() };
+        assert!(vfio.validate(&[0, 1]).is_ok(), "an assigned device's guest may spin");
+        assert!(e(BenchConfig { via: DeviceVia::Irqfd, wait: WaitMode::Hlt, ..vfio.clone() }).starts_with("--vfio-device (with --via vfio-msi or vfio-intx) does not apply"));
+        assert!(e(BenchConfig { kind: BenchKind::Ipi, vcpus: 2, ..vfio }).contains("--wait busy does not apply to `ipi`"));
         assert_eq!(e(BenchConfig { priority: Some(0), ..ok.clone() }), "--priority: expected a SCHED_FIFO priority 1 to 99, got 0");
         assert!(e(BenchConfig { priority: Some(100), ..ok.clone() }).starts_with("--priority"));
         assert!(e(BenchConfig { duration: Some(Duration::from_millis(10)), ..ok.clone() }).starts_with("--duration: expected 100ms to 24h"));
