@@ -4,11 +4,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "irqlab-lab",
-    about = "irqlab's Arm lab: Debian's Xen (dom0less) or arm64 KVM under QEMU TCG",
-    version
-)]
+#[command(name = "irqlab-lab", about = "irqlab's Arm lab: Debian's Xen (dom0less) or arm64 KVM under QEMU TCG", version)]
 pub struct Cli {
     #[command(subcommand)]
     pub mode: Mode,
@@ -175,9 +171,7 @@ pub struct BenchArgs {
 }
 
 fn parse_period(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of microseconds"))?;
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of microseconds"))?;
     if !(1.0..=1_000_000.0).contains(&v) {
         return Err(format!("{v} µs is outside 1..=1000000"));
     }
@@ -189,13 +183,7 @@ impl BenchArgs {
     pub fn parse_words(words: &[String]) -> Result<BenchArgs, clap::Error> {
         let b = BenchArgs::try_parse_from(words)?;
         if b.warmup >= b.samples {
-            return Err(clap::Error::raw(
-                clap::error::ErrorKind::ValueValidation,
-                format!(
-                    "--warmup {} must be below --samples {}\n",
-                    b.warmup, b.samples
-                ),
-            ));
+            return Err(clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("--warmup {} must be below --samples {}\n", b.warmup, b.samples)));
         }
         Ok(b)
     }
@@ -212,25 +200,16 @@ mod tests {
     #[test]
     fn xen_flags_and_bench_words() {
         let c = Cli::try_parse_from(words("irqlab-lab xen --sched credit --vwfi native --neighbour busy -- ipi --samples 8 --out /tmp/o")).unwrap();
-        let Mode::Xen(x) = c.mode else {
-            panic!("not xen")
-        };
-        assert_eq!(
-            (x.sched, x.vwfi, x.neighbour, x.icount),
-            (Sched::Credit, Vwfi::Native, Neighbour::Busy, false)
-        );
+        let Mode::Xen(x) = c.mode else { panic!("not xen") };
+        assert_eq!((x.sched, x.vwfi, x.neighbour, x.icount), (Sched::Credit, Vwfi::Native, Neighbour::Busy, false));
         let b = BenchArgs::parse_words(&x.bench).unwrap();
-        assert_eq!(
-            (b.bench, b.samples, b.warmup, b.wait),
-            (BenchKind::Ipi, 8, 4, WaitArg::Wfi)
-        );
+        assert_eq!((b.bench, b.samples, b.warmup, b.wait), (BenchKind::Ipi, 8, 4, WaitArg::Wfi));
         assert_eq!(b.out, PathBuf::from("/tmp/o"));
     }
 
     #[test]
     fn bad_flags_name_the_flag() {
-        let e =
-            Cli::try_parse_from(words("irqlab-lab xen --sched rtds -- timer --out o")).unwrap_err();
+        let e = Cli::try_parse_from(words("irqlab-lab xen --sched rtds -- timer --out o")).unwrap_err();
         assert!(e.to_string().contains("--sched"), "{e}");
         let e = BenchArgs::parse_words(&words("timer --period-us 0 --out o")).unwrap_err();
         assert!(e.to_string().contains("--period-us"), "{e}");
@@ -240,12 +219,6 @@ mod tests {
         assert!(e.to_string().contains("--out"), "{e}");
         let e = BenchArgs::parse_words(&words("device --out o")).unwrap_err();
         assert!(e.to_string().contains("device"), "{e}");
-        assert!(
-            Cli::try_parse_from(words(
-                "irqlab-lab xen --icount-opts shift=2 -- timer --out o"
-            ))
-            .is_err(),
-            "--icount-opts needs --icount"
-        );
+        assert!(Cli::try_parse_from(words("irqlab-lab xen --icount-opts shift=2 -- timer --out o")).is_err(), "--icount-opts needs --icount");
     }
 }

@@ -13,31 +13,20 @@ pub fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("IRQLAB_LAB_CACHE") {
         return d.into();
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache")
-        });
+    let base = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache"));
     base.join("irqlab-lab")
 }
 
 /// `name` in the directories of `path` (a `PATH` value), if an executable file is there.
 pub fn find_in_path(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path).map(|d| d.join(name)).find(|p| {
-        p.metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    })
+    std::env::split_paths(path).map(|d| d.join(name)).find(|p| p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false))
 }
 
 /// The first file under `dir/sub` whose name starts with `prefix` and does not end with one of
 /// `skip` (e.g. `.config`, `.efi`), in name order.
 pub fn find_file(dir: &Path, sub: &str, prefix: &str, skip: &[&str]) -> Option<PathBuf> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir.join(sub)).ok()?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     names.sort();
     names.into_iter().find(|p| {
         let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -46,19 +35,10 @@ pub fn find_file(dir: &Path, sub: &str, prefix: &str, skip: &[&str]) -> Option<P
 }
 
 fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    let out = cmd.output().map_err(|e| format!("cannot run {what}: {e}"))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "{what} failed: {}",
-            err.lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("(no message)")
-                .trim()
-        ));
+        return Err(format!("{what} failed: {}", err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no message)").trim()));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -70,119 +50,61 @@ pub fn ensure_tool(bin: &str, package: &str) -> Result<PathBuf, LabError> {
         return Ok(p);
     }
     eprintln!("irqlab-lab: {bin} not found; installing Debian package {package} (apt-get install -y {package})");
-    run(
-        Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends", package])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-        &format!("apt-get install {package}"),
-    )
-    .map_err(|e| LabError::Setup(format!("{bin} is missing and could not be installed: {e}")))?;
-    find_in_path(bin, &path).ok_or_else(|| {
-        LabError::Setup(format!(
-            "{bin} still not on PATH after installing {package}"
-        ))
-    })
+    run(Command::new("apt-get").args(["install", "-y", "--no-install-recommends", package]).env("DEBIAN_FRONTEND", "noninteractive"), &format!("apt-get install {package}"))
+        .map_err(|e| LabError::Setup(format!("{bin} is missing and could not be installed: {e}")))?;
+    find_in_path(bin, &path).ok_or_else(|| LabError::Setup(format!("{bin} still not on PATH after installing {package}")))
 }
 
 /// The exact package a metapackage depends on (`linux-image-arm64` → `linux-image-6.1.0-NN-arm64`),
 /// from `apt-cache depends` output.
 pub fn first_dependency(apt_cache_depends: &str, prefix: &str) -> Option<String> {
-    apt_cache_depends
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("Depends: "))
-        .map(|d| d.split(':').next().unwrap_or(d).trim().to_string())
-        .find(|d| d.starts_with(prefix))
+    apt_cache_depends.lines().filter_map(|l| l.trim().strip_prefix("Depends: ")).map(|d| d.split(':').next().unwrap_or(d).trim().to_string()).find(|d| d.starts_with(prefix))
 }
 
 /// An arm64 package unpacked under `cache/<package>` (fetched when the directory lacks `want`):
 /// returns the unpacked root.
-pub fn ensure_arm64_package(
-    cache: &Path,
-    package: &str,
-    want: impl Fn(&Path) -> bool,
-) -> Result<PathBuf, LabError> {
+pub fn ensure_arm64_package(cache: &Path, package: &str, want: impl Fn(&Path) -> bool) -> Result<PathBuf, LabError> {
     ensure_arm64_package_part(cache, package, None, want)
 }
 
 /// As [`ensure_arm64_package`], unpacking only the members under `part` (e.g. `./boot`) when
 /// given: the kernel package is 60 MB of modules the lab does not use.
-pub fn ensure_arm64_package_part(
-    cache: &Path,
-    package: &str,
-    part: Option<&str>,
-    want: impl Fn(&Path) -> bool,
-) -> Result<PathBuf, LabError> {
+pub fn ensure_arm64_package_part(cache: &Path, package: &str, part: Option<&str>, want: impl Fn(&Path) -> bool) -> Result<PathBuf, LabError> {
     ensure_arm64_package_into(cache, package, package, part, want)
 }
 
 /// As [`ensure_arm64_package_part`], unpacked into `cache/<dir>` (another part of a package
 /// already unpacked under its own name: the kernel's vfio modules beside its `./boot`); a
 /// `.deb` already in the cache is not downloaded again.
-pub fn ensure_arm64_package_into(
-    cache: &Path,
-    package: &str,
-    dir: &str,
-    part: Option<&str>,
-    want: impl Fn(&Path) -> bool,
-) -> Result<PathBuf, LabError> {
+pub fn ensure_arm64_package_into(cache: &Path, package: &str, dir: &str, part: Option<&str>, want: impl Fn(&Path) -> bool) -> Result<PathBuf, LabError> {
     let root = cache.join(dir);
     if want(&root) {
         return Ok(root);
     }
     let debs = cache.join("debs");
     std::fs::create_dir_all(&debs).map_err(LabError::io(&debs))?;
-    let fail = |e: String| {
-        LabError::Setup(format!("{package}:arm64 could not be fetched ({e}); the lab needs `dpkg --add-architecture arm64 && apt-get update`"))
-    };
+    let fail = |e: String| LabError::Setup(format!("{package}:arm64 could not be fetched ({e}); the lab needs `dpkg --add-architecture arm64 && apt-get update`"));
     if find_file(&debs, "", &format!("{package}_"), &[".part"]).is_none() {
-        eprintln!(
-            "irqlab-lab: fetching {package}:arm64 (apt-get download, dpkg-deb -x into {})",
-            root.display()
-        );
-        run(
-            Command::new("apt-get")
-                .args(["download", &format!("{package}:arm64")])
-                .current_dir(&debs),
-            "apt-get download",
-        )
-        .map_err(fail)?;
+        eprintln!("irqlab-lab: fetching {package}:arm64 (apt-get download, dpkg-deb -x into {})", root.display());
+        run(Command::new("apt-get").args(["download", &format!("{package}:arm64")]).current_dir(&debs), "apt-get download").map_err(fail)?;
     } else {
-        eprintln!(
-            "irqlab-lab: unpacking {} of the cached {package}:arm64 into {}",
-            part.unwrap_or("all"),
-            root.display()
-        );
+        eprintln!("irqlab-lab: unpacking {} of the cached {package}:arm64 into {}", part.unwrap_or("all"), root.display());
     }
-    let deb = find_file(&debs, "", &format!("{package}_"), &[".part"])
-        .ok_or_else(|| fail("no .deb after download".into()))?;
+    let deb = find_file(&debs, "", &format!("{package}_"), &[".part"]).ok_or_else(|| fail("no .deb after download".into()))?;
     let tmp = cache.join(format!(".{dir}.tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     match part {
-        None => run(
-            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp),
-            "dpkg-deb -x",
-        )
-        .map_err(fail)?,
+        None => run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp), "dpkg-deb -x").map_err(fail)?,
         Some(p) => {
             std::fs::create_dir_all(&tmp).map_err(LabError::io(&tmp))?;
             let sh = format!("dpkg-deb --fsys-tarfile \"$1\" | tar -x -C \"$2\" \"{p}\"");
-            run(
-                Command::new("sh")
-                    .args(["-c", &sh, "sh"])
-                    .arg(&deb)
-                    .arg(&tmp),
-                "dpkg-deb --fsys-tarfile | tar -x",
-            )
-            .map_err(fail)?
+            run(Command::new("sh").args(["-c", &sh, "sh"]).arg(&deb).arg(&tmp), "dpkg-deb --fsys-tarfile | tar -x").map_err(fail)?
         }
     };
     let _ = std::fs::remove_dir_all(&root);
     std::fs::rename(&tmp, &root).map_err(LabError::io(&root))?;
     if !want(&root) {
-        return Err(fail(format!(
-            "{} does not hold the expected file",
-            deb.display()
-        )));
+        return Err(fail(format!("{} does not hold the expected file", deb.display())));
     }
     Ok(root)
 }
@@ -198,14 +120,8 @@ pub fn xen_binary(cache: &Path) -> Result<PathBuf, LabError> {
 
 /// Resolves `linux-image-arm64` to its versioned package with `apt-cache depends`.
 pub fn kernel_package() -> Result<String, LabError> {
-    let out = run(
-        Command::new("apt-cache").args(["depends", "linux-image-arm64:arm64"]),
-        "apt-cache depends linux-image-arm64:arm64",
-    )
-    .map_err(LabError::Setup)?;
-    first_dependency(&out, "linux-image-").ok_or_else(|| {
-        LabError::Setup("linux-image-arm64:arm64 names no linux-image-* dependency".into())
-    })
+    let out = run(Command::new("apt-cache").args(["depends", "linux-image-arm64:arm64"]), "apt-cache depends linux-image-arm64:arm64").map_err(LabError::Setup)?;
+    first_dependency(&out, "linux-image-").ok_or_else(|| LabError::Setup("linux-image-arm64:arm64 names no linux-image-* dependency".into()))
 }
 
 /// Debian's arm64 kernel Image (`boot/vmlinuz-*`, an uncompressed arm64 Image).
@@ -233,10 +149,7 @@ mod tests {
         let exe = d.path().join("qemu-system-aarch64");
         std::fs::write(&exe, "#!/bin/sh\n").unwrap();
         std::fs::write(d.path().join("dtc"), "not executable").unwrap();
-        assert_eq!(
-            find_in_path("qemu-system-aarch64", d.path().as_os_str()),
-            None
-        );
+        assert_eq!(find_in_path("qemu-system-aarch64", d.path().as_os_str()), None);
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
         let path = std::env::join_paths([Path::new("/nonexistent"), d.path()]).unwrap();
         assert_eq!(find_in_path("qemu-system-aarch64", &path), Some(exe));
@@ -247,17 +160,10 @@ mod tests {
     fn finds_the_xen_binary_not_its_config_or_efi() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir(d.path().join("boot")).unwrap();
-        for n in [
-            "xen-4.17-arm64.config",
-            "xen-4.17-arm64.efi",
-            "xen-4.17-arm64",
-        ] {
+        for n in ["xen-4.17-arm64.config", "xen-4.17-arm64.efi", "xen-4.17-arm64"] {
             std::fs::write(d.path().join("boot").join(n), "x").unwrap();
         }
-        assert_eq!(
-            find_file(d.path(), "boot", "xen-", &[".config", ".efi"]),
-            Some(d.path().join("boot/xen-4.17-arm64"))
-        );
+        assert_eq!(find_file(d.path(), "boot", "xen-", &[".config", ".efi"]), Some(d.path().join("boot/xen-4.17-arm64")));
         assert_eq!(find_file(d.path(), "boot", "vmlinuz-", &[]), None);
         assert_eq!(find_file(d.path(), "nope", "xen-", &[]), None);
     }
@@ -268,19 +174,13 @@ mod tests {
         std::fs::create_dir_all(d.path().join(XEN_PACKAGE).join("boot")).unwrap();
         std::fs::write(d.path().join(XEN_PACKAGE).join("boot/xen-4.17-arm64"), "x").unwrap();
         // No apt-get is run: the binary is already unpacked.
-        assert_eq!(
-            xen_binary(d.path()).unwrap(),
-            d.path().join(XEN_PACKAGE).join("boot/xen-4.17-arm64")
-        );
+        assert_eq!(xen_binary(d.path()).unwrap(), d.path().join(XEN_PACKAGE).join("boot/xen-4.17-arm64"));
     }
 
     #[test]
     fn metapackage_dependency() {
         let out = "linux-image-arm64:arm64\n  Depends: linux-image-6.1.0-41-arm64:arm64\n  Suggests: foo\n";
-        assert_eq!(
-            first_dependency(out, "linux-image-").as_deref(),
-            Some("linux-image-6.1.0-41-arm64")
-        );
+        assert_eq!(first_dependency(out, "linux-image-").as_deref(), Some("linux-image-6.1.0-41-arm64"));
         assert_eq!(first_dependency("Depends: libc6\n", "linux-image-"), None);
     }
 }

@@ -14,10 +14,7 @@ pub enum LabError {
     #[error("{why} (console log: {})", log.display())]
     Boot { why: String, log: PathBuf },
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Results(#[from] results::ResultsError),
     #[error(transparent)]

@@ -26,23 +26,14 @@ pub fn split_out(args: &[String]) -> Result<(Vec<String>, PathBuf), LabError> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--out" {
-            out = Some(
-                it.next()
-                    .ok_or_else(|| LabError::Usage("--out: needs a directory".into()))?
-                    .clone(),
-            );
+            out = Some(it.next().ok_or_else(|| LabError::Usage("--out: needs a directory".into()))?.clone());
         } else if let Some(v) = a.strip_prefix("--out=") {
             out = Some(v.to_string());
         } else {
             inner.push(a.clone());
         }
     }
-    let out = out.ok_or_else(|| {
-        LabError::Usage(
-            "the irqlab arguments after `--` need `--out DIR` (where result.json comes back to)"
-                .into(),
-        )
-    })?;
+    let out = out.ok_or_else(|| LabError::Usage("the irqlab arguments after `--` need `--out DIR` (where result.json comes back to)".into()))?;
     inner.push("--out".into());
     inner.push("/out".into());
     Ok((inner, PathBuf::from(out)))
@@ -53,18 +44,10 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// The guest's `/init`.
-pub fn init_script(args: &[String]) -> String {
-    init_script_with(args, "")
-}
-
-/// The guest's `/init` with `setup` (shell lines) run before irqlab: `--device`'s modules and binding.
-pub fn init_script_with(args: &[String], setup: &str) -> String {
-    let cmd = args
-        .iter()
-        .map(|a| sh_quote(a))
-        .collect::<Vec<_>>()
-        .join(" ");
+/// The guest's `/init`; `setup` (shell lines, may be empty) runs before irqlab: `--device`'s
+/// modules and binding.
+pub fn init_script(args: &[String], setup: &str) -> String {
+    let cmd = args.iter().map(|a| sh_quote(a)).collect::<Vec<_>>().join(" ");
     format!(
         r#"#!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -104,24 +87,14 @@ pub fn framed_files(log: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
             continue;
         };
         let rest = &l[i + MARK.len()..];
-        if let Some(name) = rest
-            .strip_prefix("file ")
-            .and_then(|r| r.strip_suffix(" begin"))
-        {
+        if let Some(name) = rest.strip_prefix("file ").and_then(|r| r.strip_suffix(" begin")) {
             cur = Some((name.to_string(), String::new()));
-        } else if let Some(name) = rest
-            .strip_prefix("file ")
-            .and_then(|r| r.strip_suffix(" end"))
-        {
-            let (n, b64) = cur
-                .take()
-                .ok_or_else(|| format!("`file {name} end` without its begin"))?;
+        } else if let Some(name) = rest.strip_prefix("file ").and_then(|r| r.strip_suffix(" end")) {
+            let (n, b64) = cur.take().ok_or_else(|| format!("`file {name} end` without its begin"))?;
             if n != name {
                 return Err(format!("`file {name} end` closes `{n}`"));
             }
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(b64.as_bytes())
-                .map_err(|e| format!("{name}: bad base64: {e}"))?;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64.as_bytes()).map_err(|e| format!("{name}: bad base64: {e}"))?;
             if name.contains('/') || name.starts_with('.') {
                 return Err(format!("refusing file name `{name}`"));
             }
@@ -144,12 +117,7 @@ pub struct KvmWatcher {
 
 impl KvmWatcher {
     pub fn new(boot: Duration, total: Duration) -> KvmWatcher {
-        KvmWatcher {
-            boot,
-            total,
-            init_at: None,
-            exit_line: None,
-        }
+        KvmWatcher { boot, total, init_at: None, exit_line: None }
     }
 }
 
@@ -169,119 +137,49 @@ impl Watch for KvmWatcher {
         None
     }
     fn wait_for(&self, now: Duration) -> Duration {
-        let end = if self.init_at.is_none() {
-            self.boot.min(self.total)
-        } else {
-            self.total
-        };
+        let end = if self.init_at.is_none() { self.boot.min(self.total) } else { self.total };
         end.saturating_sub(now)
     }
     fn check(&self, now: Duration) -> Option<Outcome> {
         if self.init_at.is_none() && now >= self.boot {
-            return Some(Outcome::TimedOut(format!(
-                "the kernel did not reach /init within {} s",
-                self.boot.as_secs()
-            )));
+            return Some(Outcome::TimedOut(format!("the kernel did not reach /init within {} s", self.boot.as_secs())));
         }
-        (now >= self.total).then(|| {
-            Outcome::TimedOut(format!(
-                "the whole run took longer than {} s",
-                self.total.as_secs()
-            ))
-        })
+        (now >= self.total).then(|| Outcome::TimedOut(format!("the whole run took longer than {} s", self.total.as_secs())))
     }
 }
 
 /// The QEMU arguments (arm-lab.md's verified KVM/arm64 command).
 pub fn qemu_args(gic: Gic, icount: Option<&str>, kernel: &Path, initrd: &Path) -> Vec<String> {
     let (machine, append) = match gic {
-        Gic::V3 => (
-            "virt,virtualization=on,gic-version=3,its=on",
-            "console=ttyAMA0 panic=-1 quiet",
-        ),
-        Gic::V4 => (
-            "virt,virtualization=on,gic-version=4,its=on",
-            "console=ttyAMA0 panic=-1 quiet kvm-arm.vgic_v4_enable=1",
-        ),
+        Gic::V3 => ("virt,virtualization=on,gic-version=3,its=on", "console=ttyAMA0 panic=-1 quiet"),
+        Gic::V4 => ("virt,virtualization=on,gic-version=4,its=on", "console=ttyAMA0 panic=-1 quiet kvm-arm.vgic_v4_enable=1"),
     };
-    let mut a: Vec<String> = [
-        "-M",
-        machine,
-        "-cpu",
-        "max",
-        "-smp",
-        "2",
-        "-m",
-        "1024",
-        "-display",
-        "none",
-        "-serial",
-        "stdio",
-        "-monitor",
-        "none",
-        "-no-reboot",
-    ]
-    .map(String::from)
-    .to_vec();
+    let mut a: Vec<String> = ["-M", machine, "-cpu", "max", "-smp", "2", "-m", "1024", "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"].map(String::from).to_vec();
     if let Some(ic) = icount {
         a.extend(["-icount".to_string(), ic.to_string()]);
     }
-    a.extend([
-        "-kernel".into(),
-        kernel.display().to_string(),
-        "-initrd".into(),
-        initrd.display().to_string(),
-        "-append".into(),
-        append.into(),
-    ]);
+    a.extend(["-kernel".into(), kernel.display().to_string(), "-initrd".into(), initrd.display().to_string(), "-append".into(), append.into()]);
     a
 }
 
 /// The aarch64 `irqlab`: `--irqlab PATH` / `IRQLAB_LAB_IRQLAB`, else cross-built from this workspace.
 fn irqlab_binary(k: &KvmArgs) -> Result<PathBuf, LabError> {
-    if let Some(p) = k
-        .irqlab
-        .clone()
-        .or_else(|| std::env::var_os("IRQLAB_LAB_IRQLAB").map(PathBuf::from))
-    {
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(LabError::Usage(format!(
-                "--irqlab {}: no such file",
-                p.display()
-            )))
-        };
+    if let Some(p) = k.irqlab.clone().or_else(|| std::env::var_os("IRQLAB_LAB_IRQLAB").map(PathBuf::from)) {
+        return if p.is_file() { Ok(p) } else { Err(LabError::Usage(format!("--irqlab {}: no such file", p.display()))) };
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     deps::ensure_tool("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")?;
     eprintln!("irqlab-lab: cross-building irqlab for aarch64 (cargo build --release --target aarch64-unknown-linux-gnu -p cli)");
     let out = Command::new("cargo")
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "aarch64-unknown-linux-gnu",
-            "-p",
-            "cli",
-        ])
+        .args(["build", "--release", "--target", "aarch64-unknown-linux-gnu", "-p", "cli"])
         .current_dir(&root)
-        .env(
-            "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER",
-            "aarch64-linux-gnu-gcc",
-        )
-        .env(
-            "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS",
-            "-C target-feature=+crt-static",
-        )
+        .env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", "aarch64-linux-gnu-gcc")
+        .env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS", "-C target-feature=+crt-static")
         .output()
         .map_err(|e| LabError::Setup(format!("cannot run cargo: {e}")))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let first = err
-            .lines()
-            .find(|l| l.starts_with("error"))
-            .unwrap_or("(no error line)");
+        let first = err.lines().find(|l| l.starts_with("error")).unwrap_or("(no error line)");
         return Err(LabError::Setup(format!("cross-building irqlab for aarch64 failed: {first} (rustup target add aarch64-unknown-linux-gnu; or give --irqlab PATH)")));
     }
     Ok(root.join("target/aarch64-unknown-linux-gnu/release/irqlab"))
@@ -290,15 +188,8 @@ fn irqlab_binary(k: &KvmArgs) -> Result<PathBuf, LabError> {
 pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     let (inner, out_dir) = split_out(&k.args)?;
     if out_dir.exists() && !k.force {
-        if let Some(p) = ["result.json", "result.csv", "kvm-console.log"]
-            .iter()
-            .map(|n| out_dir.join(n))
-            .find(|p| p.exists())
-        {
-            return Err(LabError::Usage(format!(
-                "--out: {} already exists; not replacing an earlier result (use --force)",
-                p.display()
-            )));
+        if let Some(p) = ["result.json", "result.csv", "kvm-console.log"].iter().map(|n| out_dir.join(n)).find(|p| p.exists()) {
+            return Err(LabError::Usage(format!("--out: {} already exists; not replacing an earlier result (use --force)", p.display())));
         }
     }
     let qemu_bin = deps::ensure_tool("qemu-system-aarch64", "qemu-system-arm")?;
@@ -309,51 +200,21 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     let out = output::Out::prepare(&out_dir, true)?;
     let work = out.work_dir()?;
     let read = |p: &Path| std::fs::read(p).map_err(LabError::io(p));
-    let mut entries: Vec<Entry> = ["/bin", "/dev", "/proc", "/sys", "/tmp", "/out"]
-        .iter()
-        .map(|d| Entry::Dir {
-            path: d.to_string(),
-        })
-        .collect();
-    entries.push(Entry::CharDev {
-        path: "/dev/console".into(),
-        major: 5,
-        minor: 1,
-    });
-    entries.push(Entry::File {
-        path: "/bin/busybox".into(),
-        mode: 0o755,
-        data: read(&busybox)?,
-    });
-    entries.push(Entry::File {
-        path: "/bin/irqlab".into(),
-        mode: 0o755,
-        data: read(&irqlab)?,
-    });
+    let mut entries: Vec<Entry> = ["/bin", "/dev", "/proc", "/sys", "/tmp", "/out"].iter().map(|d| Entry::Dir { path: d.to_string() }).collect();
+    entries.push(Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 });
+    entries.push(Entry::File { path: "/bin/busybox".into(), mode: 0o755, data: read(&busybox)? });
+    entries.push(Entry::File { path: "/bin/irqlab".into(), mode: 0o755, data: read(&irqlab)? });
     let mut setup = String::new();
     if k.device == Some(crate::cli::LabDevice::Edu) {
-        entries.push(Entry::Dir {
-            path: "/lib".into(),
-        });
-        entries.push(Entry::Dir {
-            path: "/lib/vfio".into(),
-        });
+        entries.push(Entry::Dir { path: "/lib".into() });
+        entries.push(Entry::Dir { path: "/lib/vfio".into() });
         let mods = crate::vfio::modules(&cache)?;
-        setup =
-            crate::vfio::init_fragment(&mods.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>());
+        setup = crate::vfio::init_fragment(&mods.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>());
         for (n, ko) in mods {
-            entries.push(Entry::File {
-                path: crate::vfio::module_path(&n).display().to_string(),
-                mode: 0o644,
-                data: ko,
-            });
+            entries.push(Entry::File { path: crate::vfio::module_path(&n).display().to_string(), mode: 0o644, data: ko });
         }
     }
-    entries.push(Entry::File {
-        path: "/init".into(),
-        mode: 0o755,
-        data: init_script_with(&inner, &setup).into_bytes(),
-    });
+    entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script(&inner, &setup).into_bytes() });
     let initrd = work.join("initrd.cpio");
     std::fs::write(&initrd, newc(&entries)).map_err(LabError::io(&initrd))?;
     let icount = k.icount.then_some(crate::qemu::ICOUNT_DEFAULT);
@@ -363,54 +224,25 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     }
     let log_path = out.path("kvm-console.log");
     let slow = if k.icount { 5 } else { 1 };
-    let watcher = KvmWatcher::new(
-        Duration::from_secs(120 * slow),
-        Duration::from_secs(k.timeout_s.unwrap_or(600 * slow)),
-    );
-    eprintln!(
-        "irqlab-lab: booting {} under QEMU TCG ({:?}{}); console → {}",
-        kernel.display(),
-        k.gic,
-        if k.icount { ", -icount" } else { "" },
-        log_path.display()
-    );
+    let watcher = KvmWatcher::new(Duration::from_secs(120 * slow), Duration::from_secs(k.timeout_s.unwrap_or(600 * slow)));
+    eprintln!("irqlab-lab: booting {} under QEMU TCG ({:?}{}); console → {}", kernel.display(), k.gic, if k.icount { ", -icount" } else { "" }, log_path.display());
     let s = crate::session::run(&qemu_bin, &args, &log_path, watcher)?;
     out.remove_work_dir();
-    let files = framed_files(&s.log).map_err(|why| LabError::Boot {
-        why,
-        log: log_path.clone(),
-    })?;
+    let files = framed_files(&s.log).map_err(|why| LabError::Boot { why, log: log_path.clone() })?;
     let problem = match &s.outcome {
         Outcome::Done => None,
         Outcome::Failed(w) | Outcome::TimedOut(w) => Some(w.clone()),
     };
     for (name, bytes) in &files {
-        let bytes = if name == "result.json" {
-            label_measured(bytes, k.icount, &command)
-        } else {
-            bytes.clone()
-        };
+        let bytes = if name == "result.json" { label_measured(bytes, k.icount, &command) } else { bytes.clone() };
         out.write_new(name, &bytes)?;
         eprintln!("irqlab-lab: wrote {}", out.path(name).display());
     }
-    let exit = s
-        .watcher
-        .exit_line
-        .clone()
-        .unwrap_or_else(|| "exit ?".into());
+    let exit = s.watcher.exit_line.clone().unwrap_or_else(|| "exit ?".into());
     match problem {
-        Some(w) => Err(LabError::Boot {
-            why: format!("{w} ({} file(s) brought back)", files.len()),
-            log: log_path,
-        }),
-        None if exit != "exit 0" => Err(LabError::Boot {
-            why: format!("irqlab inside the lab ended with {exit}"),
-            log: log_path,
-        }),
-        None if files.is_empty() => Err(LabError::Boot {
-            why: "irqlab inside the lab wrote nothing to --out".into(),
-            log: log_path,
-        }),
+        Some(w) => Err(LabError::Boot { why: format!("{w} ({} file(s) brought back)", files.len()), log: log_path }),
+        None if exit != "exit 0" => Err(LabError::Boot { why: format!("irqlab inside the lab ended with {exit}"), log: log_path }),
+        None if files.is_empty() => Err(LabError::Boot { why: "irqlab inside the lab wrote nothing to --out".into(), log: log_path }),
         None => Ok(0),
     }
 }
@@ -418,21 +250,12 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
 /// A measured result from inside the lab says it came from the lab (emulation, never hardware);
 /// a model result is passed through byte for byte (it must stay identical to a native run's).
 pub fn label_measured(bytes: &[u8], icount: bool, command: &[String]) -> Vec<u8> {
-    let Ok(mut r) = results::from_json_str(&String::from_utf8_lossy(bytes), "result.json") else {
-        return bytes.to_vec();
-    };
+    let Ok(mut r) = results::from_json_str(&String::from_utf8_lossy(bytes), "result.json") else { return bytes.to_vec() };
     if r.meta.kind != results::ResultKind::Measured {
         return bytes.to_vec();
     }
-    let label = if icount {
-        "QEMU TCG -icount: instruction count (not hardware latency)"
-    } else {
-        "QEMU TCG emulation (not hardware latency)"
-    };
-    r.meta.platform.insert(
-        "lab".into(),
-        format!("{label}; nested KVM on QEMU's emulated EL2 (irqlab-lab kvm)"),
-    );
+    let label = if icount { "QEMU TCG -icount: instruction count (not hardware latency)" } else { "QEMU TCG emulation (not hardware latency)" };
+    r.meta.platform.insert("lab".into(), format!("{label}; nested KVM on QEMU's emulated EL2 (irqlab-lab kvm)"));
     if let Some(p) = r.provenance.as_mut() {
         p.details.insert("lab_command".into(), command.join(" "));
     }
@@ -452,27 +275,15 @@ mod tests {
         let (inner, out) = split_out(&v("sim demo-timer-inject --out /tmp/o --seed 3")).unwrap();
         assert_eq!(inner, v("sim demo-timer-inject --seed 3 --out /out"));
         assert_eq!(out, PathBuf::from("/tmp/o"));
-        assert_eq!(
-            split_out(&v("run timer --out=x")).unwrap().1,
-            PathBuf::from("x")
-        );
-        assert!(matches!(
-            split_out(&v("run timer")),
-            Err(LabError::Usage(_))
-        ));
-        assert!(matches!(
-            split_out(&v("run timer --out")),
-            Err(LabError::Usage(_))
-        ));
+        assert_eq!(split_out(&v("run timer --out=x")).unwrap().1, PathBuf::from("x"));
+        assert!(matches!(split_out(&v("run timer")), Err(LabError::Usage(_))));
+        assert!(matches!(split_out(&v("run timer --out")), Err(LabError::Usage(_))));
     }
 
     #[test]
     fn init_quotes_arguments() {
-        let s = init_script(&["sim".into(), "it's".into(), "--out".into(), "/out".into()]);
-        assert!(
-            s.contains("/bin/irqlab 'sim' 'it'\\''s' '--out' '/out'\n"),
-            "{s}"
-        );
+        let s = init_script(&["sim".into(), "it's".into(), "--out".into(), "/out".into()], "");
+        assert!(s.contains("/bin/irqlab 'sim' 'it'\\''s' '--out' '/out'\n"), "{s}");
         assert!(s.starts_with("#!/bin/busybox sh\n") && s.contains("poweroff -f"));
     }
 
@@ -480,10 +291,7 @@ mod tests {
     fn framed_files_round_trip_and_damage() {
         let b64 = base64::engine::general_purpose::STANDARD.encode(b"{\"a\": 1}\n");
         let log = format!("boot\r\n{MARK}file result.json begin\r\n{}\r\n{}\r\n{MARK}file result.json end\r\n{MARK}done\r\n", &b64[..4], &b64[4..]);
-        assert_eq!(
-            framed_files(&log).unwrap(),
-            vec![("result.json".to_string(), b"{\"a\": 1}\n".to_vec())]
-        );
+        assert_eq!(framed_files(&log).unwrap(), vec![("result.json".to_string(), b"{\"a\": 1}\n".to_vec())]);
         let cut = format!("{MARK}file result.json begin\n{b64}\n");
         assert!(framed_files(&cut).unwrap_err().contains("truncated"));
         let bad = format!("{MARK}file result.json begin\n!!!\n{MARK}file result.json end\n");
@@ -496,67 +304,30 @@ mod tests {
     fn watcher_bounds_boot_and_finishes_at_done() {
         let mut w = KvmWatcher::new(Duration::from_secs(100), Duration::from_secs(500));
         assert_eq!(w.wait_for(Duration::from_secs(10)), Duration::from_secs(90));
-        assert!(
-            matches!(w.check(Duration::from_secs(100)), Some(Outcome::TimedOut(m)) if m.contains("/init"))
-        );
-        assert_eq!(
-            w.line(
-                &format!("{MARK}init kernel=6.1 kvm=yes"),
-                Duration::from_secs(20)
-            ),
-            None
-        );
+        assert!(matches!(w.check(Duration::from_secs(100)), Some(Outcome::TimedOut(m)) if m.contains("/init")));
+        assert_eq!(w.line(&format!("{MARK}init kernel=6.1 kvm=yes"), Duration::from_secs(20)), None);
         assert_eq!(w.check(Duration::from_secs(100)), None);
-        assert_eq!(
-            w.wait_for(Duration::from_secs(100)),
-            Duration::from_secs(400)
-        );
+        assert_eq!(w.wait_for(Duration::from_secs(100)), Duration::from_secs(400));
         w.line(&format!("{MARK}exit 0"), Duration::from_secs(30));
-        assert_eq!(
-            w.line(&format!("{MARK}done"), Duration::from_secs(31)),
-            Some(Outcome::Done)
-        );
+        assert_eq!(w.line(&format!("{MARK}done"), Duration::from_secs(31)), Some(Outcome::Done));
         assert_eq!(w.exit_line.as_deref(), Some("exit 0"));
-        assert!(matches!(
-            w.line("[ 1.0] Kernel panic - not syncing", Duration::ZERO),
-            Some(Outcome::Failed(_))
-        ));
+        assert!(matches!(w.line("[ 1.0] Kernel panic - not syncing", Duration::ZERO), Some(Outcome::Failed(_))));
     }
 
     #[test]
     fn qemu_command_for_v4() {
         let a = qemu_args(Gic::V4, None, Path::new("/k"), Path::new("/i")).join(" ");
-        assert!(
-            a.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 2"),
-            "{a}"
-        );
+        assert!(a.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 2"), "{a}");
         assert!(a.ends_with("-kernel /k -initrd /i -append console=ttyAMA0 panic=-1 quiet kvm-arm.vgic_v4_enable=1"), "{a}");
-        assert!(!qemu_args(
-            Gic::V3,
-            Some("shift=2,sleep=off"),
-            Path::new("/k"),
-            Path::new("/i")
-        )
-        .join(" ")
-        .contains("vgic_v4"));
+        assert!(!qemu_args(Gic::V3, Some("shift=2,sleep=off"), Path::new("/k"), Path::new("/i")).join(" ").contains("vgic_v4"));
     }
 
     #[test]
     fn model_results_pass_through_measured_ones_are_labelled() {
-        let r = results::RunResult::new(results::RunMeta::named(
-            "t",
-            "s",
-            1,
-            results::ResultKind::Predicted,
-        ));
+        let r = results::RunResult::new(results::RunMeta::named("t", "s", 1, results::ResultKind::Predicted));
         let b = results::to_json_string(&r).into_bytes();
         assert_eq!(label_measured(&b, false, &[]), b);
-        let m = results::RunResult::new(results::RunMeta::named(
-            "t",
-            "run-timer",
-            1,
-            results::ResultKind::Measured,
-        ));
+        let m = results::RunResult::new(results::RunMeta::named("t", "run-timer", 1, results::ResultKind::Measured));
         let out = label_measured(results::to_json_string(&m).as_bytes(), true, &[]);
         let back = results::from_json_str(&String::from_utf8(out).unwrap(), "x").unwrap();
         assert!(back.meta.platform["lab"].contains("instruction count (not hardware latency)"));

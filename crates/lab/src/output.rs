@@ -18,23 +18,15 @@ impl Out {
     /// Creates `dir`; refuses (exit 2) when one of [`OUTPUTS`] is there and `force` is false.
     pub fn prepare(dir: &Path, force: bool) -> Result<Out, LabError> {
         if dir.exists() && !dir.is_dir() {
-            return Err(LabError::Usage(format!(
-                "--out {}: not a directory",
-                dir.display()
-            )));
+            return Err(LabError::Usage(format!("--out {}: not a directory", dir.display())));
         }
         if !force {
             if let Some(p) = OUTPUTS.iter().map(|n| dir.join(n)).find(|p| p.exists()) {
-                return Err(LabError::Usage(format!(
-                    "--out: {} already exists; not replacing an earlier result (use --force)",
-                    p.display()
-                )));
+                return Err(LabError::Usage(format!("--out: {} already exists; not replacing an earlier result (use --force)", p.display())));
             }
         }
         std::fs::create_dir_all(dir).map_err(LabError::io(dir))?;
-        Ok(Out {
-            dir: dir.to_path_buf(),
-        })
+        Ok(Out { dir: dir.to_path_buf() })
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -48,8 +40,7 @@ impl Out {
     }
 
     pub fn remove_work_dir(&self) {
-        let _ =
-            std::fs::remove_dir_all(self.dir.join(format!(".irqlab-lab-{}", std::process::id())));
+        let _ = std::fs::remove_dir_all(self.dir.join(format!(".irqlab-lab-{}", std::process::id())));
     }
 
     pub fn write_new(&self, name: &str, bytes: &[u8]) -> Result<(), LabError> {
@@ -67,12 +58,8 @@ pub fn provenance(command: Vec<String>) -> Provenance {
         command,
         started: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         tool_version: format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")),
-        git_commit: option_env!("IRQLAB_GIT_COMMIT")
-            .unwrap_or("unknown")
-            .to_string(),
-        hostname: std::fs::read_to_string("/etc/hostname")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown".into()),
+        git_commit: option_env!("IRQLAB_GIT_COMMIT").unwrap_or("unknown").to_string(),
+        hostname: std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into()),
         details: Default::default(),
     }
 }
@@ -89,11 +76,7 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("result.json already exists"), "{e}");
         assert!(Out::prepare(d.path(), true).is_ok());
-        assert_eq!(
-            std::fs::read_to_string(d.path().join("result.json")).unwrap(),
-            "{}",
-            "prepare writes nothing"
-        );
+        assert_eq!(std::fs::read_to_string(d.path().join("result.json")).unwrap(), "{}", "prepare writes nothing");
         let f = d.path().join("file");
         std::fs::write(&f, "x").unwrap();
         assert!(Out::prepare(&f, true).is_err());

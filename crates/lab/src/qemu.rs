@@ -21,26 +21,11 @@ pub struct Machine {
 
 impl Machine {
     pub fn xen(smp: u32, icount: Option<String>) -> Machine {
-        Machine {
-            gic: "3",
-            cpu: "cortex-a57",
-            smp,
-            mem_mb: 2048,
-            icount,
-        }
+        Machine { gic: "3", cpu: "cortex-a57", smp, mem_mb: 2048, icount }
     }
 
     fn base(&self, extra_m: &str) -> Vec<String> {
-        let mut a = vec![
-            "-M".to_string(),
-            format!("virt,virtualization=on,gic-version={}{extra_m}", self.gic),
-            "-cpu".into(),
-            self.cpu.into(),
-            "-smp".into(),
-            self.smp.to_string(),
-            "-m".into(),
-            self.mem_mb.to_string(),
-        ];
+        let mut a = vec!["-M".to_string(), format!("virt,virtualization=on,gic-version={}{extra_m}", self.gic), "-cpu".into(), self.cpu.into(), "-smp".into(), self.smp.to_string(), "-m".into(), self.mem_mb.to_string()];
         if let Some(ic) = &self.icount {
             a.push("-icount".into());
             a.push(ic.clone());
@@ -58,30 +43,11 @@ impl Machine {
     /// Boots `xen` with `dtb`, each module loaded at its address; the serial console on stdout.
     pub fn xen_args(&self, xen: &Path, dtb: &Path, modules: &[(PathBuf, u64)]) -> Vec<String> {
         let mut a = self.base("");
-        a.extend(
-            [
-                "-display",
-                "none",
-                "-serial",
-                "stdio",
-                "-monitor",
-                "none",
-                "-no-reboot",
-            ]
-            .map(String::from),
-        );
-        a.extend([
-            "-dtb".into(),
-            dtb.display().to_string(),
-            "-kernel".into(),
-            xen.display().to_string(),
-        ]);
+        a.extend(["-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"].map(String::from));
+        a.extend(["-dtb".into(), dtb.display().to_string(), "-kernel".into(), xen.display().to_string()]);
         for (p, addr) in modules {
             a.push("-device".into());
-            a.push(format!(
-                "loader,file={},addr={addr:#x},force-raw=on",
-                p.display()
-            ));
+            a.push(format!("loader,file={},addr={addr:#x},force-raw=on", p.display()));
         }
         a
     }
@@ -105,21 +71,9 @@ mod tests {
     #[test]
     fn xen_command_line() {
         let m = Machine::xen(2, None);
-        let a = m.xen_args(
-            Path::new("/c/xen"),
-            Path::new("/o/xen.dtb"),
-            &[
-                (PathBuf::from("/o/g1.bin"), MODULE_BASE),
-                (PathBuf::from("/o/g2.bin"), MODULE_BASE + MODULE_STRIDE),
-            ],
-        );
+        let a = m.xen_args(Path::new("/c/xen"), Path::new("/o/xen.dtb"), &[(PathBuf::from("/o/g1.bin"), MODULE_BASE), (PathBuf::from("/o/g2.bin"), MODULE_BASE + MODULE_STRIDE)]);
         let s = a.join(" ");
-        assert!(
-            s.starts_with(
-                "-M virt,virtualization=on,gic-version=3 -cpu cortex-a57 -smp 2 -m 2048 "
-            ),
-            "{s}"
-        );
+        assert!(s.starts_with("-M virt,virtualization=on,gic-version=3 -cpu cortex-a57 -smp 2 -m 2048 "), "{s}");
         assert!(s.contains("-dtb /o/xen.dtb -kernel /c/xen"));
         assert!(s.contains("-device loader,file=/o/g1.bin,addr=0x4c000000,force-raw=on -device loader,file=/o/g2.bin,addr=0x4d000000,force-raw=on"));
         assert!(!s.contains("-icount"));
@@ -130,17 +84,10 @@ mod tests {
     fn icount_and_dumpdtb() {
         let m = Machine::xen(2, Some(ICOUNT_DEFAULT.into()));
         let a = m.dumpdtb_args(Path::new("/t/virt.dtb"));
-        assert_eq!(
-            a[1],
-            "virt,virtualization=on,gic-version=3,dumpdtb=/t/virt.dtb"
-        );
+        assert_eq!(a[1], "virt,virtualization=on,gic-version=3,dumpdtb=/t/virt.dtb");
         let i = a.iter().position(|x| x == "-icount").unwrap();
         assert_eq!(a[i + 1], "shift=2,sleep=off");
-        assert_eq!(
-            xen_bootargs("/pl011@9000000", "credit", "native", false),
-            "console=dtuart dtuart=/pl011@9000000 sched=credit vwfi=native bootscrub=0"
-        );
-        assert!(xen_bootargs("/pl011@9000000", "credit2", "trap", true)
-            .ends_with(" vwfi=trap bootscrub=0 sync_console"));
+        assert_eq!(xen_bootargs("/pl011@9000000", "credit", "native", false), "console=dtuart dtuart=/pl011@9000000 sched=credit vwfi=native bootscrub=0");
+        assert!(xen_bootargs("/pl011@9000000", "credit2", "trap", true).ends_with(" vwfi=trap bootscrub=0 sync_console"));
     }
 }

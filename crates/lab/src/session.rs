@@ -42,12 +42,7 @@ impl LineSplitter {
 }
 
 /// Starts `qemu args`, watches its console, writes it to `log_path` as it comes.
-pub fn run<W: Watch>(
-    qemu: &Path,
-    args: &[String],
-    log_path: &Path,
-    mut watcher: W,
-) -> Result<Session<W>, LabError> {
+pub fn run<W: Watch>(qemu: &Path, args: &[String], log_path: &Path, mut watcher: W) -> Result<Session<W>, LabError> {
     let mut log = std::fs::File::create(log_path).map_err(LabError::io(log_path))?;
     let clock = RealClock(Instant::now());
     let mut cmd = Command::new(qemu);
@@ -56,14 +51,7 @@ pub fn run<W: Watch>(
     unsafe {
         use std::os::unix::process::CommandExt;
         cmd.pre_exec(|| {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) != 0
-            {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -109,13 +97,8 @@ pub fn run<W: Watch>(
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                let status = child
-                    .wait()
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|e| e.to_string());
-                break 'watch Outcome::Failed(format!(
-                    "QEMU exited ({status}) before the guest's end line"
-                ));
+                let status = child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
+                break 'watch Outcome::Failed(format!("QEMU exited ({status}) before the guest's end line"));
             }
         }
         if let Some(o) = watcher.check(clock.now()) {
@@ -134,18 +117,10 @@ pub fn run<W: Watch>(
     }
     let _ = log.sync_all();
     let outcome = match outcome {
-        Outcome::Failed(w) if !qemu_err.trim().is_empty() => Outcome::Failed(format!(
-            "{w}; QEMU said: {}",
-            qemu_err.lines().next().unwrap_or("").trim()
-        )),
+        Outcome::Failed(w) if !qemu_err.trim().is_empty() => Outcome::Failed(format!("{w}; QEMU said: {}", qemu_err.lines().next().unwrap_or("").trim())),
         o => o,
     };
-    Ok(Session {
-        outcome,
-        log: text,
-        wall,
-        watcher,
-    })
+    Ok(Session { outcome, log: text, wall, watcher })
 }
 
 #[cfg(test)]
@@ -156,13 +131,7 @@ mod tests {
     fn lines_split_across_chunks() {
         let mut s = LineSplitter::default();
         assert_eq!(s.push(b"(XEN) DOM1: @irq"), Vec::<String>::new());
-        assert_eq!(
-            s.push(b"lab v1 0 x\r\nnext\n"),
-            vec![
-                "(XEN) DOM1: @irqlab v1 0 x\r".to_string(),
-                "next".to_string()
-            ]
-        );
+        assert_eq!(s.push(b"lab v1 0 x\r\nnext\n"), vec!["(XEN) DOM1: @irqlab v1 0 x\r".to_string(), "next".to_string()]);
         assert_eq!(s.push(b"\n"), vec![String::new()]);
     }
 
@@ -170,53 +139,20 @@ mod tests {
     fn a_program_that_prints_nothing_is_ended_by_the_bound() {
         let d = tempfile::tempdir().unwrap();
         let log = d.path().join("console.log");
-        let b = crate::watch::Bounds {
-            boot: Duration::from_millis(300),
-            first_sample: Duration::from_secs(1),
-            silence: Duration::from_secs(1),
-            total: Duration::from_secs(5),
-        };
+        let b = crate::watch::Bounds { boot: Duration::from_millis(300), first_sample: Duration::from_secs(1), silence: Duration::from_secs(1), total: Duration::from_secs(5) };
         let t = Instant::now();
-        let s = run(
-            Path::new("/bin/sleep"),
-            &["30".into()],
-            &log,
-            crate::watch::Watcher::new(b),
-        )
-        .unwrap();
-        assert!(
-            matches!(s.outcome, Outcome::TimedOut(ref w) if w.contains("no `start` line")),
-            "{:?}",
-            s.outcome
-        );
-        assert!(
-            t.elapsed() < Duration::from_secs(5),
-            "the sleeping child was ended"
-        );
+        let s = run(Path::new("/bin/sleep"), &["30".into()], &log, crate::watch::Watcher::new(b)).unwrap();
+        assert!(matches!(s.outcome, Outcome::TimedOut(ref w) if w.contains("no `start` line")), "{:?}", s.outcome);
+        assert!(t.elapsed() < Duration::from_secs(5), "the sleeping child was ended");
     }
 
     #[test]
     fn a_program_that_exits_early_is_a_failure_with_its_log() {
         let d = tempfile::tempdir().unwrap();
         let log = d.path().join("console.log");
-        let b = crate::watch::Bounds {
-            boot: Duration::from_secs(5),
-            first_sample: Duration::from_secs(5),
-            silence: Duration::from_secs(5),
-            total: Duration::from_secs(5),
-        };
-        let s = run(
-            Path::new("/bin/echo"),
-            &["hello".into()],
-            &log,
-            crate::watch::Watcher::new(b),
-        )
-        .unwrap();
-        assert!(
-            matches!(s.outcome, Outcome::Failed(ref w) if w.contains("QEMU exited")),
-            "{:?}",
-            s.outcome
-        );
+        let b = crate::watch::Bounds { boot: Duration::from_secs(5), first_sample: Duration::from_secs(5), silence: Duration::from_secs(5), total: Duration::from_secs(5) };
+        let s = run(Path::new("/bin/echo"), &["hello".into()], &log, crate::watch::Watcher::new(b)).unwrap();
+        assert!(matches!(s.outcome, Outcome::Failed(ref w) if w.contains("QEMU exited")), "{:?}", s.outcome);
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "hello\n");
     }
 }

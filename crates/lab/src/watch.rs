@@ -69,8 +69,7 @@ pub struct Watcher {
 
 /// The record kind of an `@irqlab v1 <seq> <kind> …` line, if it is one.
 fn kind(line: &str) -> Option<(&str, &str)> {
-    let rest =
-        &line[line.find(results::bench_console::MARKER)? + results::bench_console::MARKER.len()..];
+    let rest = &line[line.find(results::bench_console::MARKER)? + results::bench_console::MARKER.len()..];
     let mut it = rest.splitn(3, ' ');
     let _seq = it.next()?;
     Some((it.next()?, it.next().unwrap_or("")))
@@ -78,13 +77,7 @@ fn kind(line: &str) -> Option<(&str, &str)> {
 
 impl Watcher {
     pub fn new(bounds: Bounds) -> Watcher {
-        Watcher {
-            bounds,
-            started: None,
-            first_sample: None,
-            last_line: Duration::ZERO,
-            samples: 0,
-        }
+        Watcher { bounds, started: None, first_sample: None, last_line: Duration::ZERO, samples: 0 }
     }
 
     /// One console line at `now`; `Some` when the run is over.
@@ -100,9 +93,7 @@ impl Watcher {
                 self.samples += 1;
             }
             Some(("end", _)) => return Some(Outcome::Done),
-            Some(("error", _)) | Some(("fault", _)) => {
-                return Some(Outcome::Failed(line.trim_end().to_string()))
-            }
+            Some(("error", _)) | Some(("fault", _)) => return Some(Outcome::Failed(line.trim_end().to_string())),
             _ => {}
         }
         None
@@ -111,28 +102,16 @@ impl Watcher {
     /// The bound in force at `now` and when it passes.
     fn deadline(&self) -> (Duration, String) {
         let b = &self.bounds;
-        let mut d = vec![(
-            b.total,
-            format!("the whole run took longer than {} s", b.total.as_secs()),
-        )];
+        let mut d = vec![(b.total, format!("the whole run took longer than {} s", b.total.as_secs()))];
         match (self.started, self.first_sample) {
             (None, _) => d.push((b.boot, format!("no `start` line from the guest within {} s of QEMU's start (Xen or the guest did not boot)", b.boot.as_secs()))),
             (Some(s), None) => d.push((s + b.first_sample, format!("no sample within {} s of the guest's start", b.first_sample.as_secs()))),
             _ => {}
         }
         if self.started.is_some() {
-            d.push((
-                self.last_line + b.silence,
-                format!(
-                    "the console was silent for {} s after {} sample(s)",
-                    b.silence.as_secs(),
-                    self.samples
-                ),
-            ));
+            d.push((self.last_line + b.silence, format!("the console was silent for {} s after {} sample(s)", b.silence.as_secs(), self.samples)));
         }
-        d.into_iter()
-            .min_by_key(|x| x.0)
-            .expect("at least the total bound")
+        d.into_iter().min_by_key(|x| x.0).expect("at least the total bound")
     }
 
     /// How long to wait for the next line from `now`.
@@ -160,12 +139,7 @@ mod tests {
     }
 
     fn bounds() -> Bounds {
-        Bounds {
-            boot: Duration::from_secs(100),
-            first_sample: Duration::from_secs(20),
-            silence: Duration::from_secs(30),
-            total: Duration::from_secs(1000),
-        }
+        Bounds { boot: Duration::from_secs(100), first_sample: Duration::from_secs(20), silence: Duration::from_secs(30), total: Duration::from_secs(1000) }
     }
 
     /// Drives a watcher over (seconds, line) pairs the way the lab's loop does.
@@ -198,35 +172,15 @@ mod tests {
 
     #[test]
     fn a_complete_run_ends_at_the_end_line() {
-        let (o, w, t) = drive(&[
-            (10, "(XEN) Xen version 4.17"),
-            (12, START),
-            (13, "(XEN) DOM1: @irqlab v1 1 t 0 5 *00"),
-            (14, "(XEN) DOM1: @irqlab v1 2 t 1 5 *00"),
-            (15, "(XEN) DOM1: @irqlab v1 3 end samples=2 *00"),
-        ]);
+        let (o, w, t) = drive(&[(10, "(XEN) Xen version 4.17"), (12, START), (13, "(XEN) DOM1: @irqlab v1 1 t 0 5 *00"), (14, "(XEN) DOM1: @irqlab v1 2 t 1 5 *00"), (15, "(XEN) DOM1: @irqlab v1 3 end samples=2 *00")]);
         assert_eq!(o, Outcome::Done);
-        assert_eq!(
-            (w.started, w.first_sample, w.samples, t),
-            (
-                Some(Duration::from_secs(12)),
-                Some(Duration::from_secs(13)),
-                2,
-                15
-            )
-        );
+        assert_eq!((w.started, w.first_sample, w.samples, t), (Some(Duration::from_secs(12)), Some(Duration::from_secs(13)), 2, 15));
     }
 
     #[test]
     fn a_guest_that_never_starts_is_ended_at_the_boot_bound() {
-        let (o, _, t) = drive(&[
-            (5, "(XEN) Xen version 4.17"),
-            (50, "(XEN) Initializing Credit2 scheduler"),
-        ]);
-        assert!(
-            matches!(&o, Outcome::TimedOut(w) if w.contains("no `start` line")),
-            "{o:?}"
-        );
+        let (o, _, t) = drive(&[(5, "(XEN) Xen version 4.17"), (50, "(XEN) Initializing Credit2 scheduler")]);
+        assert!(matches!(&o, Outcome::TimedOut(w) if w.contains("no `start` line")), "{o:?}");
         assert_eq!(t, 100);
     }
 
@@ -241,16 +195,10 @@ mod tests {
     #[test]
     fn no_first_sample_and_silence_bounds() {
         let (o, _, t) = drive(&[(10, START)]);
-        assert!(
-            matches!(&o, Outcome::TimedOut(w) if w.contains("no sample within 20 s")),
-            "{o:?}"
-        );
+        assert!(matches!(&o, Outcome::TimedOut(w) if w.contains("no sample within 20 s")), "{o:?}");
         assert_eq!(t, 30);
         let (o, _, t) = drive(&[(10, START), (11, "(XEN) DOM1: @irqlab v1 1 t 0 5 *00")]);
-        assert!(
-            matches!(&o, Outcome::TimedOut(w) if w.contains("silent for 30 s after 1 sample")),
-            "{o:?}"
-        );
+        assert!(matches!(&o, Outcome::TimedOut(w) if w.contains("silent for 30 s after 1 sample")), "{o:?}");
         assert_eq!(t, 41);
     }
 
@@ -262,19 +210,13 @@ mod tests {
         }
         let refs: Vec<(u64, &str)> = lines.iter().map(|(t, l)| (*t, l.as_str())).collect();
         let (o, _, t) = drive(&refs);
-        assert!(
-            matches!(&o, Outcome::TimedOut(w) if w.contains("whole run")),
-            "{o:?}"
-        );
+        assert!(matches!(&o, Outcome::TimedOut(w) if w.contains("whole run")), "{o:?}");
         assert_eq!(t, 1000);
     }
 
     #[test]
     fn faults_and_panics_end_the_run() {
-        let (o, _, _) = drive(&[
-            (1, START),
-            (2, "(XEN) DOM1: @irqlab v1 1 fault vector=4 esr=1 elr=2 *00"),
-        ]);
+        let (o, _, _) = drive(&[(1, START), (2, "(XEN) DOM1: @irqlab v1 1 fault vector=4 esr=1 elr=2 *00")]);
         assert!(matches!(o, Outcome::Failed(l) if l.contains("fault")));
         let (o, _, _) = drive(&[(1, "(XEN) Panic on CPU 0:")]);
         assert!(matches!(o, Outcome::Failed(_)));

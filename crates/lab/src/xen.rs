@@ -33,9 +33,7 @@ pub fn check(x: &XenArgs, b: &BenchArgs) -> Result<(), LabError> {
         ));
     }
     if b.bench == crate::cli::BenchKind::Ipi && x.vcpus.unwrap_or(2) < 2 {
-        return Err(LabError::Usage(
-            "--vcpus: the ipi bench needs at least 2 vCPUs".into(),
-        ));
+        return Err(LabError::Usage("--vcpus: the ipi bench needs at least 2 vCPUs".into()));
     }
     if x.vcpus == Some(0) || x.vcpus.unwrap_or(1) > 8 {
         return Err(LabError::Usage("--vcpus: between 1 and 8".into()));
@@ -54,11 +52,7 @@ pub fn guest_params_at(b: &BenchArgs, hz: u64) -> Params {
             crate::cli::BenchKind::Timer => Bench::Timer,
             crate::cli::BenchKind::Ipi => Bench::Ipi,
         },
-        wait: if b.wait == crate::cli::WaitArg::Busy {
-            Wait::Busy
-        } else {
-            Wait::Wfi
-        },
+        wait: if b.wait == crate::cli::WaitArg::Busy { Wait::Busy } else { Wait::Wfi },
         period_ticks: (b.period_us * hz as f64 / 1e6).round().max(1.0) as u64,
         samples: b.samples,
         warmup: b.warmup,
@@ -71,27 +65,14 @@ pub fn guest_params_at(b: &BenchArgs, hz: u64) -> Params {
 pub fn bounds(x: &XenArgs, b: &BenchArgs) -> Bounds {
     let slow: u64 = if x.icount { 5 } else { 1 };
     let per_sample = Duration::from_secs_f64(b.period_us / 1e6) + Duration::from_millis(200);
-    let total = x.timeout_s.map(Duration::from_secs).unwrap_or(
-        Duration::from_secs(60 * slow)
-            + per_sample * (b.samples.min(u32::MAX as u64) as u32).saturating_mul(slow as u32),
-    );
-    Bounds {
-        boot: Duration::from_secs(60 * slow),
-        first_sample: Duration::from_secs(30 * slow),
-        silence: Duration::from_secs(30 * slow),
-        total,
-    }
+    let total = x.timeout_s.map(Duration::from_secs).unwrap_or(Duration::from_secs(60 * slow) + per_sample * (b.samples.min(u32::MAX as u64) as u32).saturating_mul(slow as u32));
+    Bounds { boot: Duration::from_secs(60 * slow), first_sample: Duration::from_secs(30 * slow), silence: Duration::from_secs(30 * slow), total }
 }
 
 fn run_tool(cmd: &mut std::process::Command, what: &str) -> Result<(), LabError> {
-    let out = cmd
-        .output()
-        .map_err(|e| LabError::Setup(format!("cannot run {what}: {e}")))?;
+    let out = cmd.output().map_err(|e| LabError::Setup(format!("cannot run {what}: {e}")))?;
     if !out.status.success() {
-        return Err(LabError::Setup(format!(
-            "{what} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(LabError::Setup(format!("{what} failed: {}", String::from_utf8_lossy(&out.stderr).trim())));
     }
     Ok(())
 }
@@ -108,49 +89,23 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     };
     let image = armguest::image()?;
     let work = out.work_dir()?;
-    let mut modules = vec![(
-        work.join("guest.bin"),
-        qemu::MODULE_BASE,
-        armguest::patch(image, &params)?,
-    )];
+    let mut modules = vec![(work.join("guest.bin"), qemu::MODULE_BASE, armguest::patch(image, &params)?)];
     if x.neighbour == Neighbour::Busy {
-        let spin = Params {
-            bench: Bench::Spin,
-            samples: 1,
-            warmup: 0,
-            ..Params::default()
-        };
-        modules.push((
-            work.join("spin.bin"),
-            qemu::MODULE_BASE + qemu::MODULE_STRIDE,
-            armguest::patch(image, &spin)?,
-        ));
+        let spin = Params { bench: Bench::Spin, samples: 1, warmup: 0, ..Params::default() };
+        modules.push((work.join("spin.bin"), qemu::MODULE_BASE + qemu::MODULE_STRIDE, armguest::patch(image, &spin)?));
     }
     for (p, _, bytes) in &modules {
         std::fs::write(p, bytes).map_err(LabError::io(p))?;
     }
-    let icount = x.icount.then(|| {
-        x.icount_opts
-            .clone()
-            .unwrap_or_else(|| qemu::ICOUNT_DEFAULT.into())
-    });
+    let icount = x.icount.then(|| x.icount_opts.clone().unwrap_or_else(|| qemu::ICOUNT_DEFAULT.into()));
     // Under -icount QEMU runs every vCPU in one thread; with 2 CPUs Xen's boot stalled (after
     // "P2M: 4 levels", several tries) while 1 CPU booted every time: the lab uses 1 pCPU there.
     let machine = Machine::xen(if x.icount { 1 } else { 2 }, icount.clone());
     let virt_dtb = work.join("virt.dtb");
     eprintln!("irqlab-lab: dumping QEMU's device tree");
-    run_tool(
-        std::process::Command::new(&qemu_bin).args(machine.dumpdtb_args(&virt_dtb)),
-        "qemu-system-aarch64 dumpdtb",
-    )?;
+    run_tool(std::process::Command::new(&qemu_bin).args(machine.dumpdtb_args(&virt_dtb)), "qemu-system-aarch64 dumpdtb")?;
     let virt_dts = work.join("virt.dts");
-    run_tool(
-        std::process::Command::new(&dtc)
-            .args(["-q", "-I", "dtb", "-O", "dts", "-o"])
-            .arg(&virt_dts)
-            .arg(&virt_dtb),
-        "dtc (decompile)",
-    )?;
+    run_tool(std::process::Command::new(&dtc).args(["-q", "-I", "dtb", "-O", "dts", "-o"]).arg(&virt_dts).arg(&virt_dtb), "dtc (decompile)")?;
     let dts = std::fs::read_to_string(&virt_dts).map_err(LabError::io(&virt_dts))?;
     let uart = crate::dts::uart_path(&dts)?;
     let sched = match x.sched {
@@ -158,23 +113,9 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
         Sched::Credit2 => "credit2",
         Sched::Null => "null", // only with IRQLAB_LAB_XEN (checked above)
     };
-    let vwfi = if x.vwfi == Vwfi::Native {
-        "native"
-    } else {
-        "trap"
-    };
-    let vcpus = x
-        .vcpus
-        .unwrap_or(if params.bench == Bench::Ipi { 2 } else { 1 });
-    let mut domus: Vec<crate::dts::DomU> = modules
-        .iter()
-        .map(|(_, addr, bytes)| crate::dts::DomU {
-            cpus: vcpus,
-            memory_kib: DOMU_KIB,
-            module_addr: *addr,
-            module_size: bytes.len() as u64,
-        })
-        .collect();
+    let vwfi = if x.vwfi == Vwfi::Native { "native" } else { "trap" };
+    let vcpus = x.vcpus.unwrap_or(if params.bench == Bench::Ipi { 2 } else { 1 });
+    let mut domus: Vec<crate::dts::DomU> = modules.iter().map(|(_, addr, bytes)| crate::dts::DomU { cpus: vcpus, memory_kib: DOMU_KIB, module_addr: *addr, module_size: bytes.len() as u64 }).collect();
     if let Some(n) = domus.get_mut(1) {
         n.cpus = machine.smp; // one spinning vCPU per pCPU: every pCPU has the busy neighbour
     }
@@ -182,47 +123,19 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     let xen_dts = crate::dts::replace_chosen(&dts, &crate::dts::chosen(&bootargs, &uart, &domus))?;
     out.write_new("xen.dts", xen_dts.as_bytes())?;
     let xen_dtb = work.join("xen.dtb");
-    run_tool(
-        std::process::Command::new(&dtc)
-            .args(["-q", "-I", "dts", "-O", "dtb", "-o"])
-            .arg(&xen_dtb)
-            .arg(out.path("xen.dts")),
-        "dtc (compile)",
-    )?;
-    let args = machine.xen_args(
-        &xen,
-        &xen_dtb,
-        &modules
-            .iter()
-            .map(|(p, a, _)| (p.clone(), *a))
-            .collect::<Vec<_>>(),
-    );
+    run_tool(std::process::Command::new(&dtc).args(["-q", "-I", "dts", "-O", "dtb", "-o"]).arg(&xen_dtb).arg(out.path("xen.dts")), "dtc (compile)")?;
+    let args = machine.xen_args(&xen, &xen_dtb, &modules.iter().map(|(p, a, _)| (p.clone(), *a)).collect::<Vec<_>>());
     let log_path = out.path("console.log");
     eprintln!("irqlab-lab: booting Xen ({sched}, vwfi={vwfi}, neighbour {:?}{}) under QEMU TCG; console → {}", x.neighbour, if x.icount { ", -icount" } else { "" }, log_path.display());
     let s = crate::session::run(&qemu_bin, &args, &log_path, Watcher::new(bounds(x, b)))?;
     out.remove_work_dir();
-    let host = if x.icount {
-        ConsoleHost::InstructionCount
-    } else {
-        ConsoleHost::QemuTcg
-    };
+    let host = if x.icount { ConsoleHost::InstructionCount } else { ConsoleHost::QemuTcg };
     let mut extra = BTreeMap::new();
-    extra.insert(
-        "neighbour".to_string(),
-        format!("{:?}", x.neighbour).to_lowercase(),
-    );
+    extra.insert("neighbour".to_string(), format!("{:?}", x.neighbour).to_lowercase());
     extra.insert("vcpus".to_string(), vcpus.to_string());
     extra.insert("period_us".to_string(), b.period_us.to_string());
     extra.insert("xen_cmdline".to_string(), bootargs.clone());
-    extra.insert(
-        "qemu".to_string(),
-        format!(
-            "qemu-system-aarch64 {}",
-            machine
-                .xen_args(Path::new("XEN"), Path::new("DTB"), &[])
-                .join(" ")
-        ),
-    );
+    extra.insert("qemu".to_string(), format!("qemu-system-aarch64 {}", machine.xen_args(Path::new("XEN"), Path::new("DTB"), &[]).join(" ")));
     if let Some(ic) = &icount {
         extra.insert("icount".to_string(), ic.clone());
     }
@@ -232,14 +145,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
         host,
         scheduler: Some(sched.into()),
         vwfi: Some(vwfi.into()),
-        pinning: Some(if x.neighbour == Neighbour::Busy {
-            format!(
-                "none (dom0less); the neighbour has one spinning vCPU per pCPU ({})",
-                machine.smp
-            )
-        } else {
-            "none (dom0less)".into()
-        }),
+        pinning: Some(if x.neighbour == Neighbour::Busy { format!("none (dom0less); the neighbour has one spinning vCPU per pCPU ({})", machine.smp) } else { "none (dom0less)".into() }),
         extra,
         keep_partial: true,
         ..Default::default()
@@ -252,38 +158,17 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
         Ok(r) => r,
         Err(e) => {
             let why = lab_problem.unwrap_or_default();
-            return Err(LabError::Boot {
-                why: format!(
-                    "no result: {e}{}",
-                    if why.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; lab: {why}")
-                    }
-                ),
-                log: log_path,
-            });
+            return Err(LabError::Boot { why: format!("no result: {e}{}", if why.is_empty() { String::new() } else { format!("; lab: {why}") }), log: log_path });
         }
     };
     result.meta.scenario = format!("xen-lab-{}", b.bench.name());
-    result.meta.platform.insert(
-        "machine".into(),
-        format!(
-            "QEMU virt, gic-version=3, cortex-a57, {} CPUs, TCG{}",
-            machine.smp,
-            if x.icount { " -icount" } else { "" }
-        ),
-    );
+    result.meta.platform.insert("machine".into(), format!("QEMU virt, gic-version=3, cortex-a57, {} CPUs, TCG{}", machine.smp, if x.icount { " -icount" } else { "" }));
     let c = &mut result.configs[0];
     if let Some(t) = s.watcher.started {
         c.set_figure("lab.qemu_start_to_guest_start", t.as_secs_f64(), "s (wall)");
     }
     if let Some(t) = s.watcher.first_sample {
-        c.set_figure(
-            "lab.qemu_start_to_first_sample",
-            t.as_secs_f64(),
-            "s (wall)",
-        );
+        c.set_figure("lab.qemu_start_to_first_sample", t.as_secs_f64(), "s (wall)");
     }
     c.set_figure("lab.wall", s.wall.as_secs_f64(), "s (wall)");
     if let Some(w) = &lab_problem {
@@ -307,10 +192,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     match failed {
         None => Ok(0),
         Some(e) => {
-            eprintln!(
-                "irqlab-lab: incomplete run: {e} (console log: {})",
-                log_path.display()
-            );
+            eprintln!("irqlab-lab: incomplete run: {e} (console log: {})", log_path.display());
             Ok(1)
         }
     }
@@ -318,11 +200,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
 
 /// `shift=N` → 2^N ns of virtual time per instruction (QEMU's -icount); `auto` has no fixed rate.
 pub fn icount_ns_per_insn(opts: &str) -> Option<u64> {
-    let n: u32 = opts
-        .split(',')
-        .find_map(|o| o.strip_prefix("shift="))?
-        .parse()
-        .ok()?;
+    let n: u32 = opts.split(',').find_map(|o| o.strip_prefix("shift="))?.parse().ok()?;
     (n < 32).then(|| 1u64 << n)
 }
 
@@ -334,10 +212,7 @@ pub fn write_guest(g: &crate::cli::GuestArgs, b: &BenchArgs) -> Result<i32, LabE
     let image = armguest::patch(armguest::image()?, &guest_params_at(b, g.counter_hz))?;
     let path = b.out.join(format!("armguest-{}.bin", b.bench.name()));
     if path.exists() && !g.force {
-        return Err(LabError::Usage(format!(
-            "--out: {} already exists (use --force)",
-            path.display()
-        )));
+        return Err(LabError::Usage(format!("--out: {} already exists (use --force)", path.display())));
     }
     results::write_atomic(&path, &image)?;
     eprintln!("irqlab-lab: wrote {} ({} bytes; load it as a dom0less multiboot,kernel module or with `xl create`, see docs/xen-arm-lab.md)", path.display(), image.len());
@@ -350,14 +225,7 @@ mod tests {
     use crate::cli::{BenchKind, WaitArg};
 
     fn bench() -> BenchArgs {
-        BenchArgs {
-            bench: BenchKind::Timer,
-            samples: 10,
-            warmup: 2,
-            period_us: 1000.0,
-            wait: WaitArg::Wfi,
-            out: "/tmp/x".into(),
-        }
+        BenchArgs { bench: BenchKind::Timer, samples: 10, warmup: 2, period_us: 1000.0, wait: WaitArg::Wfi, out: "/tmp/x".into() }
     }
 
     #[test]
@@ -369,10 +237,7 @@ mod tests {
 
     #[test]
     fn null_scheduler_is_refused_with_how_to_get_it() {
-        let x = XenArgs {
-            sched: Sched::Null,
-            ..XenArgs::default()
-        };
+        let x = XenArgs { sched: Sched::Null, ..XenArgs::default() };
         let e = check(&x, &bench()).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("CONFIG_SCHED_NULL"), "{e}");
@@ -380,37 +245,14 @@ mod tests {
 
     #[test]
     fn ipi_needs_two_vcpus() {
-        let x = XenArgs {
-            vcpus: Some(1),
-            ..XenArgs::default()
-        };
-        assert!(check(
-            &x,
-            &BenchArgs {
-                bench: BenchKind::Ipi,
-                ..bench()
-            }
-        )
-        .unwrap_err()
-        .to_string()
-        .contains("--vcpus"));
-        assert!(check(
-            &XenArgs::default(),
-            &BenchArgs {
-                bench: BenchKind::Ipi,
-                ..bench()
-            }
-        )
-        .is_ok());
+        let x = XenArgs { vcpus: Some(1), ..XenArgs::default() };
+        assert!(check(&x, &BenchArgs { bench: BenchKind::Ipi, ..bench() }).unwrap_err().to_string().contains("--vcpus"));
+        assert!(check(&XenArgs::default(), &BenchArgs { bench: BenchKind::Ipi, ..bench() }).is_ok());
     }
 
     #[test]
     fn period_is_converted_at_qemus_counter_rate() {
-        let p = guest_params(&BenchArgs {
-            period_us: 200.0,
-            wait: WaitArg::Busy,
-            ..bench()
-        });
+        let p = guest_params(&BenchArgs { period_us: 200.0, wait: WaitArg::Busy, ..bench() });
         assert_eq!(p.period_ticks, 12_500);
         assert_eq!(p.wait, Wait::Busy);
         assert_eq!((p.samples, p.warmup), (10, 2));
@@ -420,28 +262,9 @@ mod tests {
     fn bounds_grow_with_samples_and_icount() {
         let b = bounds(&XenArgs::default(), &bench());
         assert_eq!(b.boot, Duration::from_secs(60));
-        assert_eq!(
-            b.total,
-            Duration::from_secs(60) + Duration::from_millis(201) * 10
-        );
-        let i = bounds(
-            &XenArgs {
-                icount: true,
-                ..XenArgs::default()
-            },
-            &bench(),
-        );
+        assert_eq!(b.total, Duration::from_secs(60) + Duration::from_millis(201) * 10);
+        let i = bounds(&XenArgs { icount: true, ..XenArgs::default() }, &bench());
         assert_eq!(i.boot, Duration::from_secs(300));
-        assert_eq!(
-            bounds(
-                &XenArgs {
-                    timeout_s: Some(7),
-                    ..XenArgs::default()
-                },
-                &bench()
-            )
-            .total,
-            Duration::from_secs(7)
-        );
+        assert_eq!(bounds(&XenArgs { timeout_s: Some(7), ..XenArgs::default() }, &bench()).total, Duration::from_secs(7));
     }
 }

@@ -15,10 +15,7 @@ fn have(bin: &str) -> bool {
 fn kvm_lab_runs_a_program_inside_and_brings_its_files_back() {
     for bin in ["qemu-system-aarch64", "aarch64-linux-gnu-gcc"] {
         if !have(bin) {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI is set and {bin} is missing"
-            );
+            assert!(std::env::var_os("CI").is_none(), "CI is set and {bin} is missing");
             eprintln!("SKIP: {bin} not installed");
             return;
         }
@@ -26,12 +23,7 @@ fn kvm_lab_runs_a_program_inside_and_brings_its_files_back() {
     let d = tempfile::tempdir().unwrap();
     let fake = d.path().join("fake-irqlab");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/fake-irqlab.c");
-    let o = Command::new("aarch64-linux-gnu-gcc")
-        .args(["-static", "-O2", "-o"])
-        .arg(&fake)
-        .arg(src)
-        .output()
-        .unwrap();
+    let o = Command::new("aarch64-linux-gnu-gcc").args(["-static", "-O2", "-o"]).arg(&fake).arg(src).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = d.path().join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
@@ -44,55 +36,23 @@ fn kvm_lab_runs_a_program_inside_and_brings_its_files_back() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     let check = std::fs::read_to_string(out.join("kvm-check.txt")).unwrap();
-    assert!(
-        check.starts_with("KVM_GET_API_VERSION=12\n"),
-        "/dev/kvm works inside the lab: {check}"
-    );
-    assert!(
-        check.contains("arg run\narg timer\narg --samples\narg it's 5\narg --out\narg /out\n"),
-        "{check}"
-    );
+    assert!(check.starts_with("KVM_GET_API_VERSION=12\n"), "/dev/kvm works inside the lab: {check}");
+    assert!(check.contains("arg run\narg timer\narg --samples\narg it's 5\narg --out\narg /out\n"), "{check}");
     let log = std::fs::read_to_string(out.join("kvm-console.log")).unwrap();
-    assert!(
-        log.contains("@irqlab-lab init kernel=6.1"),
-        "Debian's 6.1 kernel reached /init"
-    );
-    assert!(
-        log.contains("GICv4 support enabled"),
-        "kvm-arm.vgic_v4_enable=1 took effect"
-    );
+    assert!(log.contains("@irqlab-lab init kernel=6.1"), "Debian's 6.1 kernel reached /init");
+    assert!(log.contains("GICv4 support enabled"), "kvm-arm.vgic_v4_enable=1 took effect");
     // The same --out again: refused, nothing replaced.
-    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-        .args(["kvm", "--irqlab"])
-        .arg(&fake)
-        .args(["--", "run", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(
-        std::fs::read_to_string(out.join("kvm-check.txt")).unwrap(),
-        check
-    );
+    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--irqlab"]).arg(&fake).args(["--", "run", "--out"]).arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(out.join("kvm-check.txt")).unwrap(), check);
 }
 
 #[test]
 fn kvm_lab_needs_out_among_the_irqlab_arguments() {
-    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-        .args(["kvm", "--", "run", "timer"])
-        .output()
-        .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--", "run", "timer"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--out DIR"));
-    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-        .args(["kvm", "--gic", "v5", "--", "run", "--out", "x"])
-        .output()
-        .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--gic", "v5", "--", "run", "--out", "x"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--gic"));
 }
@@ -107,16 +67,8 @@ mod needs_arm_lab {
     use std::process::Command;
 
     fn irqlab_aarch64() -> PathBuf {
-        let p = std::env::var_os("IRQLAB_LAB_IRQLAB")
-            .map(PathBuf::from)
-            .expect(
-                "this test needs IRQLAB_LAB_IRQLAB: the aarch64 irqlab (scripts/test.sh builds it)",
-            );
-        assert!(
-            p.is_file(),
-            "IRQLAB_LAB_IRQLAB={} is not a file",
-            p.display()
-        );
+        let p = std::env::var_os("IRQLAB_LAB_IRQLAB").map(PathBuf::from).expect("this test needs IRQLAB_LAB_IRQLAB: the aarch64 irqlab (scripts/test.sh builds it)");
+        assert!(p.is_file(), "IRQLAB_LAB_IRQLAB={} is not a file", p.display());
         p
     }
 
@@ -130,20 +82,11 @@ mod needs_arm_lab {
             .arg(out)
             .output()
             .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
         let r = results::read_json(&out.join("result.json")).unwrap();
         assert_eq!(r.meta.kind, results::ResultKind::Measured);
         assert_eq!(r.meta.platform["host.arch"], "aarch64");
-        assert!(
-            r.meta.platform["lab"].contains("QEMU TCG emulation (not hardware latency)"),
-            "{:?}",
-            r.meta.platform
-        );
+        assert!(r.meta.platform["lab"].contains("QEMU TCG emulation (not hardware latency)"), "{:?}", r.meta.platform);
         assert!(r.configs[0].error.is_none(), "{:?}", r.configs[0].error);
         r
     }
@@ -158,60 +101,21 @@ mod needs_arm_lab {
         let d = tempfile::tempdir().unwrap();
         // Timer, guest in WFI: every sample taken, and KVM trapped the guest's WFIs (the vCPU
         // shares its CPU with the host's threads, so KVM keeps WFI trapping on).
-        let r = lab_run(
-            &d.path().join("wfi"),
-            &["timer", "--samples", "100", "--period-us", "2000"],
-        );
+        let r = lab_run(&d.path().join("wfi"), &["timer", "--samples", "100", "--period-us", "2000"]);
         let t = &r.configs[0].classes["timer"].summary;
         assert_eq!(t.count, 100);
         assert!(t.p50 > 0 && t.p50 <= t.p99, "{t:?}");
-        assert!(
-            counter(&r, "kvm.vcpu.wfi_exit_stat") >= 50,
-            "WFI exits: {:?}",
-            r.configs[0].counters
-        );
+        assert!(counter(&r, "kvm.vcpu.wfi_exit_stat") >= 50, "WFI exits: {:?}", r.configs[0].counters);
         // Busy: the guest never executes WFI.
-        let r = lab_run(
-            &d.path().join("busy"),
-            &[
-                "timer",
-                "--wait",
-                "busy",
-                "--samples",
-                "100",
-                "--period-us",
-                "2000",
-            ],
-        );
+        let r = lab_run(&d.path().join("busy"), &["timer", "--wait", "busy", "--samples", "100", "--period-us", "2000"]);
         assert_eq!(r.configs[0].classes["timer"].summary.count, 100);
-        assert_eq!(
-            counter(&r, "kvm.vcpu.wfi_exit_stat"),
-            0,
-            "a spinning guest took WFI exits: {:?}",
-            r.configs[0].counters
-        );
+        assert_eq!(counter(&r, "kvm.vcpu.wfi_exit_stat"), 0, "a spinning guest took WFI exits: {:?}", r.configs[0].counters);
         // IPI: SGIs through ICC_SGI1R_EL1 (a trapped system-register write per send).
-        let r = lab_run(
-            &d.path().join("ipi"),
-            &["ipi", "--samples", "100", "--period-us", "2000"],
-        );
+        let r = lab_run(&d.path().join("ipi"), &["ipi", "--samples", "100", "--period-us", "2000"]);
         let c = &r.configs[0].classes;
-        assert_eq!(
-            (
-                c["ipi_one_way"].summary.count,
-                c["ipi_round_trip"].summary.count
-            ),
-            (100, 100)
-        );
-        assert!(
-            c["ipi_one_way"].summary.p50 < c["ipi_round_trip"].summary.p50,
-            "{c:?}"
-        );
-        assert!(
-            counter(&r, "kvm.vcpu.exits") >= 200,
-            "two SGI sends per round trip trap: {:?}",
-            r.configs[0].counters
-        );
+        assert_eq!((c["ipi_one_way"].summary.count, c["ipi_round_trip"].summary.count), (100, 100));
+        assert!(c["ipi_one_way"].summary.p50 < c["ipi_round_trip"].summary.p50, "{c:?}");
+        assert!(counter(&r, "kvm.vcpu.exits") >= 200, "two SGI sends per round trip trap: {:?}", r.configs[0].counters);
     }
 
     #[test]
@@ -220,51 +124,15 @@ mod needs_arm_lab {
         let d = tempfile::tempdir().unwrap();
         // An MSI through the vITS the guest programmed itself (MAPD/MAPC/MAPTI/INV/SYNC): every
         // LPI arrives.
-        let r = lab_run(
-            &d.path().join("msi"),
-            &[
-                "device",
-                "--via",
-                "msi",
-                "--samples",
-                "50",
-                "--period-us",
-                "2000",
-            ],
-        );
+        let r = lab_run(&d.path().join("msi"), &["device", "--via", "msi", "--samples", "50", "--period-us", "2000"]);
         assert_eq!(r.configs[0].classes["device_msi"].summary.count, 50);
-        assert!(
-            r.configs[0]
-                .notes
-                .iter()
-                .any(|n| n.contains("guest counter − host counter")),
-            "{:?}",
-            r.configs[0].notes
-        );
+        assert!(r.configs[0].notes.iter().any(|n| n.contains("guest counter − host counter")), "{:?}", r.configs[0].notes);
         // A level SPI with resample: one resample per interrupt, and KVM's maintenance exit on
         // top of the WFI exit (kvm-arm-forwarded-irq's resample path: 2 exits per interrupt).
-        let r = lab_run(
-            &d.path().join("level"),
-            &[
-                "device",
-                "--via",
-                "level",
-                "--samples",
-                "50",
-                "--period-us",
-                "2000",
-            ],
-        );
+        let r = lab_run(&d.path().join("level"), &["device", "--via", "level", "--samples", "50", "--period-us", "2000"]);
         assert_eq!(r.configs[0].classes["device_level"].summary.count, 50);
         assert_eq!(counter(&r, "trigger.resample_notifications"), 51);
-        let per_irq = (counter(&r, "kvm.vcpu.exits")
-            - counter(&r, "kvm.vcpu.mmio_exit_kernel")
-            - counter(&r, "kvm.vcpu.mmio_exit_user")) as f64
-            / 51.0;
-        assert!(
-            per_irq >= 1.8,
-            "level + resample: WFI and maintenance exits per interrupt, got {per_irq:.2}: {:?}",
-            r.configs[0].counters
-        );
+        let per_irq = (counter(&r, "kvm.vcpu.exits") - counter(&r, "kvm.vcpu.mmio_exit_kernel") - counter(&r, "kvm.vcpu.mmio_exit_user")) as f64 / 51.0;
+        assert!(per_irq >= 1.8, "level + resample: WFI and maintenance exits per interrupt, got {per_irq:.2}: {:?}", r.configs[0].counters);
     }
 }

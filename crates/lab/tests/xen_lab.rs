@@ -19,14 +19,8 @@ fn lab_available() -> bool {
 }
 
 fn lab(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 fn run_one(dir: &Path, flags: &[&str], bench: &[&str]) -> results::RunResult {
@@ -40,18 +34,8 @@ fn run_one(dir: &Path, flags: &[&str], bench: &[&str]) -> results::RunResult {
     assert_eq!(code, 0, "irqlab-lab {args:?} failed:\n{err}");
     let r = results::read_json(&dir.join("result.json")).unwrap();
     let log = std::fs::read_to_string(dir.join("console.log")).unwrap();
-    assert!(
-        log.contains("@irqlab v1 0 start bench="),
-        "raw console kept beside the result"
-    );
-    assert!(
-        std::fs::read_dir(dir).unwrap().all(|e| !e
-            .unwrap()
-            .file_name()
-            .to_string_lossy()
-            .starts_with(".irqlab-lab")),
-        "scratch removed"
-    );
+    assert!(log.contains("@irqlab v1 0 start bench="), "raw console kept beside the result");
+    assert!(std::fs::read_dir(dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().starts_with(".irqlab-lab")), "scratch removed");
     r
 }
 
@@ -65,34 +49,12 @@ fn xen_timer_and_ipi_credit2_trap_and_native() {
     for (bench, classes) in [("timer", &["timer"][..]), ("ipi", &["ipi", "ipi_rtt"][..])] {
         for vwfi in ["trap", "native"] {
             let dir = d.path().join(format!("{bench}-{vwfi}"));
-            let r = run_one(
-                &dir,
-                &["--sched", "credit2", "--vwfi", vwfi],
-                &[
-                    bench,
-                    "--samples",
-                    "8",
-                    "--warmup",
-                    "1",
-                    "--period-us",
-                    "500",
-                ],
-            );
+            let r = run_one(&dir, &["--sched", "credit2", "--vwfi", vwfi], &[bench, "--samples", "8", "--warmup", "1", "--period-us", "500"]);
             let c = &r.configs[0];
             assert_eq!(c.error, None);
-            assert_eq!(
-                (
-                    c.params["sched"].as_str(),
-                    c.params["vwfi"].as_str(),
-                    c.params["bench"].as_str()
-                ),
-                ("credit2", vwfi, bench)
-            );
+            assert_eq!((c.params["sched"].as_str(), c.params["vwfi"].as_str(), c.params["bench"].as_str()), ("credit2", vwfi, bench));
             assert!(c.params["xen_cmdline"].contains(&format!("vwfi={vwfi}")));
-            assert_eq!(
-                r.meta.platform["host"],
-                "QEMU TCG emulation (not hardware latency)"
-            );
+            assert_eq!(r.meta.platform["host"], "QEMU TCG emulation (not hardware latency)");
             assert_eq!(c.params["xen_version"], "4.17.7", "from Xen's boot banner");
             for class in classes {
                 let s = &c.classes[*class].summary;
@@ -100,10 +62,7 @@ fn xen_timer_and_ipi_credit2_trap_and_native() {
                 assert!(s.min > 0 && s.max >= s.min);
             }
             if bench == "ipi" {
-                assert!(
-                    c.classes["ipi_rtt"].summary.min > c.classes["ipi"].summary.min,
-                    "the reply comes after the ping"
-                );
+                assert!(c.classes["ipi_rtt"].summary.min > c.classes["ipi"].summary.min, "the reply comes after the ping");
             }
             assert!(c.figures["lab.qemu_start_to_first_sample"].value > 0.0);
         }
@@ -111,17 +70,7 @@ fn xen_timer_and_ipi_credit2_trap_and_native() {
     // The same --out again: refused, the earlier result untouched.
     let dir = d.path().join("timer-trap");
     let before = std::fs::read(dir.join("result.json")).unwrap();
-    let (code, err) = lab(&[
-        "xen",
-        "--",
-        "timer",
-        "--samples",
-        "2",
-        "--warmup",
-        "0",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
+    let (code, err) = lab(&["xen", "--", "timer", "--samples", "2", "--warmup", "0", "--out", dir.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("already exists"), "{err}");
     assert_eq!(std::fs::read(dir.join("result.json")).unwrap(), before);
@@ -134,11 +83,7 @@ fn busy_neighbour_runs_beside_the_guest() {
     }
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
-    let r = run_one(
-        d.path(),
-        &["--neighbour", "busy", "--timeout-s", "240"],
-        &["timer", "--samples", "4", "--warmup", "1"],
-    );
+    let r = run_one(d.path(), &["--neighbour", "busy", "--timeout-s", "240"], &["timer", "--samples", "4", "--warmup", "1"]);
     let c = &r.configs[0];
     assert_eq!(c.classes["timer"].summary.count, 4);
     assert_eq!(c.params["neighbour"], "busy");
@@ -161,48 +106,23 @@ fn a_guest_that_never_reports_is_ended_by_the_bound() {
     let t = std::time::Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
         .env("IRQLAB_LAB_XEN", &fake)
-        .args([
-            "xen",
-            "--timeout-s",
-            "4",
-            "--",
-            "timer",
-            "--out",
-            out.to_str().unwrap(),
-        ])
+        .args(["xen", "--timeout-s", "4", "--", "timer", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("console log:") && err.contains("longer than 4 s"),
-        "{err}"
-    );
+    assert!(err.contains("console log:") && err.contains("longer than 4 s"), "{err}");
     assert!(t.elapsed().as_secs() < 60);
-    assert!(
-        !out.join("result.json").exists(),
-        "no result from a guest that never reported"
-    );
+    assert!(!out.join("result.json").exists(), "no result from a guest that never reported");
 }
 
 #[test]
 fn null_scheduler_and_bad_flags_exit_2_before_anything_runs() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("o");
-    let (code, err) = lab(&[
-        "xen",
-        "--sched",
-        "null",
-        "--",
-        "timer",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, err) = lab(&["xen", "--sched", "null", "--", "timer", "--out", out.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("null scheduler") && err.contains("CONFIG_SCHED_NULL"),
-        "{err}"
-    );
+    assert!(err.contains("null scheduler") && err.contains("CONFIG_SCHED_NULL"), "{err}");
     assert!(!out.exists(), "nothing created");
     let (code, err) = lab(&["xen", "--vwfi", "sometimes", "--", "timer", "--out", "x"]);
     assert_eq!(code, 2);
@@ -216,21 +136,7 @@ fn null_scheduler_and_bad_flags_exit_2_before_anything_runs() {
 fn guest_image_for_a_board_is_patched_and_never_replaced() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().to_str().unwrap();
-    let (code, err) = lab(&[
-        "guest",
-        "--counter-hz",
-        "100000000",
-        "--",
-        "ipi",
-        "--samples",
-        "10",
-        "--warmup",
-        "2",
-        "--period-us",
-        "50",
-        "--out",
-        out,
-    ]);
+    let (code, err) = lab(&["guest", "--counter-hz", "100000000", "--", "ipi", "--samples", "10", "--warmup", "2", "--period-us", "50", "--out", out]);
     if code == 1 && err.contains("not built") && std::env::var_os("CI").is_none() {
         eprintln!("SKIP: {err}");
         return;
@@ -238,15 +144,9 @@ fn guest_image_for_a_board_is_patched_and_never_replaced() {
     assert_eq!(code, 0, "{err}");
     let img = std::fs::read(d.path().join("armguest-ipi.bin")).unwrap();
     let p = armguest::read_params(&img).unwrap();
-    assert_eq!(
-        (p.bench, p.samples, p.warmup, p.period_ticks),
-        (armguest::Bench::Ipi, 10, 2, 5000)
-    );
+    assert_eq!((p.bench, p.samples, p.warmup, p.period_ticks), (armguest::Bench::Ipi, 10, 2, 5000));
     assert_eq!(p.uart_base, 0x2200_0000, "Xen's vpl011 by default");
     let (code, err) = lab(&["guest", "--", "ipi", "--out", out]);
     assert_eq!(code, 2, "{err}");
-    assert_eq!(
-        std::fs::read(d.path().join("armguest-ipi.bin")).unwrap(),
-        img
-    );
+    assert_eq!(std::fs::read(d.path().join("armguest-ipi.bin")).unwrap(), img);
 }
