@@ -118,6 +118,11 @@ pub struct Common {
     /// vfio-pci, if there is exactly one].
     #[arg(long, value_name = "PCI-ADDRESS")]
     pub vfio_device: Option<String>,
+    /// `--via vfio-*` with QEMU's edu device: `raise` (write its raise register: the interrupt
+    /// comes with the write) or `dma` (a DMA completion interrupt 100 ms of QEMU virtual time
+    /// later, when the guest is waiting) [default: raise].
+    #[arg(long, value_enum, value_name = "raise|dma")]
+    pub vfio_trigger: Option<results::vocab::VfioTrigger>,
     /// vCPUs [default: 2 for ipi, else 1].
     #[arg(long)]
     pub vcpus: Option<u32>,
@@ -208,6 +213,7 @@ impl Common {
             mlock: self.mlock.then_some(true),
             gicv4: self.gicv4,
             vfio_device: self.vfio_device.clone(),
+            vfio_trigger: self.vfio_trigger,
             ..Default::default()
         }
     }

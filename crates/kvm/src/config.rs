@@ -5,7 +5,7 @@ use crate::abi::{MAX_SAMPLES, MAX_VCPUS};
 
 /// The benchmark vocabulary is defined once, in `results::vocab` (serde and clap derived there),
 /// and shared with the CLI and the host model; these are its names in this crate.
-pub use results::vocab::{Bench as BenchKind, Via as DeviceVia, Wait as WaitMode};
+pub use results::vocab::{Bench as BenchKind, Via as DeviceVia, VfioTrigger, Wait as WaitMode};
 
 /// A measurement to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +45,8 @@ pub struct BenchConfig {
     /// `--via vfio-*`: the vfio-pci-bound PCI device (address or sysfs path); `None`: the only
     /// device bound to vfio-pci.
     pub vfio_device: Option<String>,
+    /// `--via vfio-*`: how the guest makes the device raise its interrupt.
+    pub vfio_trigger: VfioTrigger,
 }
 
 /// Samples taken before the ones kept: the first interrupt of a run (armed while the VM starts,
@@ -75,6 +77,7 @@ impl Default for BenchConfig {
             mlock: false,
             gicv4: None,
             vfio_device: None,
+            vfio_trigger: VfioTrigger::Raise,
         }
     }
 }
@@ -205,6 +208,9 @@ impl BenchConfig {
         }
         if self.wait == WaitMode::Busy && self.kind == BenchKind::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
+        }
+        if self.vfio_trigger != VfioTrigger::Raise && !vfio {
+            return Err(ConfigError::NotApplicable { flag: "--vfio-trigger (with --via vfio-msi or vfio-intx)", bench: self.kind.name() });
         }
         if self.vfio_device.is_some() && !vfio {
             return Err(ConfigError::NotApplicable { flag: "--vfio-device (with --via vfio-msi or vfio-intx)", bench: self.kind.name() });

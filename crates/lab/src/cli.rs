@@ -47,6 +47,10 @@ pub struct KvmArgs {
     /// An assignable device: `edu` (QEMU's edu behind an SMMUv3, bound to vfio-pci in the lab).
     #[arg(long, value_enum)]
     pub device: Option<LabDevice>,
+    /// Start a busy loop pinned to this CPU of the lab's (2-CPU) host before irqlab: with irqlab's
+    /// `--pin N` the vCPU then shares its CPU, and KVM traps its WFI (kvm_arch_vcpu_load).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..2))]
+    pub busy_cpu: Option<u32>,
     /// Run QEMU with -icount shift=2,sleep=off: times become instruction counts.
     #[arg(long)]
     pub icount: bool,

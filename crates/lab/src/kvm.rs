@@ -74,6 +74,11 @@ poweroff -f
     )
 }
 
+/// `/init` lines starting a busy loop pinned to `cpu` (busybox `taskset`), said on the console.
+pub fn busy_loop(cpu: u32) -> String {
+    format!("taskset -c {cpu} sh -c 'while :; do :; done' &\necho \"{MARK}busy loop on CPU {cpu}: pid $!\"\n")
+}
+
 /// The framed files in a console capture: (name, bytes). A frame without its end is an error.
 pub fn framed_files(log: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut files = Vec::new();
@@ -205,6 +210,9 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     entries.push(Entry::File { path: "/bin/busybox".into(), mode: 0o755, data: read(&busybox)? });
     entries.push(Entry::File { path: "/bin/irqlab".into(), mode: 0o755, data: read(&irqlab)? });
     let mut setup = String::new();
+    if let Some(c) = k.busy_cpu {
+        setup.push_str(&busy_loop(c));
+    }
     if k.device == Some(crate::cli::LabDevice::Edu) {
         entries.push(Entry::Dir { path: "/lib".into() });
         entries.push(Entry::Dir { path: "/lib/vfio".into() });
@@ -285,6 +293,9 @@ mod tests {
         let s = init_script(&["sim".into(), "it's".into(), "--out".into(), "/out".into()], "");
         assert!(s.contains("/bin/irqlab 'sim' 'it'\\''s' '--out' '/out'\n"), "{s}");
         assert!(s.starts_with("#!/bin/busybox sh\n") && s.contains("poweroff -f"));
+        let s = init_script(&["run".into()], &busy_loop(1));
+        assert!(s.contains("taskset -c 1 sh -c 'while :; do :; done' &\n"), "{s}");
+        assert!(s.find("taskset").unwrap() < s.find("/bin/irqlab 'run'").unwrap(), "the loop runs before irqlab");
     }
 
     #[test]

@@ -62,6 +62,30 @@ pub enum Via {
     VfioIntx,
 }
 
+/// How the guest makes an assigned device (QEMU's `edu`, hw/misc/edu.c) raise its interrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum VfioTrigger {
+    /// Write 1 to the raise register (BAR0 + 0x60): the interrupt comes with the write, while
+    /// the guest's vCPU is running.
+    #[default]
+    Raise,
+    /// Start a (zero-length) DMA with its completion interrupt (BAR0 + 0x98): edu raises it
+    /// 100 ms of QEMU virtual time later, when the guest is already waiting — what exercises
+    /// a non-resident vPE (GICv4 doorbells) when KVM traps the guest's WFI.
+    Dma,
+}
+
+impl VfioTrigger {
+    pub fn name(self) -> &'static str {
+        match self {
+            VfioTrigger::Raise => "raise",
+            VfioTrigger::Dma => "dma",
+        }
+    }
+}
+
 impl Bench {
     pub const ALL: [Bench; 3] = [Bench::Timer, Bench::Ipi, Bench::Device];
 

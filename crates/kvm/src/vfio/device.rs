@@ -89,6 +89,17 @@ impl Assigned {
         Ok(Assigned { path: path.to_path_buf(), bdf, vendor_device, device, _container: container, bar, bar_size: size })
     }
 
+    /// A 64-bit register write to BAR0 at `offset` through this process's mapping (before the
+    /// guest is let loose: the DMA set-up of edu's `dma` trigger).
+    pub fn bar_write_u64(&self, offset: u64, value: u64) -> Result<(), VfioError> {
+        if offset % 8 != 0 || offset + 8 > self.bar_size {
+            return Err(VfioError::Unsuitable(format!("{}: BAR0 write at {offset:#x} is outside its {} bytes or unaligned", self.bdf, self.bar_size)));
+        }
+        // SAFETY: inside the live, aligned MMIO mapping; a volatile store is one bus write.
+        unsafe { std::ptr::write_volatile((self.bar as *mut u8).add(offset as usize) as *mut u64, value) };
+        Ok(())
+    }
+
     /// The host address of the BAR0 mapping (for KVM_SET_USER_MEMORY_REGION).
     pub fn bar_host_addr(&self) -> u64 {
         self.bar as u64

@@ -21,7 +21,7 @@ use kvm_bindings::KvmIrqRouting;
 use vm_memory::{Bytes, GuestAddress};
 use vmm_sys_util::eventfd::EventFd;
 
-use super::boot::{DEVICE_GO, LEVEL_SPI, MSI_GSI};
+use super::boot::{self, DEVICE_GO, LEVEL_SPI, MSI_GSI};
 use super::vm::Vm;
 use crate::arch::common::eventfd;
 use crate::arch::Trigger;
@@ -31,6 +31,7 @@ use crate::vfio::delivery::{self, Snapshot};
 
 pub struct AssignedTrigger<'a> {
     vm: &'a Vm,
+    how: crate::config::VfioTrigger,
     msi: bool,
     efd: EventFd,
     resample: EventFd,
@@ -42,13 +43,13 @@ fn interrupts() -> String {
     std::fs::read_to_string("/proc/interrupts").unwrap_or_default()
 }
 
-pub fn create(vm: &Vm, via: DeviceVia) -> Result<AssignedTrigger<'_>, KvmError> {
+pub fn create(vm: &Vm, via: DeviceVia, how: crate::config::VfioTrigger) -> Result<AssignedTrigger<'_>, KvmError> {
     let dev = vm.assigned.as_ref().ok_or_else(|| KvmError::Unsupported(format!("--via {}: no device was assigned to this VM", via.name())))?;
     if via == DeviceVia::VfioMsi && vm.its.is_none() {
         return Err(KvmError::Unsupported("--via vfio-msi: this host's KVM has no vITS (KVM_DEV_TYPE_ARM_VGIC_ITS) to translate the device's MSI".into()));
     }
     let msi = via == DeviceVia::VfioMsi;
-    Ok(AssignedTrigger { vm, msi, efd: eventfd("VFIO eventfd")?, resample: eventfd("VFIO unmask eventfd")?, handler: delivery::host_handler_name(msi, &dev.bdf), before: None })
+    Ok(AssignedTrigger { vm, how, msi, efd: eventfd("VFIO eventfd")?, resample: eventfd("VFIO unmask eventfd")?, handler: delivery::host_handler_name(msi, &dev.bdf), before: None })
 }
 
 impl Trigger for AssignedTrigger<'_> {
@@ -75,6 +76,14 @@ impl Trigger for AssignedTrigger<'_> {
         } else {
             self.vm.fd.register_irqfd_with_resample(&self.efd, &self.resample, LEVEL_SPI - 32).map_err(KvmError::setup("KVM_IRQFD (VFIO INTx, resample)"))?;
             dev.enable_intx(&self.efd, &self.resample).map_err(vfio)?;
+        }
+        if self.how == crate::config::VfioTrigger::Dma {
+            // A zero-length transfer into edu's buffer: no memory is touched (no IOMMU mapping is
+            // needed); the command the guest writes starts it, and edu's timer raises DMA_IRQ
+            // 100 ms of QEMU virtual time later (hw/misc/edu.c `dma_rw`, `edu_dma_timer`).
+            for (reg, v) in [(boot::EDU_DMA_SRC, 0), (boot::EDU_DMA_DST, boot::EDU_DMA_BUFFER), (boot::EDU_DMA_CNT, 0)] {
+                dev.bar_write_u64(reg, v).map_err(vfio)?;
+            }
         }
         // After the host handler exists (it is named in /proc/interrupts from SET_IRQS on).
         self.before = Some(Snapshot::read(&interrupts(), &self.handler));

@@ -50,6 +50,16 @@ pub const DEVICE_BAR_MAX: u64 = 0x1000_0000;
 pub const DEVICE_BAR_SLOT: u32 = 1;
 pub const EDU_RAISE: u64 = 0x60;
 pub const EDU_ACK: u64 = 0x64;
+/// edu's DMA registers (source, destination, count: u64 at 0x80/0x88/0x90; command at 0x98:
+/// RUN 0x1 | IRQ 0x4, direction 0 = from PCI), its DMA buffer's device address (0x40000) and
+/// the interrupt-status bit a DMA completion raises (DMA_IRQ 0x100).
+pub const EDU_DMA_SRC: u64 = 0x80;
+pub const EDU_DMA_DST: u64 = 0x88;
+pub const EDU_DMA_CNT: u64 = 0x90;
+pub const EDU_DMA_CMD: u64 = 0x98;
+pub const EDU_DMA_RUN_IRQ: u32 = 0x1 | 0x4;
+pub const EDU_DMA_BUFFER: u64 = 0x4_0000;
+pub const EDU_DMA_IRQ: u32 = 0x100;
 /// The guest waits for this u64 (in its data page) to turn non-zero before its first device
 /// write: the host connects the device's interrupt once the guest's ITS mapping exists.
 pub const DEVICE_GO: u64 = DATA + 0x800;

@@ -16,7 +16,7 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Kv
     let bench = match cfg.kind {
         BenchKind::Timer => Bench::Timer,
         BenchKind::Ipi => Bench::Ipi,
-        BenchKind::Device => Bench::Device(Device { irq: device_irq(cfg.via), self_trigger: false, mmio: cfg.via.is_vfio().then(edu_trigger) }),
+        BenchKind::Device => Bench::Device(Device { irq: device_irq(cfg.via), self_trigger: false, mmio: cfg.via.is_vfio().then(|| edu_trigger(cfg.vfio_trigger)) }),
     };
     let params = Params {
         bench,
@@ -37,10 +37,15 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Kv
     armguest::patch(image, &params).map_err(|e| KvmError::Guest(e.to_string()))
 }
 
-/// The assigned device's trigger: write 1 to edu's raise register, acknowledge with 1 in the
-/// handler (`boot::EDU_RAISE`/`EDU_ACK`), after the host's go.
-pub fn edu_trigger() -> MmioTrigger {
-    MmioTrigger { go_addr: boot::DEVICE_GO, trigger_addr: boot::DEVICE_BAR + boot::EDU_RAISE, trigger_value: 1, ack_addr: boot::DEVICE_BAR + boot::EDU_ACK, ack_value: 1 }
+/// The assigned device's trigger, after the host's go: `raise` writes 1 to edu's raise register
+/// and acknowledges bit 1; `dma` starts the DMA the host programmed (`assigned.rs`) and
+/// acknowledges DMA_IRQ (`boot::EDU_*`).
+pub fn edu_trigger(how: crate::config::VfioTrigger) -> MmioTrigger {
+    let (reg, value, ack) = match how {
+        crate::config::VfioTrigger::Raise => (boot::EDU_RAISE, 1, 1),
+        crate::config::VfioTrigger::Dma => (boot::EDU_DMA_CMD, boot::EDU_DMA_RUN_IRQ, boot::EDU_DMA_IRQ),
+    };
+    MmioTrigger { go_addr: boot::DEVICE_GO, trigger_addr: boot::DEVICE_BAR + reg, trigger_value: value, ack_addr: boot::DEVICE_BAR + boot::EDU_ACK, ack_value: ack }
 }
 
 /// The interrupt the guest sets up for each device path (see `trigger.rs`): an LPI mapped
@@ -140,5 +145,8 @@ mod tests {
         let Bench::Device(d) = dev(crate::config::DeviceVia::VfioIntx).bench else { panic!("device bench") };
         assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
         assert!(d.mmio.is_some());
+        let Bench::Device(d) = armguest::read_params(&prepared_image(&BenchConfig { kind: BenchKind::Device, vcpus: 1, via: crate::config::DeviceVia::VfioMsi, vfio_trigger: crate::config::VfioTrigger::Dma, ..cfg.clone() }, 62_500).unwrap()).unwrap().bench else { panic!("device bench") };
+        let m = d.mmio.unwrap();
+        assert_eq!((m.trigger_addr, m.trigger_value, m.ack_value), (boot::DEVICE_BAR + 0x98, 0x5, 0x100), "DMA run + irq, acknowledged as DMA_IRQ");
     }
 }

@@ -145,7 +145,7 @@ impl Vm {
     /// The device benchmark's trigger for `cfg.via`.
     pub fn trigger<'a>(&'a self, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError> {
         if cfg.via.is_vfio() {
-            return Ok(Box::new(super::assigned::create(self, cfg.via)?));
+            return Ok(Box::new(super::assigned::create(self, cfg.via, cfg.vfio_trigger)?));
         }
         Ok(Box::new(super::trigger::create(self, cfg.via)?))
     }
