@@ -71,7 +71,7 @@ pub enum VfioTrigger {
     /// the guest's vCPU is running.
     #[default]
     Raise,
-    /// Start a (zero-length) DMA with its completion interrupt (BAR0 + 0x98): edu raises it
+    /// Start a 4-byte DMA with its completion interrupt (BAR0 + 0x98): edu raises it
     /// 100 ms of QEMU virtual time later, when the guest is already waiting — what exercises
     /// a non-resident vPE (GICv4 doorbells) when KVM traps the guest's WFI.
     Dma,

@@ -2,7 +2,8 @@
 //! legacy type1 flow of Documentation/driver-api/vfio.rst): memory space and bus master enabled
 //! in its command register, BAR0 mmap'ed for a KVM memory slot (so the guest's register writes
 //! reach the device without an exit), and its MSI (one vector) or INTx signalled to eventfds.
-//! The device does no DMA in this benchmark, so no guest memory is mapped into its IOMMU domain.
+//! No guest memory is mapped into the device's IOMMU domain: the only DMA (edu's `dma` trigger)
+//! reads one host page of this process, mapped at [`DMA_IOVA`] by [`Assigned::map_dma_page`].
 //!
 //! `vfio-ioctls` swallows config-space read/write errors (it logs them), so every config write
 //! is read back and checked.
@@ -36,6 +37,9 @@ pub fn check_bar(flags: u32, size: u64, page: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Where [`Assigned::map_dma_page`] maps its page for the device (below edu's 28-bit DMA mask).
+pub const DMA_IOVA: u64 = 0x10_0000;
+
 /// An opened, enabled device and its BAR0 mapping.
 pub struct Assigned {
     pub path: PathBuf,
@@ -46,6 +50,8 @@ pub struct Assigned {
     _container: Arc<VfioContainer>,
     bar: *mut libc::c_void,
     pub bar_size: u64,
+    /// A host page mapped for the device's DMA at [`DMA_IOVA`], if any.
+    dma_page: Option<*mut libc::c_void>,
 }
 
 // SAFETY: `bar` is a shared MMIO mapping only handed to KVM and unmapped on drop; VfioDevice is
@@ -86,7 +92,20 @@ impl Assigned {
         if bar == libc::MAP_FAILED {
             return Err(VfioError::Io { path: format!("{bdf} BAR0 mmap"), source: std::io::Error::last_os_error() });
         }
-        Ok(Assigned { path: path.to_path_buf(), bdf, vendor_device, device, _container: container, bar, bar_size: size })
+        Ok(Assigned { path: path.to_path_buf(), bdf, vendor_device, device, _container: container, bar, bar_size: size, dma_page: None })
+    }
+
+    /// One zeroed host page the device may DMA from/to at [`DMA_IOVA`] (VFIO_IOMMU_MAP_DMA).
+    pub fn map_dma_page(&mut self) -> Result<(), VfioError> {
+        // SAFETY: a fresh anonymous shared page, never referenced from Rust; unmapped in Drop.
+        let page = unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) };
+        if page == libc::MAP_FAILED {
+            return Err(VfioError::Io { path: "DMA page mmap".into(), source: std::io::Error::last_os_error() });
+        }
+        self.dma_page = Some(page);
+        // SAFETY: the page is only ever touched by the device (no Rust reference to it exists) and
+        // is unmapped from the IOMMU before it is munmap'ed (Drop).
+        unsafe { self._container.vfio_dma_map(DMA_IOVA, 4096, page as *mut u8) }.map_err(vfio("VFIO_IOMMU_MAP_DMA"))
     }
 
     /// A 64-bit register write to BAR0 at `offset` through this process's mapping (before the
@@ -132,6 +151,12 @@ impl Drop for Assigned {
     fn drop(&mut self) {
         let _ = self.device.disable_msi();
         let _ = self.device.disable_irq(VFIO_PCI_INTX_IRQ_INDEX);
+        if let Some(page) = self.dma_page {
+            if self._container.vfio_dma_unmap(DMA_IOVA, 4096).is_ok() {
+                // SAFETY: no longer reachable by the device; mapped by map_dma_page.
+                unsafe { libc::munmap(page, 4096) };
+            }
+        }
         // SAFETY: `bar` was mapped with `bar_size` in `open` and is not used after this.
         unsafe { libc::munmap(self.bar, self.bar_size as usize) };
     }

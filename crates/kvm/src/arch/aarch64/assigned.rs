@@ -78,10 +78,11 @@ impl Trigger for AssignedTrigger<'_> {
             dev.enable_intx(&self.efd, &self.resample).map_err(vfio)?;
         }
         if self.how == crate::config::VfioTrigger::Dma {
-            // A zero-length transfer into edu's buffer: no memory is touched (no IOMMU mapping is
-            // needed); the command the guest writes starts it, and edu's timer raises DMA_IRQ
-            // 100 ms of QEMU virtual time later (hw/misc/edu.c `dma_rw`, `edu_dma_timer`).
-            for (reg, v) in [(boot::EDU_DMA_SRC, 0), (boot::EDU_DMA_DST, boot::EDU_DMA_BUFFER), (boot::EDU_DMA_CNT, 0)] {
+            // A 4-byte transfer from the page mapped at DMA_IOVA into edu's buffer (QEMU 7.2 aborts
+            // on a zero-length one: `edu_check_range`); the command the guest writes starts it,
+            // and edu's timer raises DMA_IRQ 100 ms of QEMU virtual time later (hw/misc/edu.c
+            // `dma_rw`, `edu_dma_timer`).
+            for (reg, v) in [(boot::EDU_DMA_SRC, crate::vfio::device::DMA_IOVA), (boot::EDU_DMA_DST, boot::EDU_DMA_BUFFER), (boot::EDU_DMA_CNT, 4)] {
                 dev.bar_write_u64(reg, v).map_err(vfio)?;
             }
         }
