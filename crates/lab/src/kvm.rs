@@ -217,7 +217,7 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
         entries.push(Entry::Dir { path: "/lib".into() });
         entries.push(Entry::Dir { path: "/lib/vfio".into() });
         let mods = crate::vfio::modules(&cache)?;
-        setup = crate::vfio::init_fragment(&mods.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>());
+        setup += &crate::vfio::init_fragment(&mods.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>());
         for (n, ko) in mods {
             entries.push(Entry::File { path: crate::vfio::module_path(&n).display().to_string(), mode: 0o644, data: ko });
         }
