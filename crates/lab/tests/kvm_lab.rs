@@ -179,4 +179,20 @@ mod needs_arm_lab {
         assert_eq!(counter(&r, "delivery.software"), 21, "{:?}", r.configs[0].counters);
         assert_eq!(counter(&r, "delivery.direct"), 0);
     }
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn vfio_without_a_bound_device_is_exit_2_naming_the_flag_and_how_to_bind() {
+        // No --device edu: the lab's host has nothing bound to vfio-pci.
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("nodev");
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--gic", "v4", "--irqlab"]).arg(irqlab_aarch64()).args(["--", "run", "device", "--via", "vfio-msi", "--samples", "5", "--out"]).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{err}");
+        assert!(err.contains("irqlab inside the lab ended with exit 2"), "{err}");
+        let log = std::fs::read_to_string(out.join("kvm-console.log")).unwrap();
+        assert!(log.contains("--via vfio-msi: no PCI device is bound to vfio-pci"), "{log}");
+        assert!(log.contains("driver_override") && log.contains("--vfio-device"), "the message says how to bind one and which flag names it");
+        assert!(!out.join("result.json").exists(), "nothing measured, nothing written");
+    }
 }

@@ -1,6 +1,7 @@
 //! Which PCI device to assign: `--vfio-device` as a PCI address (`0000:00:02.0`) or a
 //! `/sys/bus/pci/devices/…` path, or else the only device bound to `vfio-pci`. The device must be
-//! bound to vfio-pci already (irqlab does not rebind a host's devices); the error says how.
+//! bound to vfio-pci already (irqlab does not rebind a host's devices); the error says how. The
+//! messages name no flag: the caller prefixes the one the user gave ([`flag`]).
 use std::path::{Path, PathBuf};
 
 use super::VfioError;
@@ -8,6 +9,14 @@ use super::VfioError;
 /// What to bind, in the words every refusal uses.
 pub fn how_to_bind(bdf: &str) -> String {
     format!("bind it first: `echo vfio-pci > /sys/bus/pci/devices/{bdf}/driver_override; echo {bdf} > /sys/bus/pci/drivers/vfio-pci/bind` (with the vfio-pci module loaded), then give --vfio-device {bdf}")
+}
+
+/// The flag a refusal names: `--vfio-device X` when given, else `--via <path>`.
+pub fn flag(want: Option<&str>, via: &str) -> String {
+    match want {
+        Some(w) => format!("--vfio-device {w}"),
+        None => format!("--via {via}"),
+    }
 }
 
 /// Whether `s` is a PCI address `dddd:bb:dd.f` (hex digits).
@@ -23,7 +32,7 @@ pub fn locate(sys: &Path, want: Option<&str>) -> Result<PathBuf, VfioError> {
     let path = match want {
         Some(w) if is_bdf(w) => devices.join(w),
         Some(w) if w.starts_with('/') => PathBuf::from(w),
-        Some(w) => return Err(VfioError::NoDevice(format!("--vfio-device {w}: expected a PCI address such as 0000:00:02.0 or a /sys/bus/pci/devices/… path"))),
+        Some(w) => return Err(VfioError::NoDevice(format!("expected a PCI address such as 0000:00:02.0 or a /sys/bus/pci/devices/… path, got `{w}`"))),
         None => {
             let mut bound: Vec<String> = std::fs::read_dir(&driver_dir)
                 .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| is_bdf(n)).collect())
@@ -33,24 +42,24 @@ pub fn locate(sys: &Path, want: Option<&str>) -> Result<PathBuf, VfioError> {
                 [one] => devices.join(one),
                 [] => {
                     return Err(VfioError::NoDevice(format!(
-                        "--via vfio-*: no PCI device is bound to vfio-pci on this host ({} is empty or missing); {}",
+                        "no PCI device is bound to vfio-pci on this host ({} is empty or missing); {}",
                         driver_dir.display(),
                         how_to_bind("0000:00:02.0")
                     )))
                 }
-                many => return Err(VfioError::NoDevice(format!("--via vfio-*: {} devices are bound to vfio-pci ({}); choose one with --vfio-device", many.len(), many.join(", ")))),
+                many => return Err(VfioError::NoDevice(format!("{} devices are bound to vfio-pci ({}); choose one with --vfio-device", many.len(), many.join(", ")))),
             }
         }
     };
     if !path.exists() {
-        return Err(VfioError::NoDevice(format!("--vfio-device: {} does not exist", path.display())));
+        return Err(VfioError::NoDevice(format!("{} does not exist", path.display())));
     }
     let bdf = path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
     let driver = std::fs::read_link(path.join("driver")).ok().and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()));
     match driver.as_deref() {
         Some("vfio-pci") => Ok(path),
-        Some(other) => Err(VfioError::NoDevice(format!("--vfio-device {bdf}: bound to {other}, not vfio-pci; unbind it and {}", how_to_bind(&bdf)))),
-        None => Err(VfioError::NoDevice(format!("--vfio-device {bdf}: bound to no driver; {}", how_to_bind(&bdf)))),
+        Some(other) => Err(VfioError::NoDevice(format!("{bdf} is bound to {other}, not vfio-pci; unbind it and {}", how_to_bind(&bdf)))),
+        None => Err(VfioError::NoDevice(format!("{bdf} is bound to no driver; {}", how_to_bind(&bdf)))),
     }
 }
 
@@ -94,14 +103,16 @@ mod tests {
         let e = locate(s.path(), Some("0000:00:04.0")).unwrap_err().to_string();
         assert!(e.contains("bound to no driver") && e.contains("--vfio-device 0000:00:04.0"), "{e}");
         assert!(locate(s.path(), Some("0000:00:09.0")).unwrap_err().to_string().contains("does not exist"));
-        assert!(locate(s.path(), Some("nonsense")).unwrap_err().to_string().starts_with("--vfio-device nonsense"));
+        assert!(locate(s.path(), Some("nonsense")).unwrap_err().to_string().ends_with("got `nonsense`"));
+        assert_eq!(flag(Some("0000:00:03.0"), "vfio-msi"), "--vfio-device 0000:00:03.0");
+        assert_eq!(flag(None, "vfio-intx"), "--via vfio-intx");
     }
 
     #[test]
     fn none_or_several_bound_devices_need_the_flag() {
         let s = sys(&[("0000:00:03.0", Some("edu"))]);
         let e = locate(s.path(), None).unwrap_err().to_string();
-        assert!(e.starts_with("--via vfio-*: no PCI device is bound to vfio-pci") && e.contains("--vfio-device"), "{e}");
+        assert!(e.starts_with("no PCI device is bound to vfio-pci") && e.contains("--vfio-device"), "{e}");
         let s = sys(&[("0000:00:02.0", Some("vfio-pci")), ("0000:00:05.0", Some("vfio-pci"))]);
         let e = locate(s.path(), None).unwrap_err().to_string();
         assert!(e.contains("2 devices are bound to vfio-pci (0000:00:02.0, 0000:00:05.0)"), "{e}");

@@ -60,7 +60,7 @@ impl Arch for Aarch64 {
             }
         }
         if cfg.kind == crate::config::BenchKind::Device && cfg.via.is_vfio() {
-            crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| ConfigError::HostCannot { flag: format!("--via {}", cfg.via.name()), why: e.to_string() })?;
+            crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| ConfigError::HostCannot { flag: crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name()), why: e.to_string() })?;
         }
         Ok(())
     }

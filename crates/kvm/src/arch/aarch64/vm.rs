@@ -154,10 +154,11 @@ impl Vm {
 /// Open the device `--vfio-device` names (or the only one bound to vfio-pci) and map its BAR0 at
 /// `boot::DEVICE_BAR` (a VM_PFNMAP mapping: KVM/arm64 maps it as device memory at stage 2).
 fn assign(fd: &VmFd, cfg: &BenchConfig, caps: &mut BTreeMap<String, String>) -> Result<crate::vfio::device::Assigned, KvmError> {
-    let path = crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| KvmError::Unsupported(e.to_string()))?;
-    let mut dev = crate::vfio::device::Assigned::open(&path).map_err(|e| KvmError::Unsupported(e.to_string()))?;
+    let flag = crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name());
+    let path = crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| KvmError::Unsupported(format!("{flag}: {e}")))?;
+    let mut dev = crate::vfio::device::Assigned::open(&path).map_err(|e| KvmError::Unsupported(format!("{flag}: {e}")))?;
     if cfg.vfio_trigger == crate::config::VfioTrigger::Dma {
-        dev.map_dma_page().map_err(|e| KvmError::Unsupported(e.to_string()))?;
+        dev.map_dma_page().map_err(|e| KvmError::Unsupported(format!("--vfio-trigger dma: {e}")))?;
     }
     if dev.bar_size > boot::DEVICE_BAR_MAX {
         return Err(KvmError::Unsupported(format!("{}: BAR0 is {} bytes, more than the {} this VMM's layout leaves", dev.bdf, dev.bar_size, boot::DEVICE_BAR_MAX)));
