@@ -45,7 +45,7 @@ impl State {
             (true, State::Off) => Err("this host's GIC has GICv4 but KVM does not use it; Linux 6.1 decides at boot for every VM: boot with kvm-arm.vgic_v4_enable=1".into()),
             (true, State::Absent) => Err("this host's GIC has no GICv4 (KVM printed no `GICv4 support` line at boot), so there is no direct vLPI injection here".into()),
             (false, State::On) => Err("KVM uses GICv4 for every VM on this host and Linux 6.1 has no per-VM switch: boot without kvm-arm.vgic_v4_enable=1 (or with =0) to measure it off".into()),
-            (_, State::Unknown) => Err("cannot tell whether KVM uses GICv4: the kernel log no longer holds KVM's `GICv4 support` line (reading it needs root or dmesg_restrict=0)".into()),
+            (_, State::Unknown) => Err("cannot tell whether KVM uses GICv4: the kernel log as read here does not reach back to KVM's `GICv4 support` line (it has wrapped, or reading it needs root or dmesg_restrict=0)".into()),
         }
     }
 }
