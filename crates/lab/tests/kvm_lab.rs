@@ -195,4 +195,22 @@ mod needs_arm_lab {
         assert!(log.contains("driver_override") && log.contains("--vfio-device"), "the message says how to bind one and which flag names it");
         assert!(!out.join("result.json").exists(), "nothing measured, nothing written");
     }
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn a_vcpu_sharing_its_cpu_gets_its_vlpis_by_doorbell() {
+        // edu's DMA interrupt comes 100 ms (QEMU virtual time) after the guest's write, while it
+        // waits in WFI. A busy loop on the vCPU's CPU makes KVM trap that WFI (kvm_arch_vcpu_load:
+        // not single_task_running), so the vCPU blocks with its vPE descheduled and every vLPI
+        // must wake it through its GICv4 doorbell.
+        let d = tempfile::tempdir().unwrap();
+        let args = ["device", "--via", "vfio-msi", "--vfio-trigger", "dma", "--pin", "0", "--samples", "8", "--period-us", "1000"];
+        let (r, log) = lab_run_edu(&d.path().join("db"), &["--gic", "v4", "--busy-cpu", "0"], &args);
+        assert!(log.contains("@irqlab-lab busy loop on CPU 0"), "the busy loop ran");
+        let n = counter(&r, "delivery.interrupts");
+        assert_eq!(n, 9);
+        assert_eq!(counter(&r, "kvm.vcpu.wfi_exit_stat"), n, "KVM trapped every WFI: {:?}", r.configs[0].counters);
+        assert_eq!(counter(&r, "delivery.software"), 0, "still forwarded: {:?}", r.configs[0].counters);
+        assert!(counter(&r, "delivery.doorbell") >= n - 1, "the blocked vCPU's vLPIs came by doorbell: {:?}", r.configs[0].counters);
+    }
 }
