@@ -3,8 +3,10 @@
 #   scripts/arm-lab.sh xen [--sched credit|credit2] [--vwfi trap|native] [--neighbour idle|busy] \
 #       [--vcpus N] [--icount] -- timer|ipi --out DIR [--samples N] [--period-us U] [--wait wfi|busy]
 #   scripts/arm-lab.sh guest [--counter-hz HZ] -- timer|ipi --out DIR ...   (image for a real board)
-#   scripts/arm-lab.sh kvm [--gic v3|v4] [--icount] [--trace-its FILE] [--move-vcpus-ms MS] \
-#       [--exit-reasons] -- <irqlab arguments with --out DIR>   (docs/arm64-lab.md)
+#   scripts/arm-lab.sh kvm [--gic v3|v4] [--device edu] [--busy-cpu N] [--icount] [--trace-its FILE] \
+#       [--move-vcpus-ms MS] [--exit-reasons] -- <irqlab arguments with --out DIR>
+#       (Debian's arm64 KVM; --device edu: QEMU's edu behind an SMMUv3, bound to vfio-pci, for
+#        `run device --via vfio-msi|vfio-intx`; see docs/arm64-lab.md)
 # See docs/xen-arm-lab.md. Relative paths are taken from the current directory.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

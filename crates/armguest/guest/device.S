@@ -27,9 +27,16 @@ device_bench:
     dsb     sy
     str     x0, [x1]
     dsb     sy
-3:  mov     x21, #0
+3:  ldr     x1, [x19, #P_DEV_GO]    // MMIO trigger: wait until the host has connected the
+    cbz     x1, 5f                  // device's interrupt (its go word turns non-zero)
+4:  ldr     x2, [x1]
+    cbz     x2, 4b
+5:  mov     x21, #0
     ldr     x22, [x19, #P_SAMPLES]
     ldr     x24, [x19, #P_WAIT]
+    ldr     x23, [x19, #P_PERIOD]
+    isb
+    mrs     x26, cntvct_el0         // MMIO trigger: the first write no earlier than now
 device_loop:
     cmp     x21, x22
     b.hs    bench_done
@@ -40,15 +47,36 @@ device_loop:
     ldr     x1, [x19, #P_DEV_SELF]
     cbz     x1, 4f
     bl      dev_raise
-4:  adr     x0, dev_flag
+4:  ldr     x1, [x19, #P_DEV_TRIG_ADDR]
+    cbz     x1, 5f
+    bl      dev_mmio_raise
+5:  adr     x0, dev_flag
     bl      wait_flag
     adr     x0, dev_time
     ldr     x1, [x0]
-    mov     x0, x21
+    ldr     x2, [x19, #P_DEV_TRIG_ADDR]
+    cbz     x2, 6f
+    sub     x1, x1, x25             // MMIO trigger: handler stamp - stamp before the write
+6:  mov     x0, x21
     mov     x2, #0
     bl      emit_sample
     add     x21, x21, #1
     b       device_loop
+
+// MMIO trigger, paced `period` ticks apart (x23; x26 = earliest time of this write): spin until
+// then, x25 = CNTVCT just before the 32-bit write of P_DEV_TRIG_VALUE to P_DEV_TRIG_ADDR (the
+// device raises its interrupt on it), x26 = x25 + period. Clobbers x1, x2.
+dev_mmio_raise:
+1:  isb
+    mrs     x25, cntvct_el0
+    cmp     x25, x26
+    b.lo    1b
+    ldr     x1, [x19, #P_DEV_TRIG_ADDR]
+    ldr     x2, [x19, #P_DEV_TRIG_VALUE]
+    str     w2, [x1]
+    dsb     sy
+    add     x26, x25, x23
+    ret
 
 // x0 = error name: `error its=<name>`, then the ITS exit.
 its_failed:

@@ -67,7 +67,13 @@ irq_device:                         // on vCPU 0: stamp, flag; EOI (a level SPI 
     cbnz    x3, 1b
     adr     x4, dev_time
     str     x0, [x4]
-    adr     x4, dev_flag
+    adr     x4, _start              // MMIO trigger: acknowledge the device before the EOI (a
+    ldr     x3, [x4, #P_DEV_ACK_ADDR] // level interrupt's device drops its line)
+    cbz     x3, 2f
+    ldr     x5, [x4, #P_DEV_ACK_VALUE]
+    str     w5, [x3]
+    dsb     sy
+2:  adr     x4, dev_flag
     b       irq_flag
 irq_pong:                           // on vCPU 0: stamp, flag
     adr     x4, pong_time

@@ -28,7 +28,7 @@ pub const TEXT_OFFSET: u64 = 0x80000;
 /// `irqlabg\0` little-endian: marks a parameter block.
 pub const PARAMS_MAGIC: u64 = u64::from_le_bytes(*b"irqlabg\0");
 /// Bumped on any incompatible change to the fields, codes or line format.
-pub const ABI_VERSION: u64 = 2;
+pub const ABI_VERSION: u64 = 3;
 
 /// The parameter block's fields, in image order (offset = `PARAMS_OFFSET + 8 * index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,10 +78,23 @@ pub enum Field {
     /// Device bench: 1 = the guest raises its own interrupt (SPI: GICD_ISPENDR; LPI: a write of
     /// the EventID to GITS_TRANSLATER) for bare-QEMU tests; 0 = the host triggers.
     DeviceSelfTrigger,
+    /// Device bench, MMIO trigger (an assigned device the guest makes raise its interrupt):
+    /// after READY the guest waits until the u64 here is non-zero (the host has connected the
+    /// device's interrupt); 0 = do not wait.
+    DeviceGoAddr,
+    /// MMIO trigger: the guest writes `DeviceTriggerValue` (32 bits) here, `PeriodTicks` apart,
+    /// stamping CNTVCT just before; the sample is then handler stamp − that stamp (a latency,
+    /// not a stamp). 0 = no MMIO trigger.
+    DeviceTriggerAddr,
+    DeviceTriggerValue,
+    /// MMIO trigger: the handler writes `DeviceAckValue` (32 bits) here before its EOI (a level
+    /// interrupt's device must drop its line first); 0 = no acknowledge.
+    DeviceAckAddr,
+    DeviceAckValue,
 }
 
 impl Field {
-    pub const ALL: [Field; 22] = [
+    pub const ALL: [Field; 27] = [
         Field::Magic,
         Field::AbiVersion,
         Field::Bench,
@@ -104,6 +117,11 @@ impl Field {
         Field::ItsEventId,
         Field::ItsTablesAddr,
         Field::DeviceSelfTrigger,
+        Field::DeviceGoAddr,
+        Field::DeviceTriggerAddr,
+        Field::DeviceTriggerValue,
+        Field::DeviceAckAddr,
+        Field::DeviceAckValue,
     ];
 
     /// Byte offset of this field in the image.
@@ -136,6 +154,11 @@ impl Field {
             Field::ItsEventId => "P_ITS_EVENTID",
             Field::ItsTablesAddr => "P_ITS_TABLES",
             Field::DeviceSelfTrigger => "P_DEV_SELF",
+            Field::DeviceGoAddr => "P_DEV_GO",
+            Field::DeviceTriggerAddr => "P_DEV_TRIG_ADDR",
+            Field::DeviceTriggerValue => "P_DEV_TRIG_VALUE",
+            Field::DeviceAckAddr => "P_DEV_ACK_ADDR",
+            Field::DeviceAckValue => "P_DEV_ACK_VALUE",
         }
     }
 
@@ -167,6 +190,7 @@ impl Field {
             Field::ItsEventId => 0,
             Field::ItsTablesAddr => 0,
             Field::DeviceSelfTrigger => 0,
+            Field::DeviceGoAddr | Field::DeviceTriggerAddr | Field::DeviceTriggerValue | Field::DeviceAckAddr | Field::DeviceAckValue => 0,
         }
     }
 }

@@ -72,6 +72,19 @@
 //! (GICR + 0x10000). MMU off: data is Device memory; the guest's writable data sits on its own
 //! 4 KiB page (QEMU TCG flushes translated code of a page that is written).
 //!
+//!   - *MMIO trigger* (`DeviceTriggerAddr` ≠ 0; ABI 3): an assigned device the guest makes raise
+//!     the interrupt itself (irqlab's `--via vfio-msi|vfio-intx`, QEMU's `edu` in the lab: write
+//!     1 to BAR0 + 0x60 raises it, 1 to BAR0 + 0x64 acknowledges, hw/misc/edu.c). After READY
+//!     the guest waits for the u64 at `DeviceGoAddr` to turn non-zero (the host connects the
+//!     device's interrupt to the VM only once the guest's ITS mapping exists: KVM's
+//!     `kvm_vgic_v4_set_forwarding` resolves it when the irqfd meets VFIO's producer); then,
+//!     `PeriodTicks` apart (spinning on CNTVCT), it stamps CNTVCT, writes `DeviceTriggerValue`
+//!     to `DeviceTriggerAddr` with IRQs masked, and waits (WFI or busy); the handler writes
+//!     `DeviceAckValue` to `DeviceAckAddr` before its EOI. The sample is handler stamp − stamp
+//!     before the write: a one-way latency entirely in guest counter ticks (the `d` line and
+//!     the ring record carry it in place of the arrival stamp).
+//!
+//! ABI version 3 added the five MMIO-trigger fields after `DeviceSelfTrigger`.
 //! ABI version 2 added the device bench (`BENCH_DEVICE`, `EXIT_ITS`) and its seven fields after
 //! `ExitAddr`; the fields before them kept their offsets.
 //!
@@ -80,7 +93,7 @@
 //! counts lines from 0 (lost, repeated or interleaved lines show) and `xx` is the XOR of every
 //! byte from `@` to the byte before ` *`, two lower-case hex digits:
 //! - `start bench=<timer|ipi|spin|device> wait=<wfi|busy> period=<ticks> samples=<n> warmup=<n>
-//!   freq=<CNTFRQ Hz> report=<console|memory> abi=2`, and for the device bench
+//!   freq=<CNTFRQ Hz> report=<console|memory> abi=3`, and for the device bench
 //!   ` intid=<INTID> trigger=<edge|level>` (LPIs are edge)
 //! - `t <index> <latency ticks>` (timer), `i <index> <one-way ticks> <round-trip ticks>` (ipi),
 //!   `d <index> <arrival CNTVCT>` (device: a stamp, not a latency)
@@ -98,7 +111,7 @@
 pub mod abi;
 mod params;
 
-pub use params::{patch, read_params, Bench, Device, DeviceIrq, GuestError, Params, Report, Trigger, Wait};
+pub use params::{patch, read_params, Bench, Device, DeviceIrq, GuestError, MmioTrigger, Params, Report, Trigger, Wait};
 
 #[cfg(armguest_image)]
 static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bench.bin"));

@@ -45,6 +45,21 @@ pub struct Device {
     pub irq: DeviceIrq,
     /// The guest raises the interrupt itself (SPI: GICD_ISPENDR; LPI: GITS_TRANSLATER).
     pub self_trigger: bool,
+    /// The guest makes a device raise the interrupt by an MMIO write (an assigned device).
+    pub mmio: Option<MmioTrigger>,
+}
+
+/// A device the guest triggers with one 32-bit register write and (optionally) acknowledges
+/// with another in its handler, e.g. QEMU's `edu` (hw/misc/edu.c: 0x60 raise, 0x64 ack).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmioTrigger {
+    /// A u64 in guest RAM the guest waits on (non-zero = go) before its first write; 0 = none.
+    pub go_addr: u64,
+    pub trigger_addr: u64,
+    pub trigger_value: u32,
+    /// 0 = no acknowledge.
+    pub ack_addr: u64,
+    pub ack_value: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,6 +194,11 @@ impl Params {
                     Field::ItsEventId => dev[4],
                     Field::ItsTablesAddr => dev[5],
                     Field::DeviceSelfTrigger => dev[6],
+                    Field::DeviceGoAddr => dev[7],
+                    Field::DeviceTriggerAddr => dev[8],
+                    Field::DeviceTriggerValue => dev[9],
+                    Field::DeviceAckAddr => dev[10],
+                    Field::DeviceAckValue => dev[11],
                 };
                 (f, v)
             })
@@ -186,13 +206,56 @@ impl Params {
     }
 }
 
-/// The device fields (in [`Field`] order from `DeviceIntid`), validated; the image defaults for
-/// the other benches.
-fn device_fields(bench: &Bench) -> Result<[u64; 7], GuestError> {
-    let d = |f: Field| f.default_value();
+/// The device fields in [`Field`] order from `DeviceIntid`.
+const DEVICE_FIELDS: [Field; 12] = [
+    Field::DeviceIntid,
+    Field::DeviceTrigger,
+    Field::GitsBase,
+    Field::ItsDeviceId,
+    Field::ItsEventId,
+    Field::ItsTablesAddr,
+    Field::DeviceSelfTrigger,
+    Field::DeviceGoAddr,
+    Field::DeviceTriggerAddr,
+    Field::DeviceTriggerValue,
+    Field::DeviceAckAddr,
+    Field::DeviceAckValue,
+];
+
+/// The device fields ([`DEVICE_FIELDS`] order), validated; the image defaults for the other
+/// benches.
+fn device_fields(bench: &Bench) -> Result<[u64; 12], GuestError> {
     let Bench::Device(dev) = bench else {
-        return Ok([Field::DeviceIntid, Field::DeviceTrigger, Field::GitsBase, Field::ItsDeviceId, Field::ItsEventId, Field::ItsTablesAddr, Field::DeviceSelfTrigger].map(d));
+        return Ok(DEVICE_FIELDS.map(|f| f.default_value()));
     };
+    let irq = irq_fields(dev)?;
+    let mmio = mmio_fields(dev)?;
+    let mut out = [0u64; 12];
+    out[..7].copy_from_slice(&irq);
+    out[7..].copy_from_slice(&mmio);
+    Ok(out)
+}
+
+/// The MMIO trigger's five fields, validated (zeros without one).
+fn mmio_fields(dev: &Device) -> Result<[u64; 5], GuestError> {
+    let Some(m) = dev.mmio else { return Ok([0; 5]) };
+    if dev.self_trigger {
+        return Err(invalid("device_trigger_addr", "an MMIO trigger and the GIC self-trigger exclude each other"));
+    }
+    if m.trigger_addr == 0 || !m.trigger_addr.is_multiple_of(4) {
+        return Err(invalid("device_trigger_addr", format!("{:#x} must be a non-zero 4-byte aligned device register", m.trigger_addr)));
+    }
+    if !m.ack_addr.is_multiple_of(4) {
+        return Err(invalid("device_ack_addr", format!("{:#x} is not 4-byte aligned", m.ack_addr)));
+    }
+    if !m.go_addr.is_multiple_of(8) {
+        return Err(invalid("device_go_addr", format!("{:#x} is not 8-byte aligned", m.go_addr)));
+    }
+    Ok([m.go_addr, m.trigger_addr, m.trigger_value as u64, m.ack_addr, m.ack_value as u64])
+}
+
+/// The interrupt's seven fields, validated.
+fn irq_fields(dev: &Device) -> Result<[u64; 7], GuestError> {
     let selft = dev.self_trigger as u64;
     match dev.irq {
         DeviceIrq::Spi { intid, trigger } => {
@@ -242,7 +305,14 @@ fn device_from(g: &dyn Fn(Field) -> u64) -> Result<Device, GuestError> {
         };
         DeviceIrq::Spi { intid: intid as u32, trigger }
     };
-    let dev = Device { irq, self_trigger };
+    let mmio = match g(Field::DeviceTriggerAddr) {
+        0 => None,
+        trigger_addr => {
+            let small = |f: Field, name: &'static str| u32::try_from(g(f)).map_err(|_| invalid(name, format!("{:#x} does not fit 32 bits", g(f))));
+            Some(MmioTrigger { go_addr: g(Field::DeviceGoAddr), trigger_addr, trigger_value: small(Field::DeviceTriggerValue, "device_trigger_value")?, ack_addr: g(Field::DeviceAckAddr), ack_value: small(Field::DeviceAckValue, "device_ack_value")? })
+        }
+    };
+    let dev = Device { irq, self_trigger, mmio };
     device_fields(&Bench::Device(dev))?;
     Ok(dev)
 }
@@ -365,25 +435,25 @@ mod tests {
     fn device_params_round_trip_through_their_fields() {
         let img = fake_image();
         for irq in [DeviceIrq::Spi { intid: 40, trigger: Trigger::Level }, DeviceIrq::Spi { intid: 1019, trigger: Trigger::Edge }, lpi()] {
-            let p = Params { bench: Bench::Device(Device { irq, self_trigger: true }), ..Params::default() };
+            let p = Params { bench: Bench::Device(Device { irq, self_trigger: true, mmio: None }), ..Params::default() };
             let out = patch(&img, &p).unwrap();
             assert_eq!(read_params(&out).unwrap(), p);
             assert_eq!(u64_at(&out, Field::Bench.offset()), abi::BENCH_DEVICE);
             assert_eq!(u64_at(&out, Field::DeviceSelfTrigger.offset()), 1);
         }
-        let out = patch(&img, &Params { bench: Bench::Device(Device { irq: lpi(), self_trigger: false }), ..Params::default() }).unwrap();
+        let out = patch(&img, &Params { bench: Bench::Device(Device { irq: lpi(), self_trigger: false, mmio: None }), ..Params::default() }).unwrap();
         assert_eq!(u64_at(&out, Field::DeviceIntid.offset()), 8192);
         assert_eq!(u64_at(&out, Field::GitsBase.offset()), 0x0808_0000);
         assert_eq!(u64_at(&out, Field::ItsEventId.offset()), 3);
         assert_eq!(u64_at(&out, Field::ItsTablesAddr.offset()), 0x4500_0000);
-        let out = patch(&img, &Params { bench: Bench::Device(Device { irq: DeviceIrq::Spi { intid: 33, trigger: Trigger::Level }, self_trigger: false }), ..Params::default() }).unwrap();
+        let out = patch(&img, &Params { bench: Bench::Device(Device { irq: DeviceIrq::Spi { intid: 33, trigger: Trigger::Level }, self_trigger: false, mmio: None }), ..Params::default() }).unwrap();
         assert_eq!(u64_at(&out, Field::DeviceTrigger.offset()), abi::TRIGGER_LEVEL);
     }
 
     #[test]
     fn bad_device_params_name_the_field() {
         let img = fake_image();
-        let e = |irq: DeviceIrq| match patch(&img, &Params { bench: Bench::Device(Device { irq, self_trigger: false }), ..Params::default() }) {
+        let e = |irq: DeviceIrq| match patch(&img, &Params { bench: Bench::Device(Device { irq, self_trigger: false, mmio: None }), ..Params::default() }) {
             Err(GuestError::Invalid { field, why }) => (field, why),
             other => panic!("{other:?}"),
         };
@@ -397,9 +467,41 @@ mod tests {
         assert_eq!(e(DeviceIrq::Lpi { intid, gits_base, device_id, event_id: 4096, tables_addr }).0, "its_event_id");
         assert_eq!(e(DeviceIrq::Lpi { intid, gits_base, device_id: 1 << 16, event_id, tables_addr }).0, "its_device_id");
         // A patched block that names an LPI but no ITS is refused on read too.
-        let mut out = patch(&img, &Params { bench: Bench::Device(Device { irq: lpi(), self_trigger: false }), ..Params::default() }).unwrap();
+        let mut out = patch(&img, &Params { bench: Bench::Device(Device { irq: lpi(), self_trigger: false, mmio: None }), ..Params::default() }).unwrap();
         out[Field::GitsBase.offset()..Field::GitsBase.offset() + 8].fill(0);
         assert!(matches!(read_params(&out), Err(GuestError::Invalid { field: "gits_base", .. })));
+    }
+
+    fn edu() -> MmioTrigger {
+        MmioTrigger { go_addr: 0x4010_0400, trigger_addr: 0x1000_0060, trigger_value: 1, ack_addr: 0x1000_0064, ack_value: 1 }
+    }
+
+    #[test]
+    fn mmio_trigger_round_trips_and_is_validated() {
+        let img = fake_image();
+        let dev = |mmio: Option<MmioTrigger>, self_trigger| Params { bench: Bench::Device(Device { irq: lpi(), self_trigger, mmio }), ..Params::default() };
+        let out = patch(&img, &dev(Some(edu()), false)).unwrap();
+        assert_eq!(read_params(&out).unwrap(), dev(Some(edu()), false));
+        assert_eq!(u64_at(&out, Field::DeviceTriggerAddr.offset()), 0x1000_0060);
+        assert_eq!(u64_at(&out, Field::DeviceAckAddr.offset()), 0x1000_0064);
+        assert_eq!(u64_at(&out, Field::DeviceGoAddr.offset()), 0x4010_0400);
+        // Without one the fields are zero, and read back as none.
+        let out = patch(&img, &dev(None, false)).unwrap();
+        assert_eq!(u64_at(&out, Field::DeviceTriggerAddr.offset()), 0);
+        assert_eq!(read_params(&out).unwrap(), dev(None, false));
+        let field = |p: Params| match patch(&img, &p) {
+            Err(GuestError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field(dev(Some(edu()), true)), "device_trigger_addr", "MMIO and GIC self-trigger exclude each other");
+        assert_eq!(field(dev(Some(MmioTrigger { trigger_addr: 0, ..edu() }), false)), "device_trigger_addr");
+        assert_eq!(field(dev(Some(MmioTrigger { trigger_addr: 0x1000_0062, ..edu() }), false)), "device_trigger_addr");
+        assert_eq!(field(dev(Some(MmioTrigger { ack_addr: 0x1000_0066, ..edu() }), false)), "device_ack_addr");
+        assert_eq!(field(dev(Some(MmioTrigger { go_addr: 0x4010_0404, ..edu() }), false)), "device_go_addr");
+        // A patched value that does not fit the 32-bit register write is refused on read.
+        let mut out = patch(&img, &dev(Some(edu()), false)).unwrap();
+        out[Field::DeviceTriggerValue.offset()..Field::DeviceTriggerValue.offset() + 8].copy_from_slice(&(1u64 << 32).to_le_bytes());
+        assert!(matches!(read_params(&out), Err(GuestError::Invalid { field: "device_trigger_value", .. })));
     }
 
     #[test]

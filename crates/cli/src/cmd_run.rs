@@ -62,11 +62,18 @@ pub enum BenchCmd {
     },
     /// Device interrupt latency: a host thread raises an interrupt every period and the guest's
     /// handler records its arrival; latency = guest TSC at the handler − host TSC at the trigger
-    /// (the guest's TSC offset is checked first).
+    /// (the guest's TSC offset is checked first). arm64 only: `--via vfio-msi|vfio-intx` assigns a
+    /// PCI device bound to vfio-pci (`--vfio-device`) and the guest raises its interrupt itself;
+    /// latency = guest counter at the handler − guest counter before its register write, and the
+    /// result counts how each MSI was delivered (GICv4 direct, doorbell, KVM's software path).
     Device {
         /// How the host raises the interrupt.
         #[arg(long, value_enum, default_value_t = Via::Irqfd)]
         via: Via,
+        /// How the guest waits for the interrupt; `busy` only with --via vfio-msi|vfio-intx (the
+        /// guest triggers the device itself, so it can spin while the interrupt comes).
+        #[arg(long, value_enum)]
+        wait: Option<Wait>,
         #[command(flatten)]
         common: Common,
     },
@@ -106,6 +113,16 @@ pub struct Common {
     /// allows the choice; refused with the reason where it does not.
     #[arg(long, value_enum, value_name = "on|off")]
     pub gicv4: Option<OnOff>,
+    /// `--via vfio-msi|vfio-intx`: the PCI device bound to vfio-pci that the guest is given
+    /// (`0000:00:02.0` or its /sys/bus/pci/devices path) [default: the only device bound to
+    /// vfio-pci, if there is exactly one].
+    #[arg(long, value_name = "PCI-ADDRESS")]
+    pub vfio_device: Option<String>,
+    /// `--via vfio-*` with QEMU's edu device: `raise` (write its raise register: the interrupt
+    /// comes with the write) or `dma` (a DMA completion interrupt 100 ms of QEMU virtual time
+    /// later, when the guest is waiting) [default: raise].
+    #[arg(long, value_enum, value_name = "raise|dma")]
+    pub vfio_trigger: Option<results::vocab::VfioTrigger>,
     /// vCPUs [default: 2 for ipi, else 1].
     #[arg(long)]
     pub vcpus: Option<u32>,
@@ -195,6 +212,8 @@ impl Common {
             priority: self.priority,
             mlock: self.mlock.then_some(true),
             gicv4: self.gicv4,
+            vfio_device: self.vfio_device.clone(),
+            vfio_trigger: self.vfio_trigger,
             ..Default::default()
         }
     }
@@ -205,7 +224,7 @@ fn settings(a: &RunArgs) -> (RunTable, &Common) {
     match &a.bench {
         Some(BenchCmd::Timer { wait, common }) => (RunTable { wait: Some(*wait), ..common.table(Some(Bench::Timer)) }, common),
         Some(BenchCmd::Ipi { pv_ipi, common }) => (RunTable { pv_ipi: pv_ipi.then_some(true), ..common.table(Some(Bench::Ipi)) }, common),
-        Some(BenchCmd::Device { via, common }) => (RunTable { via: Some(*via), ..common.table(Some(Bench::Device)) }, common),
+        Some(BenchCmd::Device { via, wait, common }) => (RunTable { via: Some(*via), wait: *wait, ..common.table(Some(Bench::Device)) }, common),
         None => (a.common.table(None), &a.common),
     }
 }

@@ -32,7 +32,7 @@ use crate::CliError;
 /// The keys a `[run]` table, a `[sweep]` and `--set` may name.
 pub const RUN_KEYS: &[&str] = &[
     "bench", "samples", "duration", "warmup", "period_us", "period_cycles", "wait", "via", "pv_ipi", "halt_poll_ns",
-    "disable_hlt_exits", "vcpus", "pin", "stall_timeout_s", "stop_above_us", "priority", "mlock", "gicv4",
+    "disable_hlt_exits", "vcpus", "pin", "stall_timeout_s", "stop_above_us", "priority", "mlock", "gicv4", "vfio_device", "vfio_trigger",
 ];
 
 /// Samples kept when neither `samples` nor `duration` is given.
@@ -98,6 +98,10 @@ pub struct RunTable {
     pub mlock: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gicv4: Option<OnOff>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vfio_device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vfio_trigger: Option<results::vocab::VfioTrigger>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -162,7 +166,9 @@ fn expected(key: &str) -> &'static str {
         "bench" => "timer, ipi or device",
         "wait" => "hlt (or its arm64 name wfi) or busy",
         "gicv4" => "on or off",
-        "via" => "irqfd, msi, line or level",
+        "via" => "irqfd, msi, line, level, vfio-msi or vfio-intx",
+        "vfio_trigger" => "raise or dma",
+        "vfio_device" => "a PCI address such as \"0000:00:02.0\" or its /sys/bus/pci/devices path",
         "duration" => "a duration such as \"30s\" or \"10m\"",
         "pin" => "host CPUs, as \"0-1,3\" or [0, 1]",
         "pv_ipi" | "disable_hlt_exits" | "mlock" => "true or false",
@@ -213,6 +219,8 @@ pub fn config_from(t: &RunTable) -> Result<BenchConfig, String> {
         priority: t.priority,
         mlock: t.mlock.unwrap_or(false),
         gicv4: t.gicv4.map(|g| g == OnOff::On),
+        vfio_device: t.vfio_device.clone(),
+        vfio_trigger: t.vfio_trigger.unwrap_or_default(),
     })
 }
 

@@ -56,7 +56,13 @@ fn flags_exist_only_where_they_apply_and_errors_have_one_prefix() {
     let d = tempfile::tempdir().unwrap();
     for (args, want) in [
         (vec!["run", "timer", "--via", "msi"], "unexpected argument '--via'"),
-        (vec!["run", "device", "--wait", "busy"], "unexpected argument '--wait'"),
+        (vec!["run", "device", "--wait", "busy"], "irqlab: --wait busy (the device bench spins only with --via vfio-msi or vfio-intx"),
+        (vec!["run", "device", "--vfio-device", "0000:00:02.0"], "irqlab: --vfio-device (with --via vfio-msi or vfio-intx) does not apply to `device`"),
+        (vec!["run", "timer", "--vfio-device", "0000:00:02.0"], "does not apply to `timer`"),
+        #[cfg(target_arch = "x86_64")]
+        (vec!["run", "device", "--via", "vfio-msi"], "irqlab: --via vfio-msi: VFIO device assignment is wired on arm64 only"),
+        #[cfg(target_arch = "x86_64")]
+        (vec!["run", "device", "--via", "vfio-intx", "--gicv4", "on"], "--gicv4 on does not exist on x86_64"),
         (vec!["run", "timer", "--pv-ipi"], "unexpected argument '--pv-ipi'"),
         (vec!["run", "timer", "--samples", "5", "--duration", "1s"], "cannot be used with"),
         (vec!["run", "timer", "--duration", "soon"], "--duration"),

@@ -5,7 +5,7 @@ use crate::abi::{MAX_SAMPLES, MAX_VCPUS};
 
 /// The benchmark vocabulary is defined once, in `results::vocab` (serde and clap derived there),
 /// and shared with the CLI and the host model; these are its names in this crate.
-pub use results::vocab::{Bench as BenchKind, Via as DeviceVia, Wait as WaitMode};
+pub use results::vocab::{Bench as BenchKind, Via as DeviceVia, VfioTrigger, Wait as WaitMode};
 
 /// A measurement to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +42,11 @@ pub struct BenchConfig {
     pub mlock: bool,
     /// arm64: GICv4 direct vLPI injection on or off (`None`: whatever the host does).
     pub gicv4: Option<bool>,
+    /// `--via vfio-*`: the vfio-pci-bound PCI device (address or sysfs path); `None`: the only
+    /// device bound to vfio-pci.
+    pub vfio_device: Option<String>,
+    /// `--via vfio-*`: how the guest makes the device raise its interrupt.
+    pub vfio_trigger: VfioTrigger,
 }
 
 /// Samples taken before the ones kept: the first interrupt of a run (armed while the VM starts,
@@ -71,6 +76,8 @@ impl Default for BenchConfig {
             priority: None,
             mlock: false,
             gicv4: None,
+            vfio_device: None,
+            vfio_trigger: VfioTrigger::Raise,
         }
     }
 }
@@ -195,8 +202,18 @@ impl BenchConfig {
         if self.pv_ipi && self.kind != BenchKind::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--pv-ipi", bench: self.kind.name() });
         }
-        if self.wait == WaitMode::Busy && self.kind != BenchKind::Timer {
+        let vfio = self.kind == BenchKind::Device && self.via.is_vfio();
+        if self.wait == WaitMode::Busy && self.kind == BenchKind::Device && !vfio {
+            return Err(ConfigError::NotApplicable { flag: "--wait busy (the device bench spins only with --via vfio-msi or vfio-intx, where the guest raises the interrupt)", bench: self.kind.name() });
+        }
+        if self.wait == WaitMode::Busy && self.kind == BenchKind::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
+        }
+        if self.vfio_trigger != VfioTrigger::Raise && !vfio {
+            return Err(ConfigError::NotApplicable { flag: "--vfio-trigger (with --via vfio-msi or vfio-intx)", bench: self.kind.name() });
+        }
+        if self.vfio_device.is_some() && !vfio {
+            return Err(ConfigError::NotApplicable { flag: "--vfio-device (with --via vfio-msi or vfio-intx)", bench: self.kind.name() });
         }
         Ok(())
     }
@@ -231,6 +248,10 @@ mod tests {
         assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 is not one this process may run on (allowed: 0-1)"));
         assert_eq!(e(BenchConfig { pv_ipi: true, ..ok.clone() }), "--pv-ipi does not apply to `timer`");
         assert!(e(BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() }).contains("--wait busy"));
+        let vfio = BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, wait: WaitMode::Busy, vfio_device: Some("0000:00:02.0".into()), ..ok.clone() };
+        assert!(vfio.validate(&[0, 1]).is_ok(), "an assigned device's guest may spin");
+        assert!(e(BenchConfig { via: DeviceVia::Irqfd, wait: WaitMode::Hlt, ..vfio.clone() }).starts_with("--vfio-device (with --via vfio-msi or vfio-intx) does not apply"));
+        assert!(e(BenchConfig { kind: BenchKind::Ipi, vcpus: 2, ..vfio }).contains("--wait busy does not apply to `ipi`"));
         assert_eq!(e(BenchConfig { priority: Some(0), ..ok.clone() }), "--priority: expected a SCHED_FIFO priority 1 to 99, got 0");
         assert!(e(BenchConfig { priority: Some(100), ..ok.clone() }).starts_with("--priority"));
         assert!(e(BenchConfig { duration: Some(Duration::from_millis(10)), ..ok.clone() }).starts_with("--duration: expected 100ms to 24h"));

@@ -29,6 +29,7 @@ pub mod host;
 pub mod measurement;
 pub mod runner;
 pub mod tracefs;
+pub mod vfio;
 
 use arch::Arch;
 

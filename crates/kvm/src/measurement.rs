@@ -109,6 +109,10 @@ impl Measurement {
         }
         if c.kind == BenchKind::Device {
             p.insert("via".into(), c.via.name().into());
+            if c.via.is_vfio() {
+                p.insert("wait".into(), if c.wait == WaitMode::Busy { "busy" } else { "hlt" }.into());
+                p.insert("vfio_trigger".into(), c.vfio_trigger.name().into());
+            }
         }
         p.insert("halt_poll_ns".into(), c.halt_poll_ns.map(|n| n.to_string()).unwrap_or_else(|| "host default".into()));
         p.insert("disable_hlt_exits".into(), c.disable_hlt_exits.to_string());

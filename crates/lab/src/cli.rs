@@ -51,10 +51,24 @@ pub enum Gic {
     V4,
 }
 
+/// A PCI device the lab's KVM host gets to assign with VFIO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LabDevice {
+    /// QEMU's `edu` behind an SMMUv3, bound to vfio-pci (for `run device --via vfio-msi|vfio-intx`).
+    Edu,
+}
+
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct KvmArgs {
     #[arg(long, value_enum, default_value_t = Gic::V3)]
     pub gic: Gic,
+    /// An assignable device: `edu` (QEMU's edu behind an SMMUv3, bound to vfio-pci in the lab).
+    #[arg(long, value_enum)]
+    pub device: Option<LabDevice>,
+    /// Start a busy loop pinned to this CPU of the lab's (2-CPU) host before irqlab: with irqlab's
+    /// `--pin N` the vCPU then shares its CPU, and KVM traps its WFI (kvm_arch_vcpu_load).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..2))]
+    pub busy_cpu: Option<u32>,
     /// Run QEMU with -icount shift=2,sleep=off: times become instruction counts.
     #[arg(long)]
     pub icount: bool,

@@ -70,17 +70,28 @@ pub fn ensure_arm64_package(cache: &Path, package: &str, want: impl Fn(&Path) ->
 /// As [`ensure_arm64_package`], unpacking only the members under `part` (e.g. `./boot`) when
 /// given: the kernel package is 60 MB of modules the lab does not use.
 pub fn ensure_arm64_package_part(cache: &Path, package: &str, part: Option<&str>, want: impl Fn(&Path) -> bool) -> Result<PathBuf, LabError> {
-    let root = cache.join(package);
+    ensure_arm64_package_into(cache, package, package, part, want)
+}
+
+/// As [`ensure_arm64_package_part`], unpacked into `cache/<dir>` (another part of a package
+/// already unpacked under its own name: the kernel's vfio modules beside its `./boot`); a
+/// `.deb` already in the cache is not downloaded again.
+pub fn ensure_arm64_package_into(cache: &Path, package: &str, dir: &str, part: Option<&str>, want: impl Fn(&Path) -> bool) -> Result<PathBuf, LabError> {
+    let root = cache.join(dir);
     if want(&root) {
         return Ok(root);
     }
     let debs = cache.join("debs");
     std::fs::create_dir_all(&debs).map_err(LabError::io(&debs))?;
-    eprintln!("irqlab-lab: fetching {package}:arm64 (apt-get download, dpkg-deb -x into {})", root.display());
     let fail = |e: String| LabError::Setup(format!("{package}:arm64 could not be fetched ({e}); the lab needs `dpkg --add-architecture arm64 && apt-get update`"));
-    run(Command::new("apt-get").args(["download", &format!("{package}:arm64")]).current_dir(&debs), "apt-get download").map_err(fail)?;
+    if find_file(&debs, "", &format!("{package}_"), &[".part"]).is_none() {
+        eprintln!("irqlab-lab: fetching {package}:arm64 (apt-get download, dpkg-deb -x into {})", root.display());
+        run(Command::new("apt-get").args(["download", &format!("{package}:arm64")]).current_dir(&debs), "apt-get download").map_err(fail)?;
+    } else {
+        eprintln!("irqlab-lab: unpacking {} of the cached {package}:arm64 into {}", part.unwrap_or("all"), root.display());
+    }
     let deb = find_file(&debs, "", &format!("{package}_"), &[".part"]).ok_or_else(|| fail("no .deb after download".into()))?;
-    let tmp = cache.join(format!(".{package}.tmp{}", std::process::id()));
+    let tmp = cache.join(format!(".{dir}.tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     match part {
         None => run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp), "dpkg-deb -x").map_err(fail)?,

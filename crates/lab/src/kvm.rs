@@ -44,9 +44,10 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// The guest's `/init`, with an optional vCPU mover (`--move-vcpus-ms`) started before irqlab
-/// and KVM's exit reasons traced around it (`--exit-reasons`).
-pub fn init_script_with(args: &[String], move_ms: Option<u64>, exit_reasons: bool) -> String {
+/// The guest's `/init`: `setup` (shell lines, may be empty) runs first (`--device`'s modules and
+/// binding, `--busy-cpu`'s loop), then an optional vCPU mover (`--move-vcpus-ms`) is started before
+/// irqlab and KVM's exit reasons are traced around it (`--exit-reasons`).
+pub fn init_script_with(args: &[String], setup: &str, move_ms: Option<u64>, exit_reasons: bool) -> String {
     let cmd = args.iter().map(|a| sh_quote(a)).collect::<Vec<_>>().join(" ");
     let mut mover = move_ms.map(crate::its_trace::mover_script).unwrap_or_default();
     let mut after = String::new();
@@ -63,7 +64,7 @@ mount -t devtmpfs dev /dev
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 echo "{m}init kernel=$(uname -r) kvm=$([ -e /dev/kvm ] && echo yes || echo no)"
 dmesg | grep -i -E 'kvm|gicv4|its:' | sed 's/^/{m}dmesg /'
-mkdir -p /out
+{setup}mkdir -p /out
 {mover}/bin/irqlab {cmd}
 echo "{m}exit $?"
 {after}for f in /out/*; do
@@ -77,9 +78,15 @@ echo "{m}done"
 poweroff -f
 "#,
         m = MARK,
+        setup = setup,
         mover = mover,
         after = after
     )
+}
+
+/// `/init` lines starting a busy loop pinned to `cpu` (busybox `taskset`), said on the console.
+pub fn busy_loop(cpu: u32) -> String {
+    format!("taskset -c {cpu} sh -c 'while :; do :; done' &\necho \"{MARK}busy loop on CPU {cpu}: pid $!\"\n")
 }
 
 /// The framed files in a console capture: (name, bytes). A frame without its end is an error.
@@ -218,7 +225,20 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     entries.push(Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 });
     entries.push(Entry::File { path: "/bin/busybox".into(), mode: 0o755, data: read(&busybox)? });
     entries.push(Entry::File { path: "/bin/irqlab".into(), mode: 0o755, data: read(&irqlab)? });
-    entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script_with(&inner, k.move_vcpus_ms, k.exit_reasons).into_bytes() });
+    let mut setup = String::new();
+    if let Some(c) = k.busy_cpu {
+        setup.push_str(&busy_loop(c));
+    }
+    if k.device == Some(crate::cli::LabDevice::Edu) {
+        entries.push(Entry::Dir { path: "/lib".into() });
+        entries.push(Entry::Dir { path: "/lib/vfio".into() });
+        let mods = crate::vfio::modules(&cache)?;
+        setup += &crate::vfio::init_fragment(&mods.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>());
+        for (n, ko) in mods {
+            entries.push(Entry::File { path: crate::vfio::module_path(&n).display().to_string(), mode: 0o644, data: ko });
+        }
+    }
+    entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script_with(&inner, &setup, k.move_vcpus_ms, k.exit_reasons).into_bytes() });
     let initrd = work.join("initrd.cpio");
     std::fs::write(&initrd, newc(&entries)).map_err(LabError::io(&initrd))?;
     let icount = k.icount.then_some(crate::qemu::ICOUNT_DEFAULT);
@@ -228,6 +248,9 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
         std::fs::write(&ev, crate::its_trace::events_file_text()).map_err(LabError::io(&ev))?;
         let _ = std::fs::remove_file(t);
         args.extend(crate::its_trace::qemu_args(&ev, t));
+    }
+    if k.device.is_some() {
+        crate::vfio::qemu_args(&mut args);
     }
     let log_path = out.path("kvm-console.log");
     let slow = if k.icount { 5 } else { 1 };
@@ -302,18 +325,21 @@ mod tests {
 
     #[test]
     fn init_quotes_arguments() {
-        let s = init_script_with(&["sim".into(), "it's".into(), "--out".into(), "/out".into()], None, false);
+        let s = init_script_with(&["sim".into(), "it's".into(), "--out".into(), "/out".into()], "", None, false);
         assert!(s.contains("/bin/irqlab 'sim' 'it'\\''s' '--out' '/out'\n"), "{s}");
         assert!(s.starts_with("#!/bin/busybox sh\n") && s.contains("poweroff -f"));
         assert!(s.contains("mount -t tracefs tracefs /sys/kernel/tracing"), "--breakdown needs tracefs in the lab");
         assert!(!s.contains("taskset"));
         assert!(!s.contains("kvm_exit"));
-        let e = init_script_with(&["run".into()], None, true);
+        let e = init_script_with(&["run".into()], "", None, true);
         let (on, run, count) = (e.find("echo 1 > $T/tracing_on").unwrap(), e.find("/bin/irqlab 'run'").unwrap(), e.find("kvm-exit-reasons.txt").unwrap());
         assert!(on < run && run < count && e[run..count].contains("exit $?"), "{e}");
-        let m = init_script_with(&["run".into()], Some(20), false);
+        let m = init_script_with(&["run".into()], "", Some(20), false);
         let (mover, run) = (m.find("taskset").unwrap(), m.find("/bin/irqlab 'run'").unwrap());
         assert!(mover < run, "the mover starts before irqlab");
+        let s = init_script_with(&["run".into()], &busy_loop(1), None, false);
+        assert!(s.contains("taskset -c 1 sh -c 'while :; do :; done' &\n"), "{s}");
+        assert!(s.find("taskset").unwrap() < s.find("/bin/irqlab 'run'").unwrap(), "the loop runs before irqlab");
     }
 
     #[test]

@@ -13,5 +13,6 @@ pub mod kvm_events;
 pub mod output;
 pub mod qemu;
 pub mod session;
+pub mod vfio;
 pub mod watch;
 pub mod xen;

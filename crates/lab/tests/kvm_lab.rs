@@ -160,4 +160,82 @@ mod needs_arm_lab {
         assert!(n >= 1 && n < 100, "the run went on after a sample over 1 µs: {n} samples");
         assert!(c.figures.contains_key("stop_above.index"), "{:?}", c.figures.keys());
     }
+
+    /// `irqlab-lab kvm --device edu` with `flags`, `run <args>`: the result, and the console log.
+    fn lab_run_edu(out: &Path, flags: &[&str], args: &[&str]) -> (results::RunResult, String) {
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--device", "edu", "--icount"]).args(flags).arg("--irqlab").arg(irqlab_aarch64()).args(["--", "run"]).args(args).arg("--out").arg(out).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{flags:?} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let r = results::read_json(&out.join("result.json")).unwrap();
+        assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"), "{:?}", r.meta.platform);
+        assert!(r.configs[0].error.is_none(), "{:?}", r.configs[0].error);
+        (r, std::fs::read_to_string(out.join("kvm-console.log")).unwrap())
+    }
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn an_assigned_device_msi_is_injected_directly_with_gicv4_and_in_software_without() {
+        let d = tempfile::tempdir().unwrap();
+        let args = ["device", "--via", "vfio-msi", "--wait", "busy", "--samples", "20", "--period-us", "500"];
+        // GICv4 on: the edu device behind the SMMUv3, bound to vfio-pci; its MSI becomes a vLPI
+        // (irq bypass → kvm_vgic_v4_set_forwarding), so the host's VFIO handler never runs and
+        // the running vPE takes every interrupt directly.
+        let mut on = args.to_vec();
+        on.extend(["--gicv4", "on"]);
+        let (r, log) = lab_run_edu(&d.path().join("on"), &["--gic", "v4"], &on);
+        assert!(log.contains("arm-smmu-v3") && log.contains("vfio-pci 0000:00:02.0: Adding to iommu group"), "the SMMU probed and the device has an IOMMU group");
+        assert!(log.contains("@irqlab-lab vfio bound 0000:00:02.0 group="), "edu bound to vfio-pci");
+        let c = &r.configs[0];
+        assert!(c.params["gicv4"].starts_with("on"), "{:?}", c.params);
+        assert_eq!(c.classes["device_vfio-msi"].summary.count, 20);
+        assert!(c.classes["device_vfio-msi"].summary.p50 > 0);
+        let n = counter(&r, "delivery.interrupts");
+        assert_eq!(n, 21, "every interrupt taken (20 kept + the discarded first)");
+        let (sw, db, direct) = (counter(&r, "delivery.software"), counter(&r, "delivery.doorbell"), counter(&r, "delivery.direct"));
+        assert!(sw + db <= n && sw + db + direct == n, "the delivery counts add up: {:?}", c.counters);
+        assert_eq!(sw, 0, "with GICv4 forwarding the host's VFIO handler never runs: {:?}", c.counters);
+        assert!(direct > 0, "a spinning guest's resident vPE takes vLPIs directly: {:?}", c.counters);
+        // No GICv4 (a GICv3 host): the same device's MSI goes through the host's VFIO handler,
+        // the irqfd and KVM's software vITS injection, every time.
+        let mut off = args.to_vec();
+        off.extend(["--gicv4", "off"]);
+        let (r, _) = lab_run_edu(&d.path().join("off"), &["--gic", "v3"], &off);
+        assert!(r.configs[0].params["gicv4"].starts_with("absent"), "{:?}", r.configs[0].params);
+        assert_eq!(counter(&r, "delivery.interrupts"), 21);
+        assert_eq!(counter(&r, "delivery.software"), 21, "{:?}", r.configs[0].counters);
+        assert_eq!(counter(&r, "delivery.direct"), 0);
+    }
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn vfio_without_a_bound_device_is_exit_2_naming_the_flag_and_how_to_bind() {
+        // No --device edu: the lab's host has nothing bound to vfio-pci.
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("nodev");
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--gic", "v4", "--irqlab"]).arg(irqlab_aarch64()).args(["--", "run", "device", "--via", "vfio-msi", "--samples", "5", "--out"]).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{err}");
+        assert!(err.contains("irqlab inside the lab ended with exit 2"), "{err}");
+        let log = std::fs::read_to_string(out.join("kvm-console.log")).unwrap();
+        assert!(log.contains("--via vfio-msi: no PCI device is bound to vfio-pci"), "{log}");
+        assert!(log.contains("driver_override") && log.contains("--vfio-device"), "the message says how to bind one and which flag names it");
+        assert!(!out.join("result.json").exists(), "nothing measured, nothing written");
+    }
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn a_vcpu_sharing_its_cpu_gets_its_vlpis_by_doorbell() {
+        // edu's DMA interrupt comes 100 ms (QEMU virtual time) after the guest's write, while it
+        // waits in WFI. A busy loop on the vCPU's CPU makes KVM trap that WFI (kvm_arch_vcpu_load:
+        // not single_task_running), so the vCPU blocks with its vPE descheduled and every vLPI
+        // must wake it through its GICv4 doorbell.
+        let d = tempfile::tempdir().unwrap();
+        let args = ["device", "--via", "vfio-msi", "--vfio-trigger", "dma", "--pin", "0", "--samples", "8", "--period-us", "1000"];
+        let (r, log) = lab_run_edu(&d.path().join("db"), &["--gic", "v4", "--busy-cpu", "0"], &args);
+        assert!(log.contains("@irqlab-lab busy loop on CPU 0"), "the busy loop ran");
+        let n = counter(&r, "delivery.interrupts");
+        assert_eq!(n, 9);
+        assert_eq!(counter(&r, "kvm.vcpu.wfi_exit_stat"), n, "KVM trapped every WFI: {:?}", r.configs[0].counters);
+        assert_eq!(counter(&r, "delivery.software"), 0, "still forwarded: {:?}", r.configs[0].counters);
+        assert!(counter(&r, "delivery.doorbell") >= n - 1, "the blocked vCPU's vLPIs came by doorbell: {:?}", r.configs[0].counters);
+    }
 }

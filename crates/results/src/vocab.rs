@@ -49,6 +49,41 @@ pub enum Via {
     Line,
     /// irqfd with a resamplefd on a level-triggered line.
     Level,
+    /// arm64: a PCI device assigned with VFIO raises an MSI (VFIO_DEVICE_SET_IRQS → eventfd →
+    /// irqfd on an MSI route to the vITS); with GICv4 KVM's irq bypass maps it to a vLPI for
+    /// direct injection. The guest triggers the device itself.
+    #[cfg_attr(feature = "clap", value(name = "vfio-msi"))]
+    #[serde(rename = "vfio-msi")]
+    VfioMsi,
+    /// arm64: the assigned device's INTx (VFIO INTx eventfd + unmask eventfd → irqfd with a
+    /// resamplefd on a level SPI, the S4 path). The guest triggers and acknowledges the device.
+    #[cfg_attr(feature = "clap", value(name = "vfio-intx"))]
+    #[serde(rename = "vfio-intx")]
+    VfioIntx,
+}
+
+/// How the guest makes an assigned device (QEMU's `edu`, hw/misc/edu.c) raise its interrupt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum VfioTrigger {
+    /// Write 1 to the raise register (BAR0 + 0x60): the interrupt comes with the write, while
+    /// the guest's vCPU is running.
+    #[default]
+    Raise,
+    /// Start a 4-byte DMA with its completion interrupt (BAR0 + 0x98): edu raises it
+    /// 100 ms of QEMU virtual time later, when the guest is already waiting — what exercises
+    /// a non-resident vPE (GICv4 doorbells) when KVM traps the guest's WFI.
+    Dma,
+}
+
+impl VfioTrigger {
+    pub fn name(self) -> &'static str {
+        match self {
+            VfioTrigger::Raise => "raise",
+            VfioTrigger::Dma => "dma",
+        }
+    }
 }
 
 impl Bench {
@@ -74,7 +109,10 @@ impl Wait {
 }
 
 impl Via {
+    /// The paths a host thread drives (every host with KVM has them).
     pub const ALL: [Via; 4] = [Via::Irqfd, Via::Msi, Via::Line, Via::Level];
+    /// The paths through an assigned device (arm64, a device bound to vfio-pci).
+    pub const VFIO: [Via; 2] = [Via::VfioMsi, Via::VfioIntx];
 
     /// The name the CLI, the matrix files and the class names use (`device_<name>`).
     pub fn name(self) -> &'static str {
@@ -83,7 +121,19 @@ impl Via {
             Via::Msi => "msi",
             Via::Line => "line",
             Via::Level => "level",
+            Via::VfioMsi => "vfio-msi",
+            Via::VfioIntx => "vfio-intx",
         }
+    }
+
+    /// Through a VFIO-assigned device: the guest raises the interrupt, not a host thread.
+    pub fn is_vfio(self) -> bool {
+        matches!(self, Via::VfioMsi | Via::VfioIntx)
+    }
+
+    /// Any path by its name.
+    pub fn from_name(s: &str) -> Option<Via> {
+        Via::ALL.into_iter().chain(Via::VFIO).find(|v| v.name() == s)
     }
 
     /// Level-triggered: the host waits for the guest's EOI (resamplefd) before the next trigger.
@@ -98,9 +148,12 @@ mod tests {
 
     #[test]
     fn serde_names_are_the_names() {
-        for v in Via::ALL {
+        for v in Via::ALL.into_iter().chain(Via::VFIO) {
             assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{}\"", v.name()));
+            assert_eq!(Via::from_name(v.name()), Some(v));
         }
+        assert_eq!(serde_json::from_str::<Via>("\"vfio-msi\"").unwrap(), Via::VfioMsi);
+        assert!(Via::VfioIntx.is_vfio() && !Via::Level.is_vfio());
         for b in Bench::ALL {
             assert_eq!(serde_json::from_str::<Bench>(&format!("\"{}\"", b.name())).unwrap(), b);
         }

@@ -53,6 +53,19 @@ pub trait Trigger {
     /// Level-triggered paths: whether the guest's EOI has come back (resamplefd); edge paths
     /// answer `true` at once.
     fn resampled(&mut self) -> bool;
+    /// An assigned device the guest raises itself: the host connects its interrupt once the
+    /// guest is ready ([`Trigger::connect`]) and then only collects the guest's samples.
+    fn guest_paced(&self) -> bool {
+        false
+    }
+    /// Called once the guest has signalled READY, before the first sample.
+    fn connect(&mut self) -> Result<(), KvmError> {
+        Ok(())
+    }
+    /// Counters and notes this path adds once `delivered` interrupts were taken.
+    fn finish(&mut self, _delivered: u64) -> (std::collections::BTreeMap<String, u64>, Vec<String>) {
+        Default::default()
+    }
 }
 
 /// One architecture's micro-VMM.

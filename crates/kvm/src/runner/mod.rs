@@ -228,9 +228,14 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     let mut w = Watch::new(&vm, &clock, cfg, offset, counter_khz, m.threads.vcpu_tids.clone());
     let mut first = None;
     let mut resamples = 0;
+    let mut path_counters = (BTreeMap::new(), Vec::new());
     let outcome = match cfg.kind {
         BenchKind::Device => match Imp::trigger(&vm, cfg) {
-            Ok(t) => trigger_loop(&mut w, &vm, t, period, counter_khz, &rx, progress, &mut || first = Some(started.elapsed()), &mut resamples),
+            Ok(mut t) => {
+                let r = trigger_loop(&mut w, &vm, t.as_mut(), period, counter_khz, &rx, progress, &mut || first = Some(started.elapsed()), &mut resamples);
+                path_counters = t.finish(vm.slot(slot::COUNT));
+                r
+            }
             Err(e) => Err(RunError::Trigger(e.to_string())),
         },
         _ => wait_loop(&mut w, cfg.watchdog(counter_khz), &rx, progress, &mut || first = Some(started.elapsed())),
@@ -244,6 +249,8 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
         m.error = Some(e.to_string());
     }
     m.counters = delta(&stats_before, &read_stats());
+    m.counters.extend(path_counters.0);
+    m.notes.extend(path_counters.1);
     if cfg.kind == BenchKind::Device && cfg.via.is_level() {
         // Each one is a guest EOI that came back through the resamplefd: the level path's mark.
         m.counters.insert("trigger.resample_notifications".into(), resamples);
@@ -270,7 +277,7 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
 fn trigger_loop<P: SharedPage + ?Sized, C: Clock>(
     w: &mut Watch<'_, P, C>,
     page: &P,
-    mut trig: Box<dyn Trigger + '_>,
+    trig: &mut dyn Trigger,
     period: u64,
     counter_khz: u64,
     rx: &mpsc::Receiver<(u32, Action)>,
@@ -298,6 +305,12 @@ fn trigger_loop<P: SharedPage + ?Sized, C: Clock>(
                 Err(_) => return Err(RunError::NeverStarted(cfg.stall_timeout)),
             }
         }
+    }
+    if trig.guest_paced() {
+        // An assigned device: connect its interrupt now that the guest's ITS or SPI is set up,
+        // then collect what the guest measures itself (handler − its own write, guest ticks).
+        trig.connect().map_err(|e| RunError::Trigger(e.to_string()))?;
+        return wait_loop(w, cfg.watchdog(counter_khz), rx, progress, first_sample);
     }
     let period_ns = period * 1_000_000 / counter_khz.max(1);
     let mut next = Instant::now() + Duration::from_nanos(period_ns);

@@ -109,6 +109,9 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
                 DeviceVia::Line => ("kvm/kvm_set_irq", Thread::Source),
                 // irqfd with resample injects from a kworker (virt/kvm/eventfd.c irqfd_inject).
                 DeviceVia::Level => ("kvm/kvm_set_irq", Thread::Any),
+                // The assigned device's paths start in the host's interrupt handler
+                // (vfio_msihandler / vfio_intx_handler), on no thread of ours.
+                DeviceVia::VfioMsi | DeviceVia::VfioIntx => ("kvm/kvm_set_irq", Thread::Any),
             };
             vec![m("irq raised", raise, from, Rule::Named), accept(from), WOKEN, RUNS, ENTRY]
         }

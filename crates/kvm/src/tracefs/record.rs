@@ -28,7 +28,7 @@ fn kind_from(s: &str) -> Option<BenchKind> {
 }
 
 fn via_from(s: &str) -> Option<DeviceVia> {
-    DeviceVia::ALL.into_iter().find(|v| v.name() == s)
+    DeviceVia::from_name(s)
 }
 
 impl Recording {

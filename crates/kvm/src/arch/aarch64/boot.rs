@@ -41,6 +41,28 @@ pub const ITS_TABLES: u64 = RAM + 0x100_0000;
 pub const ITS_TABLES_SIZE: u64 = 1 << 20;
 /// GITS_TRANSLATER: the doorbell an MSI writes (ITS base + 0x1_0040).
 pub const GITS_TRANSLATER: u64 = GITS + 0x1_0040;
+/// An assigned device's BAR0 (`--via vfio-*`), a KVM memory slot over the VFIO region's mmap, at
+/// most `DEVICE_BAR_MAX` bytes; its slot number; and the registers of QEMU's edu device the guest
+/// uses (hw/misc/edu.c `edu_mmio_write`: 0x60 raises the interrupt with the value's bits in
+/// the status, 0x64 clears them — and drops INTx when none is left).
+pub const DEVICE_BAR: u64 = 0x1000_0000;
+pub const DEVICE_BAR_MAX: u64 = 0x1000_0000;
+pub const DEVICE_BAR_SLOT: u32 = 1;
+pub const EDU_RAISE: u64 = 0x60;
+pub const EDU_ACK: u64 = 0x64;
+/// edu's DMA registers (source, destination, count: u64 at 0x80/0x88/0x90; command at 0x98:
+/// RUN 0x1 | IRQ 0x4, direction 0 = from PCI), its DMA buffer's device address (0x40000) and
+/// the interrupt-status bit a DMA completion raises (DMA_IRQ 0x100).
+pub const EDU_DMA_SRC: u64 = 0x80;
+pub const EDU_DMA_DST: u64 = 0x88;
+pub const EDU_DMA_CNT: u64 = 0x90;
+pub const EDU_DMA_CMD: u64 = 0x98;
+pub const EDU_DMA_RUN_IRQ: u32 = 0x1 | 0x4;
+pub const EDU_DMA_BUFFER: u64 = 0x4_0000;
+pub const EDU_DMA_IRQ: u32 = 0x100;
+/// The guest waits for this u64 (in its data page) to turn non-zero before its first device
+/// write: the host connects the device's interrupt once the guest's ITS mapping exists.
+pub const DEVICE_GO: u64 = DATA + 0x800;
 
 /// Guest address of sample `k`'s record.
 pub fn record(k: u64) -> u64 {
@@ -108,6 +130,8 @@ mod tests {
         assert!(GICR + gicr_size(MAX_VCPUS) <= EXIT_MMIO);
         assert!(EXIT_MMIO + 0x1000 <= RAM);
         assert!(EDGE_SPI >= 32 && LEVEL_SPI < NR_IRQS);
+        assert!(EXIT_MMIO + 0x1000 <= DEVICE_BAR && DEVICE_BAR + DEVICE_BAR_MAX <= RAM, "the BAR slot sits between the exit page and RAM");
+        assert!(DEVICE_GO >= DATA + 0x100 && DEVICE_GO + 8 <= DATA + 0x1000 && DEVICE_GO % 8 == 0, "the go word is in the data page, clear of the slots");
         assert_eq!(record(RING + 2), record(2));
     }
 }

@@ -3,7 +3,7 @@
 //! a ring in guest RAM (memory report), completion written to the unbacked exit page — and the
 //! ring read back as the run loop's records.
 use armguest::abi::{EXIT_DONE, EXIT_ERROR, EXIT_ITS, EXIT_PARKED, EXIT_UNKNOWN_BENCH, RING_HEADER, RING_RECORD, SIGNAL_DEVICE_READY};
-use armguest::{Bench, Device, DeviceIrq, Params, Report, Trigger, Wait};
+use armguest::{Bench, Device, DeviceIrq, MmioTrigger, Params, Report, Trigger, Wait};
 
 use super::boot;
 use crate::abi::{done, RING};
@@ -16,7 +16,7 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Kv
     let bench = match cfg.kind {
         BenchKind::Timer => Bench::Timer,
         BenchKind::Ipi => Bench::Ipi,
-        BenchKind::Device => Bench::Device(Device { irq: device_irq(cfg.via), self_trigger: false }),
+        BenchKind::Device => Bench::Device(Device { irq: device_irq(cfg.via), self_trigger: false, mmio: cfg.via.is_vfio().then(|| edu_trigger(cfg.vfio_trigger)) }),
     };
     let params = Params {
         bench,
@@ -37,12 +37,23 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Kv
     armguest::patch(image, &params).map_err(|e| KvmError::Guest(e.to_string()))
 }
 
+/// The assigned device's trigger, after the host's go: `raise` writes 1 to edu's raise register
+/// and acknowledges bit 1; `dma` starts the DMA the host programmed (`assigned.rs`) and
+/// acknowledges DMA_IRQ (`boot::EDU_*`).
+pub fn edu_trigger(how: crate::config::VfioTrigger) -> MmioTrigger {
+    let (reg, value, ack) = match how {
+        crate::config::VfioTrigger::Raise => (boot::EDU_RAISE, 1, 1),
+        crate::config::VfioTrigger::Dma => (boot::EDU_DMA_CMD, boot::EDU_DMA_RUN_IRQ, boot::EDU_DMA_IRQ),
+    };
+    MmioTrigger { go_addr: boot::DEVICE_GO, trigger_addr: boot::DEVICE_BAR + reg, trigger_value: value, ack_addr: boot::DEVICE_BAR + boot::EDU_ACK, ack_value: ack }
+}
+
 /// The interrupt the guest sets up for each device path (see `trigger.rs`): an LPI mapped
 /// through its ITS for the MSI paths, an edge or level SPI for the line paths.
 pub fn device_irq(via: crate::config::DeviceVia) -> DeviceIrq {
     use crate::config::DeviceVia;
     match via {
-        DeviceVia::Irqfd | DeviceVia::Msi => DeviceIrq::Lpi {
+        DeviceVia::Irqfd | DeviceVia::Msi | DeviceVia::VfioMsi => DeviceIrq::Lpi {
             intid: boot::ITS_LPI,
             gits_base: boot::GITS,
             device_id: boot::ITS_DEVICE_ID,
@@ -50,7 +61,7 @@ pub fn device_irq(via: crate::config::DeviceVia) -> DeviceIrq {
             tables_addr: boot::ITS_TABLES,
         },
         DeviceVia::Line => DeviceIrq::Spi { intid: boot::EDGE_SPI, trigger: Trigger::Edge },
-        DeviceVia::Level => DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level },
+        DeviceVia::Level | DeviceVia::VfioIntx => DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level },
     }
 }
 
@@ -125,5 +136,17 @@ mod tests {
         assert!(!d.self_trigger, "the host triggers");
         let Bench::Device(d) = dev(crate::config::DeviceVia::Level).bench else { panic!("device bench") };
         assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
+        assert_eq!(d.mmio, None, "a host thread triggers the level path");
+        // The assigned device: the guest writes edu's raise register in the BAR slot, after the go.
+        let Bench::Device(d) = dev(crate::config::DeviceVia::VfioMsi).bench else { panic!("device bench") };
+        assert_eq!(d.irq, device_irq(crate::config::DeviceVia::Msi), "the MSI reaches the same LPI through the vITS");
+        let m = d.mmio.expect("the guest triggers the assigned device");
+        assert_eq!((m.trigger_addr, m.ack_addr, m.go_addr), (boot::DEVICE_BAR + 0x60, boot::DEVICE_BAR + 0x64, boot::DEVICE_GO));
+        let Bench::Device(d) = dev(crate::config::DeviceVia::VfioIntx).bench else { panic!("device bench") };
+        assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
+        assert!(d.mmio.is_some());
+        let Bench::Device(d) = armguest::read_params(&prepared_image(&BenchConfig { kind: BenchKind::Device, vcpus: 1, via: crate::config::DeviceVia::VfioMsi, vfio_trigger: crate::config::VfioTrigger::Dma, ..cfg.clone() }, 62_500).unwrap()).unwrap().bench else { panic!("device bench") };
+        let m = d.mmio.unwrap();
+        assert_eq!((m.trigger_addr, m.trigger_value, m.ack_value), (boot::DEVICE_BAR + 0x98, 0x5, 0x100), "DMA run + irq, acknowledged as DMA_IRQ");
     }
 }

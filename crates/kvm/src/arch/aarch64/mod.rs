@@ -9,6 +9,7 @@ use crate::config::{BenchConfig, BenchKind, ConfigError};
 use crate::error::KvmError;
 use crate::exit::Exit;
 
+pub mod assigned;
 pub mod boot;
 pub mod describe;
 pub mod exits;
@@ -53,8 +54,16 @@ impl Arch for Aarch64 {
         if cfg.stop_above_ns.is_some() && cfg.kind == BenchKind::Device {
             return early("--stop-above");
         }
-        if cfg.gicv4.is_some() {
-            return cannot("--gicv4", "KVM maps an MSI to a vLPI for direct injection only for a VFIO-assigned device (the irq-bypass producer); irqfd and KVM_SIGNAL_MSI always take KVM's software path, and VFIO assignment is not supported yet");
+        if let Some(on) = cfg.gicv4 {
+            let state = crate::vfio::gicv4::State::from_log(&crate::vfio::gicv4::kernel_log());
+            let flag = format!("--gicv4 {}", if on { "on" } else { "off" });
+            state.check(on).map_err(|why| ConfigError::HostCannot { flag: flag.clone(), why })?;
+            if on && !(cfg.kind == crate::config::BenchKind::Device && cfg.via == crate::config::DeviceVia::VfioMsi) {
+                return cannot(&flag, "KVM maps an MSI to a vLPI for direct injection only for a VFIO-assigned device's MSI (the irq-bypass producer): use `device --via vfio-msi`; other paths always take KVM's software path");
+            }
+        }
+        if cfg.kind == crate::config::BenchKind::Device && cfg.via.is_vfio() {
+            crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| ConfigError::HostCannot { flag: crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name()), why: e.to_string() })?;
         }
         Ok(())
     }

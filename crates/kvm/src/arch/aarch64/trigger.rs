@@ -24,9 +24,9 @@ use crate::error::KvmError;
 /// The INTID the guest waits for on each path.
 pub fn intid_for(via: DeviceVia) -> u32 {
     match via {
-        DeviceVia::Irqfd | DeviceVia::Msi => boot::ITS_LPI,
+        DeviceVia::Irqfd | DeviceVia::Msi | DeviceVia::VfioMsi => boot::ITS_LPI,
         DeviceVia::Line => EDGE_SPI,
-        DeviceVia::Level => LEVEL_SPI,
+        DeviceVia::Level | DeviceVia::VfioIntx => LEVEL_SPI,
     }
 }
 
@@ -88,6 +88,7 @@ pub fn create(vm: &Vm, via: DeviceVia) -> Result<ArmTrigger<'_>, KvmError> {
         }
         DeviceVia::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_SPI - 32).map_err(KvmError::setup("KVM_IRQFD (resample)"))?,
         DeviceVia::Msi | DeviceVia::Line => {}
+        DeviceVia::VfioMsi | DeviceVia::VfioIntx => return Err(KvmError::Unsupported("the VFIO paths have their own trigger (assigned.rs)".into())),
     }
     Ok(ArmTrigger { vm, via, irqfd, resample })
 }
@@ -101,6 +102,7 @@ impl Trigger for ArmTrigger<'_> {
                 let irq = irq_line_spi(EDGE_SPI);
                 self.vm.fd.set_irq_line(irq, true).and_then(|_| self.vm.fd.set_irq_line(irq, false)).map_err(KvmError::setup("KVM_IRQ_LINE"))
             }
+            DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(KvmError::Unsupported("the guest triggers the assigned device".into())),
         }
     }
 

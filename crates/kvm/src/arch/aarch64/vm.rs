@@ -34,6 +34,8 @@ pub struct Vm {
     pub caps: BTreeMap<String, String>,
     pub in_force: Vec<(String, String)>,
     kind: crate::config::BenchKind,
+    /// `--via vfio-*`: the assigned device, its BAR0 a memory slot at `boot::DEVICE_BAR`.
+    pub assigned: Option<crate::vfio::device::Assigned>,
     /// Guest − host counter, read through KVM_REG_ARM_TIMER_CNT between two host readings.
     offset: Option<(i64, String)>,
 }
@@ -68,6 +70,10 @@ impl Vm {
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
         unsafe { fd.set_user_memory_region(region) }.map_err(KvmError::setup("KVM_SET_USER_MEMORY_REGION"))?;
         mem.write_slice(&image, GuestAddress(boot::IMAGE)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        let vfio = cfg.kind == crate::config::BenchKind::Device && cfg.via.is_vfio();
+        let assigned = if vfio { Some(assign(&fd, cfg, &mut caps)?) } else { None };
+        let gicv4 = crate::vfio::gicv4::State::from_log(&crate::vfio::gicv4::kernel_log());
+        in_force.push(("gicv4".into(), gicv4.name().into()));
 
         // vCPUs first: the vGIC's redistributors are sized and initialised for them.
         let mut kvi = kvm_vcpu_init::default();
@@ -113,7 +119,7 @@ impl Vm {
         // The guest's virtual counter runs at the host's minus KVM's CNTVOFF for this VM: read it
         // through the vCPU register between two host readings (only the device bench compares
         // a host stamp with a guest one).
-        let offset = if cfg.kind == crate::config::BenchKind::Device {
+        let offset = if cfg.kind == crate::config::BenchKind::Device && !vfio {
             let mut buf = [0u8; 8];
             let before = super::Aarch64::counter_now();
             vcpus[0].get_one_reg(boot::reg_timer_cnt(), &mut buf).map_err(KvmError::setup("KVM_GET_ONE_REG timer count"))?;
@@ -124,7 +130,7 @@ impl Vm {
         } else {
             None
         };
-        let vm = Vm { kvm, fd, mem, gic, its, caps, in_force, kind: cfg.kind, offset };
+        let vm = Vm { kvm, fd, mem, gic, its, caps, in_force, kind: cfg.kind, assigned, offset };
         Ok((vm, vcpus, counter_khz))
     }
 
@@ -134,8 +140,31 @@ impl Vm {
 
     /// The device benchmark's trigger for `cfg.via`.
     pub fn trigger<'a>(&'a self, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError> {
+        if cfg.via.is_vfio() {
+            return Ok(Box::new(super::assigned::create(self, cfg.via, cfg.vfio_trigger)?));
+        }
         Ok(Box::new(super::trigger::create(self, cfg.via)?))
     }
+}
+
+/// Open the device `--vfio-device` names (or the only one bound to vfio-pci) and map its BAR0 at
+/// `boot::DEVICE_BAR` (a VM_PFNMAP mapping: KVM/arm64 maps it as device memory at stage 2).
+fn assign(fd: &VmFd, cfg: &BenchConfig, caps: &mut BTreeMap<String, String>) -> Result<crate::vfio::device::Assigned, KvmError> {
+    let flag = crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name());
+    let path = crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| KvmError::Unsupported(format!("{flag}: {e}")))?;
+    let mut dev = crate::vfio::device::Assigned::open(&path).map_err(|e| KvmError::Unsupported(format!("{flag}: {e}")))?;
+    if cfg.vfio_trigger == crate::config::VfioTrigger::Dma {
+        dev.map_dma_page().map_err(|e| KvmError::Unsupported(format!("--vfio-trigger dma: {e}")))?;
+    }
+    if dev.bar_size > boot::DEVICE_BAR_MAX {
+        return Err(KvmError::Unsupported(format!("{}: BAR0 is {} bytes, more than the {} this VMM's layout leaves", dev.bdf, dev.bar_size, boot::DEVICE_BAR_MAX)));
+    }
+    let region = kvm_userspace_memory_region { slot: boot::DEVICE_BAR_SLOT, flags: 0, guest_phys_addr: boot::DEVICE_BAR, memory_size: dev.bar_size, userspace_addr: dev.bar_host_addr() };
+    // SAFETY: the mapping lives in `dev`, which the Vm keeps for as long as the VM exists.
+    unsafe { fd.set_user_memory_region(region) }.map_err(KvmError::setup("KVM_SET_USER_MEMORY_REGION (device BAR0)"))?;
+    let (v, d) = dev.vendor_device;
+    caps.insert("vfio".into(), format!("{} ({v:04x}:{d:04x}) assigned: BAR0 {} bytes at {:#x}", dev.bdf, dev.bar_size, boot::DEVICE_BAR));
+    Ok(dev)
 }
 
 impl SharedPage for Vm {

@@ -37,6 +37,9 @@ impl Arch for X86_64 {
         if let Some(g) = cfg.gicv4 {
             return Err(ConfigError::WrongArch { flag: format!("--gicv4 {}", if g { "on" } else { "off" }), arch: Self::NAME });
         }
+        if cfg.kind == crate::config::BenchKind::Device && cfg.via.is_vfio() {
+            return Err(ConfigError::HostCannot { flag: format!("--via {}", cfg.via.name()), why: "VFIO device assignment is wired on arm64 only (the GICv4 direct-injection path); on x86_64 use irqfd, msi, line or level".into() });
+        }
         Ok(())
     }
 

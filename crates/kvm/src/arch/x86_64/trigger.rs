@@ -24,6 +24,7 @@ pub fn create(vm: &Vm, via: DeviceVia) -> Result<X86Trigger<'_>, KvmError> {
         DeviceVia::Irqfd => vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(KvmError::setup("KVM_IRQFD"))?,
         DeviceVia::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_PIN).map_err(KvmError::setup("KVM_IRQFD (resample)"))?,
         DeviceVia::Msi | DeviceVia::Line => {}
+        DeviceVia::VfioMsi | DeviceVia::VfioIntx => return Err(KvmError::Unsupported(format!("--via {}: VFIO device assignment is wired on arm64 only", via.name()))),
     }
     Ok(X86Trigger { vm, via, irqfd, resample })
 }
@@ -42,6 +43,7 @@ impl Trigger for X86Trigger<'_> {
                 .set_irq_line(EDGE_PIN, true)
                 .and_then(|_| self.vm.fd.set_irq_line(EDGE_PIN, false))
                 .map_err(KvmError::setup("KVM_IRQ_LINE")),
+            DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(KvmError::Unsupported("the VFIO paths are refused when the trigger is created".into())),
         }
     }
 

@@ -239,6 +239,9 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
     if vm.level == Level::L2 && matches!(bench, Bench::Device | Bench::Ipi) {
         return Err(ctx.invalid("vm.level", "\"l1\" for the device and ipi benchmarks (their L2 paths are not modelled)", "\"l2\""));
     }
+    if wl.via.is_vfio() {
+        return Err(ctx.invalid("workload.via", "irqfd, msi, line or level (the kvm-x86 model has no VFIO-assigned device path)", format!("\"{}\"", wl.via.name())));
+    }
     if wait == Wait::Busy && bench != Bench::Timer {
         return Err(ctx.invalid("workload.wait", "`hlt` (busy waiting applies to the timer benchmark only, as in `irqlab run`)", "\"busy\""));
     }

@@ -292,6 +292,7 @@ impl Prepared {
                 w.cost("host:eventfd-write+irqfd-level", &c.eventfd_signal);
                 w.cost("kvm:ioapic-route", &c.ioapic_route);
             }
+            Via::VfioMsi | Via::VfioIntx => unreachable!("config::prepare refuses the VFIO paths for this model"),
         }
         let posted = if self.hyp.posted_interrupts { Some(pi) } else { None };
         self.wake(w, h, false, posted);
