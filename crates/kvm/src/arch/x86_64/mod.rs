@@ -64,6 +64,10 @@ impl Arch for X86_64 {
         Ok(Box::new(trigger::create(vm, cfg.via)?))
     }
 
+    fn primitive_calls<'a>(vm: &'a vm::Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + 'a>)>, KvmError> {
+        trigger::no_target_calls(vm)
+    }
+
     fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError> {
         pv_ipi::probe_pv_ipi(timeout)
     }
