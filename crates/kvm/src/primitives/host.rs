@@ -33,6 +33,8 @@ pub struct HostRun {
     pub khz: u64,
     /// Host CPU for the waiting thread.
     pub pin: Option<usize>,
+    /// SCHED_FIFO priority for the waiting thread (`--priority`, as the vCPU threads get it).
+    pub priority: Option<i32>,
     /// Give up on a sample after this long.
     pub stall: Duration,
 }
@@ -47,9 +49,13 @@ fn stalled(what: &str, k: u64, stall: Duration) -> KvmError {
     KvmError::Unsupported(format!("primitive {what}: sample {k} did not complete within {stall:?}"))
 }
 
-fn pin(p: Option<usize>) -> Result<(), KvmError> {
-    if let Some(c) = p {
+/// The waiting thread's placement, as a vCPU thread's (`runner::ThreadSetup`).
+fn place(pin: Option<usize>, priority: Option<i32>) -> Result<(), KvmError> {
+    if let Some(c) = pin {
         threads::pin_current(c)?;
+    }
+    if let Some(p) = priority {
+        threads::fifo_current(p)?;
     }
     Ok(())
 }
@@ -63,13 +69,14 @@ struct Waiter {
 }
 
 impl Waiter {
-    fn spawn(name: &str, pin_to: Option<usize>, mut wait: impl FnMut(&AtomicBool) -> bool + Send + 'static) -> Self {
+    fn spawn(name: &str, r: &HostRun, mut wait: impl FnMut(&AtomicBool) -> bool + Send + 'static) -> Self {
         let (stamp, seen, stop) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicBool::new(false)));
         let (s2, n2, x2) = (stamp.clone(), seen.clone(), stop.clone());
+        let (pin_to, prio) = (r.pin, r.priority);
         let handle = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
-                pin(pin_to)?;
+                place(pin_to, prio)?;
                 while !x2.load(Ordering::Acquire) {
                     if wait(&x2) {
                         s2.store(Imp::counter(), Ordering::Release);
@@ -108,7 +115,7 @@ impl Waiter {
 pub fn eventfd_wake(r: &HostRun) -> Result<Vec<i64>, KvmError> {
     let fd = EventFd::new(0).map_err(|e| KvmError::Setup { step: "eventfd (blocking)", source: e })?;
     let rd = fd.try_clone().map_err(|e| KvmError::Setup { step: "eventfd clone", source: e })?;
-    let w = Waiter::spawn("prim-eventfd", r.pin, move |stop| rd.read().is_ok() && !stop.load(Ordering::Acquire));
+    let w = Waiter::spawn("prim-eventfd", r, move |stop| rd.read().is_ok() && !stop.load(Ordering::Acquire));
     let mut out = Vec::with_capacity(r.samples as usize);
     let mut next = Instant::now() + r.period;
     for k in 0..r.samples {
@@ -131,7 +138,7 @@ pub fn spin_wake(r: &HostRun) -> Result<Vec<i64>, KvmError> {
     let seq = Arc::new(AtomicU64::new(0));
     let s2 = seq.clone();
     let mut last = 0;
-    let w = Waiter::spawn("prim-spin", r.pin, move |stop| loop {
+    let w = Waiter::spawn("prim-spin", r, move |stop| loop {
         let v = s2.load(Ordering::Acquire);
         if v != last {
             last = v;
@@ -184,7 +191,7 @@ pub fn hrtimer(r: &HostRun, how: TimerWait) -> Result<Vec<i64>, KvmError> {
     let h = std::thread::Builder::new()
         .name("prim-hrtimer".into())
         .spawn(move || -> Result<Vec<i64>, KvmError> {
-            pin(r.pin)?;
+            place(r.pin, r.priority)?;
             // SAFETY: timerfd_create takes flags only; the fd is closed below.
             let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
             if fd < 0 {

@@ -160,7 +160,7 @@ pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measu
     }
 
     // 4. Host only: thread wake-ups and hrtimer expiry.
-    let hr = HostRun { samples: vcfg.samples + DISCARDED_FIRST, period, khz, pin: vcfg.pin.first().copied(), stall: vcfg.stall_timeout };
+    let hr = HostRun { samples: vcfg.samples + DISCARDED_FIRST, period, khz, pin: vcfg.pin.first().copied(), priority: vcfg.priority, stall: vcfg.stall_timeout };
     let host_parts: [(&str, &dyn Fn(&HostRun) -> Result<Vec<i64>, KvmError>); 4] = [
         ("eventfd_wake", &host::eventfd_wake),
         ("spin_wake", &host::spin_wake),

@@ -16,6 +16,7 @@ use crate::platform::Basis;
 use crate::runner::{run_scenario, ScenarioOpts};
 use crate::scenario::{set_path, Scenario, ScenarioError};
 
+pub mod primitives;
 pub mod profile_out;
 pub mod run_form;
 
@@ -59,6 +60,9 @@ pub enum CalibrateError {
     /// The profile could not be written.
     #[error("calibrated profile: {0}")]
     Profile(String),
+    /// A `--primitives` file that cannot identify a cost: which primitive, and why.
+    #[error("--primitives {file}{}: {why}", primitive.as_ref().map(|p| format!(": primitive `{p}`")).unwrap_or_default())]
+    Primitive { file: String, primitive: Option<String>, why: String },
 }
 
 /// One measured result file.

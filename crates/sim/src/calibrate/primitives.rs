@@ -1,0 +1,295 @@
+//! `irqlab calibrate --primitives FILE`: the host model's costs from measured primitives
+//! (`irqlab run primitives`, crates/kvm/src/primitives), so that the paths are *composed* from
+//! pieces measured on their own and only what no primitive measures is fitted (issue 26, item 5).
+//!
+//! Why: fitting scale factors of derived costs to three paths left costs no path identified
+//! (`block_wake`, the ioctl costs) and the held-out paths that need them missed. A primitive is
+//! measured alone, so its cost is identified whatever the training set.
+//!
+//! How a path is composed: the `kvm-x86` model (models/kvm_x86/paths.rs) walks each sample
+//! through its steps and draws every step's cost independently — a Monte-Carlo convolution of
+//! the step distributions. [`MAPPING`] says which model cost each primitive becomes; [`PATHS`]
+//! lists, per measured path, the steps on its latency window with the KVM function each follows
+//! (Linux 6.x; arch/x86/kvm/{lapic.c,x86.c,irq_comm.c,ioapic.c}, virt/kvm/{kvm_main.c,eventfd.c}).
+//! A primitive enters as an empirical distribution (`values_ns`: [`QUANTILES`] evenly spaced
+//! quantiles of its histogram), `basis = "measured"`, its source naming the result file, class,
+//! host and sample count. A cost that is a *difference* of two primitives (an MSR handler beyond
+//! the bare exit, blocking beyond polling) is their quantile-by-quantile difference, floored at 0
+//! (the comonotone difference: exact when both come from one underlying variable, an
+//! approximation otherwise — stated in its source).
+//!
+//! What stays free: the costs no primitive measures (`vm_entry_inject`, `guest_irq_entry`,
+//! `handle_hlt`, the IOAPIC ones, …) keep their profile values and `calibrate` fits at most one
+//! per training path, on the training paths only.
+//!
+//! Too noisy to identify: a primitive with fewer than [`MIN_SAMPLES`] samples, a non-positive
+//! median, or a tail that is not the primitive's (p99 above [`MAX_SPREAD`] × p50 *and* more than
+//! [`MAX_TAIL_NS`] above it: on paths of 0.2–20 µs such a tail is another thread or a host tick
+//! taking the CPU, not the step) is refused by name, as is a blocked wake-up that is not slower
+//! than a polled one (then blocking's cost is not identified).
+use std::collections::BTreeMap;
+
+use results::{ResultKind, RunResult};
+
+use crate::platform::Basis;
+use crate::scenario::{set_path, Scenario};
+
+use super::{host_identity, CalibrateError};
+
+/// Samples a primitive needs.
+pub const MIN_SAMPLES: u64 = 200;
+/// A tail beyond this multiple of the median …
+pub const MAX_SPREAD: f64 = 20.0;
+/// … and this far above it (ns) is not the primitive's own.
+pub const MAX_TAIL_NS: f64 = 50_000.0;
+/// Quantiles kept per primitive (the empirical distribution the model draws from).
+pub const QUANTILES: usize = 400;
+
+/// Where a model cost comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// One primitive's distribution.
+    One(&'static str),
+    /// `a` − `b`, quantile by quantile, floored at 0.
+    Diff(&'static str, &'static str),
+    /// `base` + (`a` − `b`), quantile by quantile.
+    PlusDiff(&'static str, &'static str, &'static str),
+}
+
+impl Source {
+    /// The primitives it reads.
+    pub fn classes(self) -> Vec<&'static str> {
+        match self {
+            Source::One(a) => vec![a],
+            Source::Diff(a, b) => vec![a, b],
+            Source::PlusDiff(c, a, b) => vec![c, a, b],
+        }
+    }
+    fn describe(self) -> String {
+        match self {
+            Source::One(a) => format!("`{a}`"),
+            Source::Diff(a, b) => format!("`{a}` − `{b}` (quantile by quantile, floored at 0)"),
+            Source::PlusDiff(c, a, b) => format!("`{c}` + (`{a}` − `{b}`) (quantile by quantile, the difference floored at 0)"),
+        }
+    }
+}
+
+/// (model cost, where it comes from, the KVM step it stands for).
+pub const MAPPING: &[(&str, Source, &str)] = &[
+    ("guest_ring0_insn", Source::One("guest_insn"), "one guest ring-0 instruction, emulated by kvm_pvm (x86_emulate_insn)"),
+    ("vmexit_roundtrip", Source::One("exit_cpuid"), "the bare exit round trip: CPUID, handled in the kernel (kvm_emulate_cpuid)"),
+    ("handle_msr_tsc_deadline", Source::Diff("exit_msr", "exit_cpuid"), "WRMSR IA32_TSC_DEADLINE beyond the bare exit (kvm_set_lapic_tscdeadline_msr)"),
+    ("handle_icr_write", Source::Diff("exit_icr", "exit_cpuid"), "x2APIC ICR write beyond the bare exit (kvm_x2apic_icr_write → kvm_apic_send_ipi → kvm_irq_delivery_to_apic); the target's kick is in its wake-up"),
+    ("ioctl_signal_msi", Source::One("ioctl_signal_msi"), "KVM_SIGNAL_MSI up to the delivery (kvm_send_userspace_msi → kvm_set_msi)"),
+    ("ioctl_irq_line", Source::One("ioctl_irq_line"), "KVM_IRQ_LINE up to the IOAPIC (kvm_vm_ioctl_irq_line → kvm_set_irq)"),
+    ("eventfd_signal", Source::One("irqfd_signal"), "eventfd write → irqfd_wakeup → kvm_arch_set_irq_inatomic, in the writer's syscall"),
+    ("hrtimer_expiry", Source::One("hrtimer_spin"), "KVM's software LAPIC timer is an hrtimer (apic_timer_fn → apic_timer_expired): its expiry lateness"),
+    ("handle_host_timer_irq", Source::One("hrtimer_spin"), "the same hrtimer firing on the CPU of a running vCPU (timer-busy: the exit is vmexit_roundtrip)"),
+    ("poll_wake", Source::One("spin_wake"), "kvm_vcpu_halt's poll loop sees the kick (kvm_vcpu_check_block): a store seen by a spinning CPU"),
+    ("block_wake", Source::PlusDiff("spin_wake", "wake_halt_blocked", "wake_halt_polled"), "a blocked vCPU thread woken (kvm_vcpu_kick → kvm_vcpu_wake_up → rcuwait_wake_up) and scheduled: the polled wake plus what blocking adds over polling"),
+];
+
+/// Primitives that are measured but enter no cost (kept as checks of the ones that do).
+pub const CHECKS: &[(&str, &str)] = &[
+    ("exit_pio", "a PIO exit to the VMM and back: no measured path leaves the kernel"),
+    ("eventfd_wake", "a host thread blocked in read(2) woken by an eventfd: the scheduler part of block_wake, measured without KVM"),
+    ("hrtimer_sleep", "hrtimer expiry plus the wake-up of a sleeping thread: compare hrtimer_spin + eventfd_wake"),
+];
+
+/// The steps on each measured path's latency window, in order: (path, [(step, model cost)]).
+/// `guest_ring0_insn × n` steps are the guest's own instructions counted from bench.S.
+pub const PATHS: &[(&str, &[(&str, &str)])] = &[
+    ("timer-hlt", &[("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry"), ("kvm_vcpu_kick seen by the halt-poll loop (kvm_vcpu_halt)", "poll_wake"), ("vcpu_enter_guest, inject (kvm_inject_pending_timer_irqs)", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("timer-hlt-poll0", &[("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry"), ("kvm_vcpu_kick → kvm_vcpu_wake_up of the blocked thread (halt_poll_ns 0)", "block_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("timer-busy", &[("the hrtimer fires on the running vCPU's CPU: external-interrupt exit", "vmexit_roundtrip"), ("hrtimer lateness (handle_external_interrupt_irqoff → apic_timer_expired)", "handle_host_timer_irq"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("device-irqfd", &[("eventfd write → irqfd_wakeup → kvm_set_msi (inline)", "eventfd_signal"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("device-msi", &[("KVM_SIGNAL_MSI → kvm_send_userspace_msi → kvm_set_msi", "ioctl_signal_msi"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("device-line", &[("KVM_IRQ_LINE → kvm_set_irq", "ioctl_irq_line"), ("kvm_ioapic_set_irq → ioapic_service → kvm_irq_delivery_to_apic", "ioapic_route"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("device-level", &[("eventfd write → irqfd_wakeup (level GSI: irqfd_inject → kvm_set_irq)", "eventfd_signal"), ("kvm_ioapic_set_irq → ioapic_service", "ioapic_route"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("ipi-oneway", &[("sender: rdtsc … wrmsr set-up (7)", "guest_ring0_insn"), ("ICR write exit", "vmexit_roundtrip"), ("kvm_x2apic_icr_write → kvm_apic_send_ipi → __apic_accept_irq", "handle_icr_write"), ("target: kvm_vcpu_kick seen by its halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("ipi-roundtrip", &[("the one-way path", "ipi-oneway"), ("target: reply set-up (8)", "guest_ring0_insn"), ("reply ICR write exit", "vmexit_roundtrip"), ("kvm_apic_send_ipi back", "handle_icr_write"), ("sender: woken from its halt (poll) or already pending", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+];
+
+/// One primitive's measured distribution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prim {
+    pub count: u64,
+    pub p50: f64,
+    pub p99: f64,
+    /// [`QUANTILES`] evenly spaced quantiles, ns, ascending.
+    pub quantiles: Vec<f64>,
+}
+
+impl Prim {
+    /// A primitive from its quantiles (tests: synthetic distributions).
+    pub fn from_quantiles(count: u64, quantiles: Vec<f64>) -> Prim {
+        let at = |q: f64| quantiles[((q * quantiles.len() as f64) as usize).min(quantiles.len() - 1)];
+        Prim { count, p50: at(0.5), p99: at(0.99), quantiles }
+    }
+}
+
+/// The measured primitives of one result file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Primitives {
+    pub file: String,
+    pub host: String,
+    pub prims: BTreeMap<String, Prim>,
+}
+
+/// Every primitive a cost reads.
+pub fn needed() -> Vec<&'static str> {
+    let mut v: Vec<&str> = MAPPING.iter().flat_map(|m| m.1.classes()).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Why a primitive cannot be used, or `None`.
+pub fn too_noisy(p: &Prim) -> Option<String> {
+    if p.count < MIN_SAMPLES {
+        return Some(format!("{} samples, fewer than the {MIN_SAMPLES} a primitive needs", p.count));
+    }
+    if p.p50 <= 0.0 {
+        return Some(format!("median {} ns: a primitive's cost must be positive", p.p50));
+    }
+    if p.p99 > MAX_SPREAD * p.p50 && p.p99 - p.p50 > MAX_TAIL_NS {
+        return Some(format!(
+            "p99 {:.1} µs is {:.0}× its p50 {:.2} µs (bound: {MAX_SPREAD}× and {} µs above): the tail is other work taking the CPU, not this step — measure on a quieter host",
+            p.p99 / 1e3,
+            p.p99 / p.p50,
+            p.p50 / 1e3,
+            MAX_TAIL_NS / 1e3
+        ));
+    }
+    None
+}
+
+impl Primitives {
+    /// Read the primitives from a measured result of `irqlab run primitives`, refusing what
+    /// cannot identify a cost (named by file, primitive and reason).
+    pub fn read(file: &str, r: &RunResult) -> Result<Primitives, CalibrateError> {
+        let bad = |why: String| CalibrateError::Primitive { file: file.into(), primitive: None, why };
+        if r.meta.kind != ResultKind::Measured {
+            return Err(bad(format!("a {} result; --primitives takes the result of `irqlab run primitives`", r.meta.kind.as_str())));
+        }
+        let c = r
+            .configs
+            .iter()
+            .find(|c| c.params.get("bench").is_some_and(|b| b == "primitives"))
+            .ok_or_else(|| bad("no configuration with bench = primitives: not a result of `irqlab run primitives`".into()))?;
+        if let Some(e) = &c.error {
+            return Err(bad(format!("the run failed ({e})")));
+        }
+        let mut prims = BTreeMap::new();
+        let mut noisy = Vec::new();
+        for name in needed() {
+            let fail = |why: String| CalibrateError::Primitive { file: file.into(), primitive: Some(name.into()), why };
+            let l = c.classes.get(name).ok_or_else(|| fail("not measured in this file".into()))?;
+            let h = l.histogram(name).map_err(|e| fail(e.to_string()))?;
+            let quantiles = (0..QUANTILES).map(|i| h.value_at_quantile((i as f64 + 0.5) / QUANTILES as f64) as f64).collect();
+            let p = Prim { count: l.summary.count, p50: l.summary.p50 as f64, p99: l.summary.p99 as f64, quantiles };
+            if let Some(why) = too_noisy(&p) {
+                noisy.push((name, why));
+            }
+            prims.insert(name.to_string(), p);
+        }
+        // Every primitive that cannot be used is named, the first as the error's subject.
+        if let Some((first, why)) = noisy.first() {
+            let more: String = noisy[1..].iter().map(|(n, w)| format!("; primitive `{n}`: too noisy to identify: {w}")).collect();
+            return Err(CalibrateError::Primitive { file: file.into(), primitive: Some(first.to_string()), why: format!("too noisy to identify: {why}{more}") });
+        }
+        let out = Primitives { file: file.into(), host: host_identity(r), prims };
+        out.check_wakes()?;
+        Ok(out)
+    }
+
+    /// Blocking must cost more than polling for `block_wake` to be identified.
+    pub fn check_wakes(&self) -> Result<(), CalibrateError> {
+        let (b, p) = (&self.prims["wake_halt_blocked"], &self.prims["wake_halt_polled"]);
+        if b.p50 < 0.9 * p.p50 {
+            return Err(CalibrateError::Primitive {
+                file: self.file.clone(),
+                primitive: Some("wake_halt_blocked".into()),
+                why: format!(
+                    "too noisy to identify block_wake: its median {:.2} µs is below wake_halt_polled's {:.2} µs (blocking cannot be cheaper than polling)",
+                    b.p50 / 1e3,
+                    p.p50 / 1e3
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// A cost's distribution (ascending quantiles, ns).
+    pub fn values(&self, f: Source) -> Vec<f64> {
+        let q = |n: &str| &self.prims[n].quantiles;
+        match f {
+            Source::One(a) => q(a).clone(),
+            Source::Diff(a, b) => q(a).iter().zip(q(b)).map(|(x, y)| (x - y).max(0.0)).collect(),
+            Source::PlusDiff(c, a, b) => q(c).iter().zip(q(a).iter().zip(q(b))).map(|(z, (x, y))| z + (x - y).max(0.0)).collect(),
+        }
+    }
+
+    fn source(&self, f: Source, step: &str) -> String {
+        let counts: Vec<String> = f.classes().iter().map(|c| format!("{c}: {} samples, p50 {:.2} µs", self.prims[*c].count, self.prims[*c].p50 / 1e3)).collect();
+        format!("measured: irqlab run primitives, {} ({step}) in {} on {} [{}]", f.describe(), self.file, self.host, counts.join("; "))
+    }
+
+    /// The cost overrides, as `platform.costs.NAME` tables.
+    pub fn costs(&self) -> Vec<(String, toml::Table)> {
+        MAPPING
+            .iter()
+            .map(|(cost, f, step)| {
+                let mut t = toml::Table::new();
+                let vals: Vec<toml::Value> = self.values(*f).into_iter().map(|v| toml::Value::Float((v * 10.0).round() / 10.0)).collect();
+                t.insert("values_ns".into(), toml::Value::Array(vals));
+                t.insert("source".into(), self.source(*f, step).into());
+                t.insert("basis".into(), Basis::Measured.as_str().into());
+                (cost.to_string(), t)
+            })
+            .collect()
+    }
+
+    /// `base` with every mapped cost replaced by its primitive.
+    pub fn apply(&self, base: &Scenario) -> Result<Scenario, CalibrateError> {
+        let mut doc = base.doc.clone();
+        for (cost, t) in self.costs() {
+            set_path(&mut doc, &format!("platform.costs.{cost}"), toml::Value::Table(t)).map_err(CalibrateError::Profile)?;
+        }
+        let text = toml::to_string(&doc).map_err(|e| CalibrateError::Profile(e.to_string()))?;
+        Ok(Scenario::parse(&text, &base.file, &base.name, base.dir.clone())?)
+    }
+}
+
+/// The primitives a path's latency depends on, through [`PATHS`] and [`MAPPING`].
+pub fn path_primitives(path: &str) -> Vec<&'static str> {
+    let Some((_, steps)) = PATHS.iter().find(|(p, _)| *p == path) else { return Vec::new() };
+    let mut out: Vec<&str> = Vec::new();
+    for (_, cost) in steps.iter() {
+        if PATHS.iter().any(|(p, _)| p == cost) {
+            out.extend(path_primitives(cost));
+        }
+        for (c, f, _) in MAPPING {
+            if c == cost {
+                out.extend(f.classes());
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The composition, for people: per path, its steps and where each cost comes from.
+pub fn composition_text() -> String {
+    let mut s = String::new();
+    for (path, steps) in PATHS {
+        s.push_str(&format!("{path} =\n"));
+        for (step, cost) in steps.iter() {
+            let from = MAPPING.iter().find(|m| m.0 == *cost).map(|m| format!("primitive {}", m.1.describe()));
+            let from = from.unwrap_or_else(|| if PATHS.iter().any(|(p, _)| p == cost) { "the path above".into() } else { "profile (free: fitted on training paths if chosen)".into() });
+            s.push_str(&format!("    ⊕ {cost:<24} {step}  ← {from}\n"));
+        }
+    }
+    s
+}
