@@ -213,7 +213,7 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
         for (cost, f, _) in primitives::MAPPING {
             let v = pr.values(*f);
             let q = |x: f64| v[((x * v.len() as f64) as usize).min(v.len() - 1)];
-            crate::term::out(&format!("  {cost:<24} ← {:<48} p50 {:>8.2} µs  p99 {:>8.2} µs\n", f.classes().join(" ⊕/⊖ "), q(0.5) / 1e3, q(0.99) / 1e3))?;
+            crate::term::out(&format!("  {cost:<24} ← {:<60} p50 {:>8.2} µs  p99 {:>8.2} µs\n", f.describe(), q(0.5) / 1e3, q(0.99) / 1e3))?;
         }
         for (check, what) in primitives::CHECKS {
             if let Some(c) = prims[0].result.configs.iter().find_map(|c| c.classes.get(*check)) {
@@ -249,11 +249,16 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     } else {
         a.free.clone()
     };
-    if free.is_empty() {
+    if free.is_empty() && a.primitives.is_none() {
         return Err(CliError("calibrate: no cost to fit: no guess/derived cost is exercised by the training paths (name some with --free)".into()));
     }
-    crate::term::note(&format!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…\n", free.join(", "), a.max_iters, a.fit_samples));
-    let rep = calibrate::fit_restarting(&p.scenario, &free, a.max_iters, !a.no_loo, a.restarts)?;
+    let rep = if free.is_empty() {
+        crate::term::out("nothing left to fit: every cost on the training paths comes from a primitive, so every path is a prediction\n")?;
+        calibrate::no_fit(&p.scenario)?
+    } else {
+        crate::term::note(&format!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…\n", free.join(", "), a.max_iters, a.fit_samples));
+        calibrate::fit_restarting(&p.scenario, &free, a.max_iters, !a.no_loo, a.restarts)?
+    };
     crate::term::out(&format!("\nFREE                          START        FITTED   FACTOR\n"))?;
     for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
         crate::term::out(&format!("{:<24} {:>11.1} {:>13.1} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x))?;

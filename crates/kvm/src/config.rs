@@ -195,7 +195,8 @@ impl BenchConfig {
         if self.pv_ipi && self.kind != BenchKind::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--pv-ipi", bench: self.kind.name() });
         }
-        if self.wait == WaitMode::Busy && self.kind != BenchKind::Timer {
+        let busy_ok = self.kind == BenchKind::Timer || (self.kind == BenchKind::Device && <crate::arch::Imp as crate::arch::Arch>::DEVICE_BUSY);
+        if self.wait == WaitMode::Busy && !busy_ok {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
         }
         Ok(())
@@ -230,7 +231,9 @@ mod tests {
         assert!(e(BenchConfig { pin: vec![0, 1], ..ok.clone() }).contains("one host CPU per vCPU"));
         assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 is not one this process may run on (allowed: 0-1)"));
         assert_eq!(e(BenchConfig { pv_ipi: true, ..ok.clone() }), "--pv-ipi does not apply to `timer`");
-        assert!(e(BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() }).contains("--wait busy"));
+        assert!(e(BenchConfig { kind: BenchKind::Ipi, vcpus: 2, wait: WaitMode::Busy, ..ok.clone() }).contains("--wait busy"));
+        let device_busy = BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() }.validate(&[0, 1]);
+        assert_eq!(device_busy.is_ok(), <crate::arch::Imp as crate::arch::Arch>::DEVICE_BUSY, "{device_busy:?}");
         assert_eq!(e(BenchConfig { priority: Some(0), ..ok.clone() }), "--priority: expected a SCHED_FIFO priority 1 to 99, got 0");
         assert!(e(BenchConfig { priority: Some(100), ..ok.clone() }).starts_with("--priority"));
         assert!(e(BenchConfig { duration: Some(Duration::from_millis(10)), ..ok.clone() }).starts_with("--duration: expected 100ms to 24h"));

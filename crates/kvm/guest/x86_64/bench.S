@@ -125,7 +125,9 @@ finished:
         jmp park
 
 /* ---- device: the host triggers; the handler records the arrival tsc ---- */
-device_main:
+device_main:                    /* WAIT = 1: spin in ring 3 (the vCPU is running when it comes) */
+        cmp qword ptr [WAIT], 1
+        je to_user
         sti
 1:      hlt
         jmp 1b

@@ -68,6 +68,9 @@ pub trait Arch {
     /// Whether the guest stamps its entry (`abi::slot::ENTRY_TSC`) so the host can find the
     /// counter offset; a guest that keeps only differences of its own counter needs none.
     const ENTRY_STAMP: bool;
+    /// Whether the guest's device bench can spin instead of halting (`wait = busy`): a device
+    /// interrupt to a running vCPU (the primitives bench's `irq_running`).
+    const DEVICE_BUSY: bool = false;
     /// Refuse flags this architecture does not have (exit 2 naming the flag and the architecture).
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError>;
     /// Create the VM with the guest loaded and its vCPUs ready to run; also returns the counter

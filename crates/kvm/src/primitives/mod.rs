@@ -15,13 +15,15 @@
 //! | `irqfd_signal` | eventfd write to an irqfd routed nowhere | host TSC | eventfd_write → irqfd_wakeup → kvm_arch_set_irq_inatomic |
 //! | `wake_halt_blocked` | irqfd → guest handler, HLT, halt_poll_ns = 0 | host/guest TSC | kvm_vcpu_halt blocks; kvm_vcpu_kick → kvm_vcpu_wake_up |
 //! | `wake_halt_polled` | irqfd → guest handler, HLT, the host's halt polling | host/guest TSC | kvm_vcpu_halt's poll loop sees the event |
+//! | `irq_running` | irqfd → guest handler, guest spinning in ring 3 | host/guest TSC | kvm_vcpu_kick of a running vCPU → exit → inject_pending_event |
 //! | `eventfd_wake` | eventfd write → a thread blocked in read(2) runs | host TSC | try_to_wake_up (as rcuwait_wake_up of a halted vCPU) |
 //! | `spin_wake` | a store → a thread spinning on it sees it | host TSC | cache-line transfer (as the halt-poll loop's check) |
 //! | `hrtimer_spin` | timerfd expiry lateness, thread polling | host TSC | hrtimer interrupt → timerfd_tmrproc |
 //! | `hrtimer_sleep` | clock_nanosleep expiry lateness, thread asleep | host TSC | hrtimer_wakeup → try_to_wake_up |
 //!
-//! The two `wake_halt_*` classes are the device bench (`runner::run_bench`, irqfd) at two
-//! halt-poll settings — reused, not copied; their difference is what blocking costs over polling.
+//! `wake_halt_*` and `irq_running` are the device bench (`runner::run_bench`, irqfd) at two
+//! halt-poll settings and with the guest spinning — reused, not copied; the halted ones' difference
+//! is what blocking costs over polling, and `irq_running` is an interrupt into a running vCPU.
 //! The guest part runs the x86 guest's `prim_main`; an architecture without it reports so.
 pub mod guest;
 pub mod host;
@@ -43,7 +45,7 @@ use crate::runner::{install_kick, run_bench, spawn_vcpu, stop_all, KvmStats, Thr
 use host::{HostRun, TimerWait};
 
 /// Every class a primitives run produces, in order.
-pub const CLASSES: [&str; 14] = [
+pub const CLASSES: [&str; 15] = [
     "guest_insn",
     "exit_cpuid",
     "exit_msr",
@@ -54,6 +56,7 @@ pub const CLASSES: [&str; 14] = [
     "irqfd_signal",
     "wake_halt_blocked",
     "wake_halt_polled",
+    "irq_running",
     "eventfd_wake",
     "spin_wake",
     "hrtimer_spin",
@@ -78,7 +81,7 @@ fn kept(v: Vec<f64>) -> Vec<f64> {
     v.into_iter().skip(DISCARDED_FIRST as usize).collect()
 }
 
-/// Run every primitive; progress is reported in samples (14 classes × `samples`).
+/// Run every primitive; progress is reported in samples (15 classes × `samples`).
 pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
     let vcfg = vm_config(cfg);
     vcfg.validate(&crate::host::threads::allowed_cpus())?;
@@ -144,8 +147,8 @@ pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measu
     drop(vm);
 
     // 3. Waking a halted vCPU: the device bench over irqfd, polling off and the host's polling.
-    for (name, poll) in [("wake_halt_blocked", Some(0)), ("wake_halt_polled", cfg.halt_poll_ns)] {
-        let run = run_bench(&BenchConfig { halt_poll_ns: poll, ..vcfg.clone() }, progress)?;
+    for (name, poll, wait) in [("wake_halt_blocked", Some(0), WaitMode::Hlt), ("wake_halt_polled", cfg.halt_poll_ns, WaitMode::Hlt), ("irq_running", cfg.halt_poll_ns, WaitMode::Busy)] {
+        let run = run_bench(&BenchConfig { halt_poll_ns: poll, wait, ..vcfg.clone() }, progress)?;
         if let Some(e) = &run.error {
             return Err(KvmError::Unsupported(format!("primitive {name}: {e}")));
         }
@@ -184,7 +187,7 @@ pub fn to_config_result(m: &Measurement, name: &str) -> ConfigResult {
     r.params = m.params().into_iter().filter(|(k, _)| keep.contains(&k.as_str())).collect::<BTreeMap<_, _>>();
     r.params.insert("bench".into(), BENCH.into());
     r.params.insert("vcpus".into(), "1".into());
-    r.notes.push("primitives: guest_insn and exit_* are timed by the guest (rdtsc brackets, median empty bracket subtracted); ioctl_*, irqfd_signal, eventfd_wake, spin_wake and hrtimer_* by the host; wake_halt_* are the irqfd device bench at halt_poll_ns 0 and the host's polling (crates/kvm/src/primitives/mod.rs)".into());
+    r.notes.push("primitives: guest_insn and exit_* are timed by the guest (rdtsc brackets, median empty bracket subtracted); ioctl_*, irqfd_signal, eventfd_wake, spin_wake and hrtimer_* by the host; wake_halt_* and irq_running are the irqfd device bench at halt_poll_ns 0, with the host's polling, and with the guest spinning in ring 3 (crates/kvm/src/primitives/mod.rs)".into());
     r
 }
 

@@ -13,14 +13,16 @@
 //! (Linux 6.x; arch/x86/kvm/{lapic.c,x86.c,irq_comm.c,ioapic.c}, virt/kvm/{kvm_main.c,eventfd.c}).
 //! A primitive enters as an empirical distribution (`values_ns`: [`QUANTILES`] evenly spaced
 //! quantiles of its histogram), `basis = "measured"`, its source naming the result file, class,
-//! host and sample count. A cost that is a *difference* of two primitives (an MSR handler beyond
-//! the bare exit, blocking beyond polling) is their quantile-by-quantile difference, floored at 0
-//! (the comonotone difference: exact when both come from one underlying variable, an
-//! approximation otherwise — stated in its source).
+//! host and sample count. A cost that is a *difference* of primitives (an MSR handler beyond the
+//! bare exit, blocking beyond polling, an interrupt's entry into a running guest beyond the irqfd
+//! write, the exit and the handler) is their quantile-by-quantile difference, floored at 0 (the
+//! comonotone difference: exact when the terms move together, an approximation otherwise — stated
+//! in its source).
 //!
-//! What stays free: the costs no primitive measures (`vm_entry_inject`, `guest_irq_entry`,
-//! `handle_hlt`, the IOAPIC ones, …) keep their profile values and `calibrate` fits at most one
-//! per training path, on the training paths only.
+//! What stays free: the costs no primitive measures (`ioapic_route`, `handle_hlt`, …) keep their
+//! profile values and `calibrate` fits at most one per training path, on the training paths only;
+//! when no training path depends on one, nothing is fitted and every path is a prediction.
+//! `device-irqfd` is then not a test: it is the `wake_halt_polled` primitive measured again.
 //!
 //! Too noisy to identify: a primitive with fewer than [`MIN_SAMPLES`] samples, a non-positive
 //! median, or a tail that is not the primitive's (p99 above [`MAX_SPREAD`] × p50 *and* more than
@@ -46,14 +48,14 @@ pub const MAX_TAIL_NS: f64 = 50_000.0;
 pub const QUANTILES: usize = 400;
 
 /// Where a model cost comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Source {
     /// One primitive's distribution.
     One(&'static str),
-    /// `a` − `b`, quantile by quantile, floored at 0.
-    Diff(&'static str, &'static str),
-    /// `base` + (`a` − `b`), quantile by quantile.
-    PlusDiff(&'static str, &'static str, &'static str),
+    /// Σ coefficient × primitive, quantile by quantile, floored at 0 (the comonotone sum).
+    Lin(&'static [(f64, &'static str)]),
+    /// Zero: the step is already inside this primitive (it cannot be measured apart from it).
+    Inside(&'static str),
 }
 
 impl Source {
@@ -61,15 +63,26 @@ impl Source {
     pub fn classes(self) -> Vec<&'static str> {
         match self {
             Source::One(a) => vec![a],
-            Source::Diff(a, b) => vec![a, b],
-            Source::PlusDiff(c, a, b) => vec![c, a, b],
+            Source::Lin(terms) => terms.iter().map(|t| t.1).collect(),
+            Source::Inside(a) => vec![a],
         }
     }
-    fn describe(self) -> String {
+    pub fn describe(self) -> String {
         match self {
             Source::One(a) => format!("`{a}`"),
-            Source::Diff(a, b) => format!("`{a}` − `{b}` (quantile by quantile, floored at 0)"),
-            Source::PlusDiff(c, a, b) => format!("`{c}` + (`{a}` − `{b}`) (quantile by quantile, the difference floored at 0)"),
+            Source::Lin(terms) => {
+                let s: Vec<String> = terms
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, c))| {
+                        let sign = if *k < 0.0 { " − " } else if i > 0 { " + " } else { "" };
+                        let m = if k.abs() != 1.0 { format!("{}·", k.abs()) } else { String::new() };
+                        format!("{sign}{m}`{c}`")
+                    })
+                    .collect();
+                format!("{} (quantile by quantile, floored at 0)", s.concat())
+            }
+            Source::Inside(a) => format!("0: inside `{a}`"),
         }
     }
 }
@@ -78,22 +91,26 @@ impl Source {
 pub const MAPPING: &[(&str, Source, &str)] = &[
     ("guest_ring0_insn", Source::One("guest_insn"), "one guest ring-0 instruction, emulated by kvm_pvm (x86_emulate_insn)"),
     ("vmexit_roundtrip", Source::One("exit_cpuid"), "the bare exit round trip: CPUID, handled in the kernel (kvm_emulate_cpuid)"),
-    ("handle_msr_tsc_deadline", Source::Diff("exit_msr", "exit_cpuid"), "WRMSR IA32_TSC_DEADLINE beyond the bare exit (kvm_set_lapic_tscdeadline_msr)"),
-    ("handle_icr_write", Source::Diff("exit_icr", "exit_cpuid"), "x2APIC ICR write beyond the bare exit (kvm_x2apic_icr_write → kvm_apic_send_ipi → kvm_irq_delivery_to_apic); the target's kick is in its wake-up"),
+    ("handle_msr_tsc_deadline", Source::Lin(&[(1.0, "exit_msr"), (-1.0, "exit_cpuid")]), "WRMSR IA32_TSC_DEADLINE beyond the bare exit (kvm_set_lapic_tscdeadline_msr)"),
+    ("handle_icr_write", Source::Lin(&[(1.0, "exit_icr"), (-1.0, "exit_cpuid")]), "x2APIC ICR write beyond the bare exit (kvm_x2apic_icr_write → kvm_apic_send_ipi → kvm_irq_delivery_to_apic); the target's kick is in its wake-up"),
     ("ioctl_signal_msi", Source::One("ioctl_signal_msi"), "KVM_SIGNAL_MSI up to the delivery (kvm_send_userspace_msi → kvm_set_msi)"),
     ("ioctl_irq_line", Source::One("ioctl_irq_line"), "KVM_IRQ_LINE up to the IOAPIC (kvm_vm_ioctl_irq_line → kvm_set_irq)"),
     ("eventfd_signal", Source::One("irqfd_signal"), "eventfd write → irqfd_wakeup → kvm_arch_set_irq_inatomic, in the writer's syscall"),
     ("hrtimer_expiry", Source::One("hrtimer_spin"), "KVM's software LAPIC timer is an hrtimer (apic_timer_fn → apic_timer_expired): its expiry lateness"),
     ("handle_host_timer_irq", Source::One("hrtimer_spin"), "the same hrtimer firing on the CPU of a running vCPU (timer-busy: the exit is vmexit_roundtrip)"),
-    ("poll_wake", Source::One("spin_wake"), "kvm_vcpu_halt's poll loop sees the kick (kvm_vcpu_check_block): a store seen by a spinning CPU"),
-    ("block_wake", Source::PlusDiff("spin_wake", "wake_halt_blocked", "wake_halt_polled"), "a blocked vCPU thread woken (kvm_vcpu_kick → kvm_vcpu_wake_up → rcuwait_wake_up) and scheduled: the polled wake plus what blocking adds over polling"),
+    ("poll_wake", Source::Lin(&[(1.0, "wake_halt_polled"), (-1.0, "irqfd_signal"), (-6.0, "guest_insn")]), "a halted vCPU woken with the host's halt polling (kvm_vcpu_halt: poll loop, or kvm_vcpu_block when the poll fails) up to the guest's re-entry (vcpu_enter_guest, inject_pending_event): the polled irqfd wake-up less its irqfd write, the interrupt entry and the handler's 5 instructions"),
+    ("block_wake", Source::Lin(&[(1.0, "wake_halt_blocked"), (-1.0, "irqfd_signal"), (-6.0, "guest_insn")]), "a blocked vCPU thread woken (kvm_vcpu_kick → kvm_vcpu_wake_up → rcuwait_wake_up), scheduled and re-entering the guest: the irqfd wake-up with halt_poll_ns 0 less its irqfd write, the interrupt entry and the handler's 5 instructions"),
+    ("vm_entry_inject", Source::Inside("wake_halt_polled"), "the VM entry that injects after a halt: measured inside the wake-ups (poll_wake, block_wake), not apart"),
+    ("guest_irq_entry", Source::One("guest_insn"), "an interrupt entering the guest: under kvm_pvm one emulation event (inject_pending_event; each delivery adds 1 to insn_emulation_fail), measured as one emulated instruction"),
+    ("irqfd_inject_work", Source::One("eventfd_wake"), "a level irqfd's deferred injection (irqfd_wakeup → schedule_work → irqfd_inject): a blocked kworker woken and scheduled, as a thread blocked in read(2) is"),
 ];
 
 /// Primitives that are measured but enter no cost (kept as checks of the ones that do).
 pub const CHECKS: &[(&str, &str)] = &[
     ("exit_pio", "a PIO exit to the VMM and back: no measured path leaves the kernel"),
-    ("eventfd_wake", "a host thread blocked in read(2) woken by an eventfd: the scheduler part of block_wake, measured without KVM"),
+    ("spin_wake", "a store seen by a thread spinning on another CPU: what a successful halt poll adds at least"),
     ("hrtimer_sleep", "hrtimer expiry plus the wake-up of a sleeping thread: compare hrtimer_spin + eventfd_wake"),
+    ("irq_running", "irqfd to a vCPU spinning in ring 3: includes kicking a running vCPU on another CPU (an IPI between host CPUs), a step no measured path isolates"),
 ];
 
 /// The steps on each measured path's latency window, in order: (path, [(step, model cost)]).
@@ -105,7 +122,7 @@ pub const PATHS: &[(&str, &[(&str, &str)])] = &[
     ("device-irqfd", &[("eventfd write → irqfd_wakeup → kvm_set_msi (inline)", "eventfd_signal"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
     ("device-msi", &[("KVM_SIGNAL_MSI → kvm_send_userspace_msi → kvm_set_msi", "ioctl_signal_msi"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
     ("device-line", &[("KVM_IRQ_LINE → kvm_set_irq", "ioctl_irq_line"), ("kvm_ioapic_set_irq → ioapic_service → kvm_irq_delivery_to_apic", "ioapic_route"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("device-level", &[("eventfd write → irqfd_wakeup (level GSI: irqfd_inject → kvm_set_irq)", "eventfd_signal"), ("kvm_ioapic_set_irq → ioapic_service", "ioapic_route"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+    ("device-level", &[("eventfd write → irqfd_wakeup: an IOAPIC route cannot inject in atomic context", "eventfd_signal"), ("schedule_work → a kworker runs irqfd_inject → kvm_set_irq", "irqfd_inject_work"), ("kvm_ioapic_set_irq → ioapic_service", "ioapic_route"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
     ("ipi-oneway", &[("sender: rdtsc … wrmsr set-up (7)", "guest_ring0_insn"), ("ICR write exit", "vmexit_roundtrip"), ("kvm_x2apic_icr_write → kvm_apic_send_ipi → __apic_accept_irq", "handle_icr_write"), ("target: kvm_vcpu_kick seen by its halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
     ("ipi-roundtrip", &[("the one-way path", "ipi-oneway"), ("target: reply set-up (8)", "guest_ring0_insn"), ("reply ICR write exit", "vmexit_roundtrip"), ("kvm_apic_send_ipi back", "handle_icr_write"), ("sender: woken from its halt (poll) or already pending", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
 ];
@@ -225,8 +242,8 @@ impl Primitives {
         let q = |n: &str| &self.prims[n].quantiles;
         match f {
             Source::One(a) => q(a).clone(),
-            Source::Diff(a, b) => q(a).iter().zip(q(b)).map(|(x, y)| (x - y).max(0.0)).collect(),
-            Source::PlusDiff(c, a, b) => q(c).iter().zip(q(a).iter().zip(q(b))).map(|(z, (x, y))| z + (x - y).max(0.0)).collect(),
+            Source::Lin(terms) => (0..QUANTILES.min(q(terms[0].1).len())).map(|i| terms.iter().map(|(k, c)| k * q(c)[i]).sum::<f64>().max(0.0)).collect(),
+            Source::Inside(a) => vec![0.0; q(a).len()],
         }
     }
 

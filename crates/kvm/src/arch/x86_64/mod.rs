@@ -32,6 +32,7 @@ impl Arch for X86_64 {
     type Vm = vm::Vm;
     const NAME: &'static str = "x86_64";
     const ENTRY_STAMP: bool = true;
+    const DEVICE_BUSY: bool = true;
 
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
         if let Some(g) = cfg.gicv4 {

@@ -199,6 +199,7 @@ costs!(
     vm_entry_inject,
     timer_virt_delivery,
     eventfd_signal,
+    irqfd_inject_work,
     ioctl_signal_msi,
     ioctl_irq_line,
     ioapic_route,

@@ -290,6 +290,11 @@ impl Prepared {
             }
             Via::Level => {
                 w.cost("host:eventfd-write+irqfd-level", &c.eventfd_signal);
+                // virt/kvm/eventfd.c irqfd_wakeup: kvm_arch_set_irq_inatomic handles only MSI
+                // (and Hyper-V SINT) routes (arch/x86/kvm/irq_comm.c); an IOAPIC route returns
+                // -EWOULDBLOCK and the injection is deferred: schedule_work(&irqfd->inject) →
+                // irqfd_inject in a kworker, which must be woken and scheduled first.
+                w.cost("kvm:irqfd_inject-kworker", &c.irqfd_inject_work);
                 w.cost("kvm:ioapic-route", &c.ioapic_route);
             }
         }
