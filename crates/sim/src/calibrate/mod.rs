@@ -408,3 +408,5 @@ pub fn compare(paths: &[MeasuredPath], predicted: &[RunResult]) -> Vec<Compariso
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_primitives;

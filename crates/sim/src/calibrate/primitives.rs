@@ -113,18 +113,19 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("irq_running", "irqfd to a vCPU spinning in ring 3: includes kicking a running vCPU on another CPU (an IPI between host CPUs), a step no measured path isolates"),
 ];
 
-/// The steps on each measured path's latency window, in order: (path, [(step, model cost)]).
-/// `guest_ring0_insn × n` steps are the guest's own instructions counted from bench.S.
-pub const PATHS: &[(&str, &[(&str, &str)])] = &[
-    ("timer-hlt", &[("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry"), ("kvm_vcpu_kick seen by the halt-poll loop (kvm_vcpu_halt)", "poll_wake"), ("vcpu_enter_guest, inject (kvm_inject_pending_timer_irqs)", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("timer-hlt-poll0", &[("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry"), ("kvm_vcpu_kick → kvm_vcpu_wake_up of the blocked thread (halt_poll_ns 0)", "block_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("timer-busy", &[("the hrtimer fires on the running vCPU's CPU: external-interrupt exit", "vmexit_roundtrip"), ("hrtimer lateness (handle_external_interrupt_irqoff → apic_timer_expired)", "handle_host_timer_irq"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("device-irqfd", &[("eventfd write → irqfd_wakeup → kvm_set_msi (inline)", "eventfd_signal"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("device-msi", &[("KVM_SIGNAL_MSI → kvm_send_userspace_msi → kvm_set_msi", "ioctl_signal_msi"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("device-line", &[("KVM_IRQ_LINE → kvm_set_irq", "ioctl_irq_line"), ("kvm_ioapic_set_irq → ioapic_service → kvm_irq_delivery_to_apic", "ioapic_route"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("device-level", &[("eventfd write → irqfd_wakeup: an IOAPIC route cannot inject in atomic context", "eventfd_signal"), ("schedule_work → a kworker runs irqfd_inject → kvm_set_irq", "irqfd_inject_work"), ("kvm_ioapic_set_irq → ioapic_service", "ioapic_route"), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("ipi-oneway", &[("sender: rdtsc … wrmsr set-up (7)", "guest_ring0_insn"), ("ICR write exit", "vmexit_roundtrip"), ("kvm_x2apic_icr_write → kvm_apic_send_ipi → __apic_accept_irq", "handle_icr_write"), ("target: kvm_vcpu_kick seen by its halt-poll loop", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
-    ("ipi-roundtrip", &[("the one-way path", "ipi-oneway"), ("target: reply set-up (8)", "guest_ring0_insn"), ("reply ICR write exit", "vmexit_roundtrip"), ("kvm_apic_send_ipi back", "handle_icr_write"), ("sender: woken from its halt (poll) or already pending", "poll_wake"), ("vcpu_enter_guest, inject", "vm_entry_inject"), ("guest interrupt entry", "guest_irq_entry"), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn")]),
+/// The steps on each measured path's latency window, in order: (path, [(step, model cost, times)]).
+/// `guest_ring0_insn` steps are the guest's own instructions, counted from bench.S
+/// (models/kvm_x86/paths.rs `guest`); a step whose cost is another path is that whole path.
+pub const PATHS: &[(&str, &[(&str, &str, f64)])] = &[
+    ("timer-hlt", &[("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop (kvm_vcpu_halt)", "poll_wake", 1.0), ("vcpu_enter_guest, inject (kvm_inject_pending_timer_irqs)", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("timer-hlt-poll0", &[("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry", 1.0), ("kvm_vcpu_kick → kvm_vcpu_wake_up of the blocked thread (halt_poll_ns 0)", "block_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("timer-busy", &[("the hrtimer fires on the running vCPU's CPU: external-interrupt exit", "vmexit_roundtrip", 1.0), ("hrtimer lateness (handle_external_interrupt_irqoff → apic_timer_expired)", "handle_host_timer_irq", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("device-irqfd", &[("eventfd write → irqfd_wakeup → kvm_set_msi (inline)", "eventfd_signal", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("device-msi", &[("KVM_SIGNAL_MSI → kvm_send_userspace_msi → kvm_set_msi", "ioctl_signal_msi", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("device-line", &[("KVM_IRQ_LINE → kvm_set_irq", "ioctl_irq_line", 1.0), ("kvm_ioapic_set_irq → ioapic_service → kvm_irq_delivery_to_apic", "ioapic_route", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("device-level", &[("eventfd write → irqfd_wakeup: an IOAPIC route cannot inject in atomic context", "eventfd_signal", 1.0), ("schedule_work → a kworker runs irqfd_inject → kvm_set_irq", "irqfd_inject_work", 1.0), ("kvm_ioapic_set_irq → ioapic_service", "ioapic_route", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("ipi-oneway", &[("sender: rdtsc … wrmsr set-up (7)", "guest_ring0_insn", 7.0), ("ICR write exit", "vmexit_roundtrip", 1.0), ("kvm_x2apic_icr_write → kvm_apic_send_ipi → __apic_accept_irq", "handle_icr_write", 1.0), ("target: kvm_vcpu_kick seen by its halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("ipi-roundtrip", &[("the one-way path", "ipi-oneway", 1.0), ("target: reply set-up (8)", "guest_ring0_insn", 8.0), ("reply ICR write exit", "vmexit_roundtrip", 1.0), ("kvm_apic_send_ipi back", "handle_icr_write", 1.0), ("sender: woken from its halt (poll) or already pending", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
 ];
 
 /// One primitive's measured distribution.
@@ -278,22 +279,32 @@ impl Primitives {
     }
 }
 
-/// The primitives a path's latency depends on, through [`PATHS`] and [`MAPPING`].
-pub fn path_primitives(path: &str) -> Vec<&'static str> {
-    let Some((_, steps)) = PATHS.iter().find(|(p, _)| *p == path) else { return Vec::new() };
-    let mut out: Vec<&str> = Vec::new();
-    for (_, cost) in steps.iter() {
+/// How a path's latency depends on each primitive, through [`PATHS`] and [`MAPPING`]: the net
+/// coefficient of the primitive in the path's sum (e.g. `guest_insn` cancels on a halted path:
+/// the handler's instructions are inside the measured wake-up and are taken out of it again).
+/// Every primitive the path reads is present, with 0 when it cancels.
+pub fn dependence(path: &str) -> BTreeMap<&'static str, f64> {
+    let mut out = BTreeMap::new();
+    let Some((_, steps)) = PATHS.iter().find(|(p, _)| *p == path) else { return out };
+    for (_, cost, n) in steps.iter() {
         if PATHS.iter().any(|(p, _)| p == cost) {
-            out.extend(path_primitives(cost));
+            for (k, v) in dependence(cost) {
+                *out.entry(k).or_insert(0.0) += n * v;
+            }
         }
         for (c, f, _) in MAPPING {
-            if c == cost {
-                out.extend(f.classes());
+            if c != cost {
+                continue;
+            }
+            match f {
+                Source::One(a) => *out.entry(*a).or_insert(0.0) += n,
+                Source::Lin(terms) => terms.iter().for_each(|(k, a)| *out.entry(*a).or_insert(0.0) += n * k),
+                Source::Inside(a) => {
+                    out.entry(*a).or_insert(0.0);
+                }
             }
         }
     }
-    out.sort_unstable();
-    out.dedup();
     out
 }
 
@@ -302,10 +313,11 @@ pub fn composition_text() -> String {
     let mut s = String::new();
     for (path, steps) in PATHS {
         s.push_str(&format!("{path} =\n"));
-        for (step, cost) in steps.iter() {
+        for (step, cost, n) in steps.iter() {
+            let cost_n = if *n != 1.0 { format!("{n} × {cost}") } else { cost.to_string() };
             let from = MAPPING.iter().find(|m| m.0 == *cost).map(|m| format!("primitive {}", m.1.describe()));
             let from = from.unwrap_or_else(|| if PATHS.iter().any(|(p, _)| p == cost) { "the path above".into() } else { "profile (free: fitted on training paths if chosen)".into() });
-            s.push_str(&format!("    ⊕ {cost:<24} {step}  ← {from}\n"));
+            s.push_str(&format!("    ⊕ {cost_n:<24} {step}  ← {from}\n"));
         }
     }
     s
