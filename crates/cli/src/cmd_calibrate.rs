@@ -205,10 +205,11 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     let mut files: Vec<String> = ms.iter().map(|m| m.file.clone()).collect();
     if let Some(pf) = &a.primitives {
         let prims = load(std::slice::from_ref(pf))?;
+        // The file must identify its primitives (else it says which and why), and be of this host.
+        let pr = Primitives::read(&prims[0].file, &prims[0].result)?;
         let mut all = ms.clone();
         all.extend(prims.iter().cloned());
         same_host(&all)?;
-        let pr = Primitives::read(&prims[0].file, &prims[0].result)?;
         crate::term::out(&format!("primitives ({}), composed into the paths:\n", pr.file))?;
         for (cost, f, _) in primitives::MAPPING {
             let v = pr.values(*f);
