@@ -31,8 +31,11 @@ pub struct HostRun {
     pub period: Duration,
     /// Counter frequency (kHz) to turn periods into counter ticks.
     pub khz: u64,
-    /// Host CPU for the waiting thread.
+    /// Host CPU for the waiting thread (the CPU the measuring thread runs on too).
     pub pin: Option<usize>,
+    /// Another host CPU, for the spinning thread of [`spin_wake`] (a spinner must not share the
+    /// measuring thread's CPU).
+    pub remote: Option<usize>,
     /// SCHED_FIFO priority for the waiting thread (`--priority`, as the vCPU threads get it).
     pub priority: Option<i32>,
     /// Give up on a sample after this long.
@@ -138,7 +141,7 @@ pub fn spin_wake(r: &HostRun) -> Result<Vec<i64>, KvmError> {
     let seq = Arc::new(AtomicU64::new(0));
     let s2 = seq.clone();
     let mut last = 0;
-    let w = Waiter::spawn("prim-spin", r, move |stop| loop {
+    let w = Waiter::spawn("prim-spin", &HostRun { pin: r.remote, ..*r }, move |stop| loop {
         let v = s2.load(Ordering::Acquire);
         if v != last {
             last = v;

@@ -15,6 +15,7 @@
 //! | `irqfd_signal` | eventfd write to an irqfd routed nowhere | host TSC | eventfd_write → irqfd_wakeup → kvm_arch_set_irq_inatomic |
 //! | `wake_halt_blocked` | irqfd → guest handler, HLT, halt_poll_ns = 0 | host/guest TSC | kvm_vcpu_halt blocks; kvm_vcpu_kick → kvm_vcpu_wake_up |
 //! | `wake_halt_polled` | irqfd → guest handler, HLT, the host's halt polling | host/guest TSC | kvm_vcpu_halt's poll loop sees the event |
+//! | `wake_halt_remote` | as `wake_halt_polled`, triggered from another host CPU | host/guest TSC | + try_to_wake_up → smp_send_reschedule (an IPI between host CPUs) |
 //! | `irq_running` | irqfd → guest handler, guest spinning in ring 3 | host/guest TSC | kvm_vcpu_kick of a running vCPU → exit → inject_pending_event |
 //! | `eventfd_wake` | eventfd write → a thread blocked in read(2) runs | host TSC | try_to_wake_up (as rcuwait_wake_up of a halted vCPU) |
 //! | `spin_wake` | a store → a thread spinning on it sees it | host TSC | cache-line transfer (as the halt-poll loop's check) |
@@ -45,7 +46,7 @@ use crate::runner::{install_kick, run_bench, spawn_vcpu, stop_all, KvmStats, Thr
 use host::{HostRun, TimerWait};
 
 /// Every class a primitives run produces, in order.
-pub const CLASSES: [&str; 15] = [
+pub const CLASSES: [&str; 16] = [
     "guest_insn",
     "exit_cpuid",
     "exit_msr",
@@ -56,6 +57,7 @@ pub const CLASSES: [&str; 15] = [
     "irqfd_signal",
     "wake_halt_blocked",
     "wake_halt_polled",
+    "wake_halt_remote",
     "irq_running",
     "eventfd_wake",
     "spin_wake",
@@ -81,7 +83,9 @@ fn kept(v: Vec<f64>) -> Vec<f64> {
     v.into_iter().skip(DISCARDED_FIRST as usize).collect()
 }
 
-/// Run every primitive; progress is reported in samples (15 classes × `samples`).
+/// Run every primitive; progress is reported in samples (16 classes × `samples`). The vCPU, the
+/// waiting threads and this thread run on `--pin`'s CPU (default: the first allowed), a spinner
+/// and the remote trigger on another; this thread's affinity is restored afterwards.
 pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
     let vcfg = vm_config(cfg);
     vcfg.validate(&crate::host::threads::allowed_cpus())?;
@@ -89,6 +93,24 @@ pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measu
     if vcfg.samples + DISCARDED_FIRST > RING {
         return Err(crate::config::ConfigError::Samples { got: vcfg.samples, max: RING - DISCARDED_FIRST }.into());
     }
+    // Placement: the vCPU (and every waiting thread) on `local`, the measuring thread too; a
+    // second CPU for what must run elsewhere (a spinner, a remote trigger).
+    let allowed = crate::host::threads::allowed_cpus();
+    let local = vcfg.pin.first().copied().unwrap_or(allowed[0]);
+    let remote = allowed.iter().copied().find(|c| *c != local).ok_or_else(|| {
+        KvmError::Unsupported(format!("irqlab run {BENCH}: needs two host CPUs (a remote wake-up and a spinning thread); this process may run on {allowed:?} only"))
+    })?;
+    let vcfg = BenchConfig { pin: vec![local], ..vcfg };
+    crate::host::threads::pin_current(local)?;
+    let out = measure(&vcfg, cfg.halt_poll_ns, local, remote, progress);
+    // The caller's thread may run anywhere again.
+    crate::host::threads::allow_current(&allowed)?;
+    out
+}
+
+fn measure(vcfg: &BenchConfig, host_poll: Option<u64>, local: usize, remote: usize, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
+    let cfg = &BenchConfig { halt_poll_ns: host_poll, ..vcfg.clone() };
+    let vcfg = vcfg.clone();
     let started = Instant::now();
     let (vm, vcpus, khz) = Imp::create(&vcfg)?;
     let mut m = Measurement::new(vcfg.clone(), khz);
@@ -147,8 +169,19 @@ pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measu
     drop(vm);
 
     // 3. Waking a halted vCPU: the device bench over irqfd, polling off and the host's polling.
-    for (name, poll, wait) in [("wake_halt_blocked", Some(0), WaitMode::Hlt), ("wake_halt_polled", cfg.halt_poll_ns, WaitMode::Hlt), ("irq_running", cfg.halt_poll_ns, WaitMode::Busy)] {
+    // The measuring thread stays on the vCPU's CPU (`local`), except for wake_halt_remote, where
+    // it triggers from another CPU (`remote`): waking a thread on another CPU takes a
+    // reschedule IPI between host CPUs (try_to_wake_up → ttwu_queue → smp_send_reschedule).
+    let wakes = [
+        ("wake_halt_blocked", Some(0), WaitMode::Hlt, local),
+        ("wake_halt_polled", cfg.halt_poll_ns, WaitMode::Hlt, local),
+        ("wake_halt_remote", cfg.halt_poll_ns, WaitMode::Hlt, remote),
+        ("irq_running", cfg.halt_poll_ns, WaitMode::Busy, remote),
+    ];
+    for (name, poll, wait, from) in wakes {
+        crate::host::threads::pin_current(from)?;
         let run = run_bench(&BenchConfig { halt_poll_ns: poll, wait, ..vcfg.clone() }, progress)?;
+        crate::host::threads::pin_current(local)?;
         if let Some(e) = &run.error {
             return Err(KvmError::Unsupported(format!("primitive {name}: {e}")));
         }
@@ -163,7 +196,7 @@ pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measu
     }
 
     // 4. Host only: thread wake-ups and hrtimer expiry.
-    let hr = HostRun { samples: vcfg.samples + DISCARDED_FIRST, period, khz, pin: vcfg.pin.first().copied(), priority: vcfg.priority, stall: vcfg.stall_timeout };
+    let hr = HostRun { samples: vcfg.samples + DISCARDED_FIRST, period, khz, pin: Some(local), remote: Some(remote), priority: vcfg.priority, stall: vcfg.stall_timeout };
     let host_parts: [(&str, &dyn Fn(&HostRun) -> Result<Vec<i64>, KvmError>); 4] = [
         ("eventfd_wake", &host::eventfd_wake),
         ("spin_wake", &host::spin_wake),

@@ -100,6 +100,7 @@ pub const MAPPING: &[(&str, Source, &str)] = &[
     ("handle_host_timer_irq", Source::One("hrtimer_spin"), "the same hrtimer firing on the CPU of a running vCPU (timer-busy: the exit is vmexit_roundtrip)"),
     ("poll_wake", Source::Lin(&[(1.0, "wake_halt_polled"), (-1.0, "irqfd_signal"), (-6.0, "guest_insn")]), "a halted vCPU woken with the host's halt polling (kvm_vcpu_halt: poll loop, or kvm_vcpu_block when the poll fails) up to the guest's re-entry (vcpu_enter_guest, inject_pending_event): the polled irqfd wake-up less its irqfd write, the interrupt entry and the handler's 5 instructions"),
     ("block_wake", Source::Lin(&[(1.0, "wake_halt_blocked"), (-1.0, "irqfd_signal"), (-6.0, "guest_insn")]), "a blocked vCPU thread woken (kvm_vcpu_kick → kvm_vcpu_wake_up → rcuwait_wake_up), scheduled and re-entering the guest: the irqfd wake-up with halt_poll_ns 0 less its irqfd write, the interrupt entry and the handler's 5 instructions"),
+    ("cross_cpu_wake", Source::Lin(&[(1.0, "wake_halt_remote"), (-1.0, "wake_halt_polled")]), "waking a halted vCPU from another host CPU: try_to_wake_up → smp_send_reschedule, an IPI between host CPUs — the remote irqfd wake-up less the local one"),
     ("vm_entry_inject", Source::Inside("wake_halt_polled"), "the VM entry that injects after a halt: measured inside the wake-ups (poll_wake, block_wake), not apart"),
     ("guest_irq_entry", Source::One("guest_insn"), "an interrupt entering the guest: under kvm_pvm one emulation event (inject_pending_event; each delivery adds 1 to insn_emulation_fail), measured as one emulated instruction"),
     ("irqfd_inject_work", Source::One("eventfd_wake"), "a level irqfd's deferred injection (irqfd_wakeup → schedule_work → irqfd_inject): a blocked kworker woken and scheduled, as a thread blocked in read(2) is"),
@@ -124,8 +125,8 @@ pub const PATHS: &[(&str, &[(&str, &str, f64)])] = &[
     ("device-msi", &[("KVM_SIGNAL_MSI → kvm_send_userspace_msi → kvm_set_msi", "ioctl_signal_msi", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
     ("device-line", &[("KVM_IRQ_LINE → kvm_set_irq", "ioctl_irq_line", 1.0), ("kvm_ioapic_set_irq → ioapic_service → kvm_irq_delivery_to_apic", "ioapic_route", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
     ("device-level", &[("eventfd write → irqfd_wakeup: an IOAPIC route cannot inject in atomic context", "eventfd_signal", 1.0), ("schedule_work → a kworker runs irqfd_inject → kvm_set_irq", "irqfd_inject_work", 1.0), ("kvm_ioapic_set_irq → ioapic_service", "ioapic_route", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("ipi-oneway", &[("sender: rdtsc … wrmsr set-up (7)", "guest_ring0_insn", 7.0), ("ICR write exit", "vmexit_roundtrip", 1.0), ("kvm_x2apic_icr_write → kvm_apic_send_ipi → __apic_accept_irq", "handle_icr_write", 1.0), ("target: kvm_vcpu_kick seen by its halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("ipi-roundtrip", &[("the one-way path", "ipi-oneway", 1.0), ("target: reply set-up (8)", "guest_ring0_insn", 8.0), ("reply ICR write exit", "vmexit_roundtrip", 1.0), ("kvm_apic_send_ipi back", "handle_icr_write", 1.0), ("sender: woken from its halt (poll) or already pending", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("ipi-oneway", &[("sender: rdtsc … wrmsr set-up (7)", "guest_ring0_insn", 7.0), ("ICR write exit", "vmexit_roundtrip", 1.0), ("kvm_x2apic_icr_write → kvm_apic_send_ipi → __apic_accept_irq", "handle_icr_write", 1.0), ("target on the other host CPU: kvm_vcpu_kick → smp_send_reschedule", "cross_cpu_wake", 1.0), ("target: woken from its halt", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    ("ipi-roundtrip", &[("the one-way path", "ipi-oneway", 1.0), ("target: reply set-up (8)", "guest_ring0_insn", 8.0), ("reply ICR write exit", "vmexit_roundtrip", 1.0), ("kvm_apic_send_ipi back", "handle_icr_write", 1.0), ("sender on the other host CPU: reschedule IPI", "cross_cpu_wake", 1.0), ("sender: woken from its halt", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
 ];
 
 /// One primitive's measured distribution.
@@ -202,19 +203,22 @@ impl Primitives {
         let mut noisy = Vec::new();
         for name in needed() {
             let fail = |why: String| CalibrateError::Primitive { file: file.into(), primitive: Some(name.into()), why };
-            let l = c.classes.get(name).ok_or_else(|| fail("not measured in this file".into()))?;
+            let Some(l) = c.classes.get(name) else {
+                noisy.push((name, "not measured in this file (an older `irqlab run primitives`?)".to_string()));
+                continue;
+            };
             let h = l.histogram(name).map_err(|e| fail(e.to_string()))?;
             let quantiles = (0..QUANTILES).map(|i| h.value_at_quantile((i as f64 + 0.5) / QUANTILES as f64) as f64).collect();
             let p = Prim { count: l.summary.count, p50: l.summary.p50 as f64, p99: l.summary.p99 as f64, quantiles };
             if let Some(why) = too_noisy(&p) {
-                noisy.push((name, why));
+                noisy.push((name, format!("too noisy to identify: {why}")));
             }
             prims.insert(name.to_string(), p);
         }
         // Every primitive that cannot be used is named, the first as the error's subject.
         if let Some((first, why)) = noisy.first() {
-            let more: String = noisy[1..].iter().map(|(n, w)| format!("; primitive `{n}`: too noisy to identify: {w}")).collect();
-            return Err(CalibrateError::Primitive { file: file.into(), primitive: Some(first.to_string()), why: format!("too noisy to identify: {why}{more}") });
+            let more: String = noisy[1..].iter().map(|(n, w)| format!("; primitive `{n}`: {w}")).collect();
+            return Err(CalibrateError::Primitive { file: file.into(), primitive: Some(first.to_string()), why: format!("{why}{more}") });
         }
         let out = Primitives { file: file.into(), host: host_identity(r), prims };
         out.check_wakes()?;

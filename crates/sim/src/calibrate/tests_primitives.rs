@@ -19,6 +19,7 @@ const MEDIANS: &[(&str, f64)] = &[
     ("irqfd_signal", 1500.0),
     ("wake_halt_polled", 14000.0),
     ("wake_halt_blocked", 20000.0),
+    ("wake_halt_remote", 24000.0),
     ("eventfd_wake", 3000.0),
     ("hrtimer_spin", 10000.0),
 ];

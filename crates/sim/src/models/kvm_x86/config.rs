@@ -196,6 +196,7 @@ costs!(
     hrtimer_expiry,
     poll_wake,
     block_wake,
+    cross_cpu_wake,
     vm_entry_inject,
     timer_virt_delivery,
     eventfd_signal,

@@ -326,9 +326,12 @@ impl Prepared {
         w.insns("guest:rdtsc-to-icr", guest::IPI_SEND_TO_ICR);
         w.exit(ExitKind::IcrWrite, self.level, &c.handle_icr_write);
         let icr_done = w.t;
-        // Target side.
+        // Target side. The two vCPUs run on two host CPUs: the kick that wakes the target is a
+        // wake-up on another CPU (kvm_vcpu_kick → kvm_vcpu_wake_up → try_to_wake_up →
+        // ttwu_queue → smp_send_reschedule: an IPI between host CPUs), charged on top of the wake.
         let [h0, h1] = h;
         let [p0, p1] = pi;
+        w.cost("host:cross-cpu-wake", &c.cross_cpu_wake);
         self.wake(w, h1, false, self.hyp.posted_interrupts.then_some(p1));
         w.insns("guest:isr-save+rdtsc", guest::ISR_TO_STAMP);
         let one_way = w.t - send;
@@ -356,6 +359,7 @@ impl Prepared {
             w.t = reply_sent;
         }
         if halts {
+            w.cost("host:cross-cpu-wake", &c.cross_cpu_wake);
             self.wake(w, h0, false, self.hyp.posted_interrupts.then_some(p0));
         } else {
             w.cost("guest:irq-entry", &c.guest_irq_entry);
