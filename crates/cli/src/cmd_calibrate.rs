@@ -270,6 +270,9 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     let fitted = fitted_result(&p.scenario, &rep)?;
     let paths: Vec<_> = p.paths.iter().map(|(m, _)| m.clone()).collect();
     show(&compare(&paths, &[fitted]), &["calibrated".into()], table.as_ref(), &host)?;
+    if rep.free.is_empty() {
+        crate::term::out("nothing was fitted: the `fit` rows are predictions too (device-irqfd is the wake_halt_polled primitive measured again, not a test)\n")?;
+    }
 
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let prov = profile_out::Provenance { command: &command, host: &host, files: &files, train: &train, unidentified: &unidentified };
