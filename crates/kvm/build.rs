@@ -43,6 +43,9 @@ fn abi_inc() -> String {
     set("BENCH_IPI", abi::bench::IPI);
     set("BENCH_DEVICE", abi::bench::DEVICE);
     set("BENCH_PV_IPI_PROBE", abi::bench::PV_IPI_PROBE);
+    set("BENCH_PRIMITIVES", abi::bench::PRIMITIVES);
+    set("PIO_PROBE_PORT", abi::PIO_PROBE_PORT);
+    set("NO_APIC_ID", abi::NO_APIC_ID);
     set("DONE_FINISHED", abi::done::FINISHED);
     set("DONE_UNKNOWN_BENCH", abi::done::UNKNOWN_BENCH);
     set("DONE_PARKED", abi::done::PARKED);

@@ -2,6 +2,11 @@
 //! results of `irqlab run` (training paths only, through `sim::fit`), print how well it predicts
 //! the held-out paths, and write the profile (fitted costs with `basis = "measured"`).
 //!
+//! `--primitives PRIMITIVES.json` (the result of `irqlab run primitives` on the same host) first
+//! replaces every cost a primitive measures with that measured distribution
+//! (`sim::calibrate::primitives`): the paths are then composed from primitives and only the
+//! remaining costs can be fitted; a primitive too noisy to identify its cost is refused by name.
+//!
 //! `irqlab calibrate MEASURED.json... --against PREDICTED.json...` fits nothing: it pairs the
 //! measured paths with predicted results (e.g. `irqlab sim kvm-x86-host --profile host.toml`) by
 //! parameters and prints measured vs predicted p50/p99 with the error against the first predicted
@@ -11,6 +16,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use results::{ReferenceOutcome, RunResult};
 use crate::output::file::{Artefact, Target};
+use sim::calibrate::primitives::{self, Primitives};
 use sim::calibrate::{self, choose_free, compare, fitted_result, plan, profile_out, same_host, Comparison, Measured, DEFAULT_TRAIN};
 use sim::scenario::Scenario;
 
@@ -47,6 +53,10 @@ pub struct CalibrateArgs {
     /// Skip the leave-one-out check.
     #[arg(long)]
     pub no_loo: bool,
+    /// Compose the paths from measured primitives (`irqlab run primitives`, same host): every cost
+    /// a primitive measures enters as that measured distribution, and only the rest may be fitted.
+    #[arg(long, value_name = "PRIMITIVES.json")]
+    pub primitives: Option<PathBuf>,
     /// Compare with these predicted results instead of fitting. Repeatable.
     #[arg(long, value_name = "PREDICTED.json")]
     pub against: Vec<PathBuf>,
@@ -167,6 +177,9 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     }
     let ms = load(&a.measured)?;
     let host = same_host(&ms)?;
+    if a.primitives.is_some() && !a.against.is_empty() {
+        return Err(CliError("calibrate: --primitives composes a profile to fit; --against compares results already predicted (give the profile to `irqlab sim` instead)".into()));
+    }
     if !a.against.is_empty() {
         // Training paths only mark rows here: the default ones that were not measured do not apply.
         let train = if a.train.is_empty() {
@@ -188,7 +201,29 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     let out_target = a.target("-o", out, &inputs, Artefact::Profile);
     crate::output::file::check(&out_target)?;
     let train = a.train();
-    let base = Scenario::load(&a.scenario)?;
+    let mut base = Scenario::load(&a.scenario)?;
+    let mut files: Vec<String> = ms.iter().map(|m| m.file.clone()).collect();
+    if let Some(pf) = &a.primitives {
+        let prims = load(std::slice::from_ref(pf))?;
+        // The file must identify its primitives (else it says which and why), and be of this host.
+        let pr = Primitives::read(&prims[0].file, &prims[0].result)?;
+        let mut all = ms.clone();
+        all.extend(prims.iter().cloned());
+        same_host(&all)?;
+        crate::term::out(&format!("primitives ({}), composed into the paths:\n", pr.file))?;
+        for (cost, f, _) in primitives::MAPPING {
+            let v = pr.values(*f);
+            let q = |x: f64| v[((x * v.len() as f64) as usize).min(v.len() - 1)];
+            crate::term::out(&format!("  {cost:<24} ← {:<60} p50 {:>8.2} µs  p99 {:>8.2} µs\n", f.describe(), q(0.5) / 1e3, q(0.99) / 1e3))?;
+        }
+        for (check, what) in primitives::CHECKS {
+            if let Some(c) = prims[0].result.configs.iter().find_map(|c| c.classes.get(*check)) {
+                crate::term::out(&format!("  check {check:<18} p50 {:>8.2} µs  p99 {:>8.2} µs  ({what})\n", c.summary.p50 as f64 / 1e3, c.summary.p99 as f64 / 1e3))?;
+            }
+        }
+        base = pr.apply(&base)?;
+        files.push(pr.file.clone());
+    }
     let p = plan(&base, &ms, &train, a.fit_samples)?;
     crate::term::out(&format!("host: {host}\n"))?;
     for (path, target) in &p.paths {
@@ -215,11 +250,16 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     } else {
         a.free.clone()
     };
-    if free.is_empty() {
+    if free.is_empty() && a.primitives.is_none() {
         return Err(CliError("calibrate: no cost to fit: no guess/derived cost is exercised by the training paths (name some with --free)".into()));
     }
-    crate::term::note(&format!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…\n", free.join(", "), a.max_iters, a.fit_samples));
-    let rep = calibrate::fit_restarting(&p.scenario, &free, a.max_iters, !a.no_loo, a.restarts)?;
+    let rep = if free.is_empty() {
+        crate::term::out("nothing left to fit: every cost on the training paths comes from a primitive, so every path is a prediction\n")?;
+        calibrate::no_fit(&p.scenario)?
+    } else {
+        crate::term::note(&format!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…\n", free.join(", "), a.max_iters, a.fit_samples));
+        calibrate::fit_restarting(&p.scenario, &free, a.max_iters, !a.no_loo, a.restarts)?
+    };
     crate::term::out(&format!("\nFREE                          START        FITTED   FACTOR\n"))?;
     for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
         crate::term::out(&format!("{:<24} {:>11.1} {:>13.1} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x))?;
@@ -230,9 +270,11 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
     let fitted = fitted_result(&p.scenario, &rep)?;
     let paths: Vec<_> = p.paths.iter().map(|(m, _)| m.clone()).collect();
     show(&compare(&paths, &[fitted]), &["calibrated".into()], table.as_ref(), &host)?;
+    if rep.free.is_empty() {
+        crate::term::out("nothing was fitted: the `fit` rows are predictions too (device-irqfd is the wake_halt_polled primitive measured again, not a test)\n")?;
+    }
 
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let files: Vec<String> = ms.iter().map(|m| m.file.clone()).collect();
     let prov = profile_out::Provenance { command: &command, host: &host, files: &files, train: &train, unidentified: &unidentified };
     let text = profile_out::calibrated_profile(&p.scenario, &rep, &prov)?;
     crate::output::file::write(&out_target, text.as_bytes())?;

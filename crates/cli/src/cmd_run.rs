@@ -77,6 +77,16 @@ pub enum BenchCmd {
         #[command(flatten)]
         common: Common,
     },
+    /// The pieces the paths above are made of, each its own class [default: 2000 samples each]:
+    /// guest-timed exit round trips (CPUID, WRMSR, ICR write to no one, port write to the VMM)
+    /// and one emulated guest instruction; host-timed KVM_SIGNAL_MSI, KVM_IRQ_LINE and irqfd
+    /// calls that deliver to no one; a halted vCPU woken by irqfd with halt polling off and on;
+    /// eventfd and spin wake-ups of a host thread; hrtimer expiry (timerfd polled, nanosleep).
+    /// `irqlab calibrate --primitives` composes the paths from them.
+    Primitives {
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 /// Flags every form of `irqlab run` takes.
@@ -195,7 +205,7 @@ fn whole(s: &str) -> Result<u64, String> {
 
 impl Common {
     /// The flags' settings as a `[run]` table (only what was given).
-    fn table(&self, bench: Option<Bench>) -> RunTable {
+    pub(crate) fn table(&self, bench: Option<Bench>) -> RunTable {
         RunTable {
             bench,
             samples: self.samples,
@@ -225,12 +235,13 @@ fn settings(a: &RunArgs) -> (RunTable, &Common) {
         Some(BenchCmd::Timer { wait, common }) => (RunTable { wait: Some(*wait), ..common.table(Some(Bench::Timer)) }, common),
         Some(BenchCmd::Ipi { pv_ipi, common }) => (RunTable { pv_ipi: pv_ipi.then_some(true), ..common.table(Some(Bench::Ipi)) }, common),
         Some(BenchCmd::Device { via, wait, common }) => (RunTable { via: Some(*via), wait: *wait, ..common.table(Some(Bench::Device)) }, common),
+        Some(BenchCmd::Primitives { common }) => (common.table(Some(Bench::Device)), common),
         None => (a.common.table(None), &a.common),
     }
 }
 
 /// Refuse to replace earlier results without --force.
-fn check_fresh(dir: &std::path::Path, force: bool, inputs: &[PathBuf]) -> Result<(), CliError> {
+pub(crate) fn check_fresh(dir: &std::path::Path, force: bool, inputs: &[PathBuf]) -> Result<(), CliError> {
     if !force && dir.join("result.json").exists() {
         return Err(CliError(format!(
             "{} already holds the results of an earlier run; give another --out, or --force to replace them",
@@ -247,9 +258,12 @@ fn nothing_measured(result: &RunResult) -> bool {
 }
 
 pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
+    if let Some(BenchCmd::Primitives { common }) = &a.bench {
+        return crate::cmd_run_prims::run(common);
+    }
     let (flags, c) = settings(&a);
     if a.bench.is_none() && a.matrix.is_none() {
-        return Err(CliError("run: give a benchmark (timer, ipi, device) or --matrix FILE".into()));
+        return Err(CliError("run: give a benchmark (timer, ipi, device, primitives) or --matrix FILE".into()));
     }
     let (scenario, pts) = points(&flags, a.matrix.as_deref(), &c.sets, &a.configs)?;
     let cpus = kvm::config::allowed_cpus();
@@ -408,7 +422,7 @@ fn expected_samples(c: &kvm::BenchConfig) -> u64 {
 }
 
 /// Print the table (or JSON/CSV), warnings, host line, counters and histograms.
-fn summarize(result: &RunResult, c: &Common, histograms: &str) -> Result<(), CliError> {
+pub(crate) fn summarize(result: &RunResult, c: &Common, histograms: &str) -> Result<(), CliError> {
     let notes: Vec<String> = result.configs.iter().flat_map(|c| c.notes.iter().map(move |n| format!("[{}] {n}", c.name))).collect();
     let tsc = result.configs.iter().find_map(|c| c.figures.get("tsc_khz")).map(|f| show::tsc_mhz(f.value)).unwrap_or_default();
     let p = &result.meta.platform;

@@ -29,6 +29,7 @@ mod cmd_its_check;
 mod cmd_report;
 mod cmd_run;
 mod cmd_run_points;
+mod cmd_run_prims;
 mod cmd_run_show;
 mod cmd_scenarios;
 mod cmd_sim;

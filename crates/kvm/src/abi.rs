@@ -37,7 +37,19 @@ pub mod bench {
     pub const DEVICE: u64 = 3;
     /// x86 only: probe the KVM PV IPI hypercall.
     pub const PV_IPI_PROBE: u64 = 4;
+    /// x86 only: the primitives bench's guest part (`crate::primitives`): timed exit round trips
+    /// (CPUID, WRMSR, an x2APIC ICR write to no one, a port write to userspace), one record each
+    /// sample, interrupts off.
+    pub const PRIMITIVES: u64 = 5;
 }
+
+/// The port the primitives bench writes to time a PIO exit to userspace: the vCPU thread sees the
+/// exit and re-enters at once (not a completion code).
+pub const PIO_PROBE_PORT: u64 = 0xf5;
+
+/// The APIC ID no vCPU has (the primitives bench's ICR write and the no-destination MSI route go
+/// there, so KVM does the delivery work and finds no target).
+pub const NO_APIC_ID: u64 = 0x7f;
 
 /// Completion codes the guest signals (x86: an `out` to this port; arm64: a write to the exit
 /// MMIO page at this offset).

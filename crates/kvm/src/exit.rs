@@ -11,6 +11,9 @@ pub enum Exit {
     Signal(u64),
     /// Port I/O the benchmark does not use (x86).
     Io { port: u16, write: bool },
+    /// The primitives bench's timed port write (`abi::PIO_PROBE_PORT`): a PIO exit to userspace
+    /// whose only job is to come back.
+    PioProbe,
     /// MMIO outside anything the benchmark uses.
     Mmio { addr: u64, write: bool },
     /// HLT / WFI reached userspace.
@@ -59,7 +62,7 @@ pub fn handle_exit(vcpu: u32, exit: &Exit) -> Action {
         Exit::SystemEvent(kind) => Action::Fail(format!("vCPU {vcpu}: guest requested a system event (type {kind}: power-off or reset) before finishing")),
         Exit::InternalError => Action::Fail(format!("vCPU {vcpu}: KVM internal error (emulation failure)")),
         Exit::FailEntry { reason } => Action::Fail(format!("vCPU {vcpu}: VM entry failed (hardware reason {reason:#x})")),
-        Exit::Interrupted => Action::Continue,
+        Exit::Interrupted | Exit::PioProbe => Action::Continue,
         Exit::Other(what) => Action::Fail(format!("vCPU {vcpu}: unexpected exit {what}")),
     }
 }
@@ -74,6 +77,7 @@ mod tests {
         assert_eq!(handle_exit(1, &Exit::Signal(done::PARKED)), Action::Parked);
         assert_eq!(handle_exit(0, &Exit::Signal(done::READY)), Action::Ready);
         assert_eq!(handle_exit(0, &Exit::Interrupted), Action::Continue);
+        assert_eq!(handle_exit(0, &Exit::PioProbe), Action::Continue, "the timed PIO exit re-enters at once");
         let fail = |e: Exit| match handle_exit(3, &e) {
             Action::Fail(m) => m,
             other => panic!("{other:?}"),

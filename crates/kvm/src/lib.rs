@@ -27,6 +27,7 @@ pub mod error;
 pub mod exit;
 pub mod host;
 pub mod measurement;
+pub mod primitives;
 pub mod runner;
 pub mod tracefs;
 pub mod vfio;
@@ -37,6 +38,7 @@ pub use config::{BenchConfig, BenchKind, ConfigError, DeviceVia, WaitMode};
 pub use error::KvmError;
 pub use host::describe::host_description;
 pub use measurement::{Measurement, Threads};
+pub use primitives::run_primitives;
 pub use runner::{run_bench, RunError};
 
 /// The architecture this build measures on (`x86_64`, `aarch64`).

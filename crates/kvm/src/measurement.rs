@@ -107,6 +107,10 @@ impl Measurement {
         if c.kind == BenchKind::Timer {
             p.insert("wait".into(), if c.wait == WaitMode::Busy { "busy" } else { "hlt" }.into());
         }
+        if c.kind == BenchKind::Device && c.wait == WaitMode::Busy {
+            // Not the halted device path the model pairs with `device`: say so.
+            p.insert("wait".into(), "busy".into());
+        }
         if c.kind == BenchKind::Device {
             p.insert("via".into(), c.via.name().into());
             if c.via.is_vfio() {

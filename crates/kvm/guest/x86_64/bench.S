@@ -55,6 +55,8 @@ _start:
         je device_main
         cmp rax, BENCH_PV_IPI_PROBE
         je pvipi_main
+        cmp rax, BENCH_PRIMITIVES
+        je prim_main
         out DONE_UNKNOWN_BENCH, al
         jmp park
 
@@ -123,7 +125,9 @@ finished:
         jmp park
 
 /* ---- device: the host triggers; the handler records the arrival tsc ---- */
-device_main:
+device_main:                    /* WAIT = 1: spin in ring 3 (the vCPU is running when it comes) */
+        cmp qword ptr [WAIT], 1
+        je to_user
         sti
 1:      hlt
         jmp 1b
@@ -227,6 +231,66 @@ period_isr:
         pop rdx
         pop rax
         iretq
+
+/* ---- primitives: exit round trips timed in the guest (interrupts stay off) ----
+ * Every bracket is: rdtsc; mov r8d, eax; three set-up instructions; [the operation]; rdtsc, so
+ * bracket(op) - bracket(none) is the operation alone, and bracket(none) is five emulated
+ * instruction slots (the mov, the three set-ups, one rdtsc). 32-bit differences (a bracket is far
+ * below 2^32 cycles). Record k (32 bytes): [0] none | icr << 32, [1] cpuid, [2] wrmsr, [3] out. */
+        .macro PRIM_OPEN
+        rdtsc
+        mov r8d, eax
+        .endm
+        .macro PRIM_CLOSE
+        rdtsc
+        sub eax, r8d            /* zero-extends into rax */
+        .endm
+prim_main:
+        mov r10, [COUNT]
+        cmp r10, [NSAMP]
+        jae finished
+        and r10d, RING_MASK
+        shl r10, 5
+        PRIM_OPEN               /* none: the bracket itself */
+        xor eax, eax
+        xor edx, edx
+        xor ecx, ecx
+        PRIM_CLOSE
+        mov r11, rax
+        PRIM_OPEN               /* CPUID leaf 0: kvm_emulate_cpuid, in the kernel */
+        xor eax, eax
+        xor edx, edx
+        xor ecx, ecx
+        cpuid
+        PRIM_CLOSE
+        mov [SAMPLES + r10 + 8], rax
+        PRIM_OPEN               /* WRMSR IA32_TSC_DEADLINE = 0 (disarm): kvm_set_lapic_tscdeadline_msr */
+        xor eax, eax
+        xor edx, edx
+        mov ecx, 0x6e0
+        wrmsr
+        PRIM_CLOSE
+        mov [SAMPLES + r10 + 16], rax
+        PRIM_OPEN               /* OUT to the probe port: KVM_EXIT_IO to the VMM and back */
+        xor eax, eax
+        xor edx, edx
+        xor ecx, ecx
+        out PIO_PROBE_PORT, al
+        PRIM_CLOSE
+        mov [SAMPLES + r10 + 24], rax
+        PRIM_OPEN               /* x2APIC ICR write to an absent APIC ID: kvm_apic_send_ipi, no target */
+        mov eax, 0xe0
+        mov edx, NO_APIC_ID
+        mov ecx, 0x830
+        wrmsr
+        PRIM_CLOSE
+        shl rax, 32
+        or rax, r11
+        mov [SAMPLES + r10], rax
+        mov rbx, [COUNT]
+        inc rbx
+        mov [COUNT], rbx
+        jmp prim_main
 
 /* ---- PV IPI probe: KVM_HC_SEND_IPI (10) to APIC ID 1, vector 0xe0 ---- */
 pvipi_main:

@@ -44,6 +44,11 @@ pub trait GuestVm: SharedPage + Sync {
     }
     /// Settings that were asked for and what is actually in force (`halt_poll_ns` → `200000`).
     fn in_force(&self) -> Vec<(String, String)>;
+    /// The fourth word of sample record `k` (the primitives bench fills all four); `None` on an
+    /// architecture whose guest has no primitives bench.
+    fn record_word3(&self, _k: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// Raises the device benchmark's interrupt from a host thread.
@@ -76,6 +81,9 @@ pub trait Arch {
     /// Whether the guest stamps its entry (`abi::slot::ENTRY_TSC`) so the host can find the
     /// counter offset; a guest that keeps only differences of its own counter needs none.
     const ENTRY_STAMP: bool;
+    /// Whether the guest's device bench can spin instead of halting (`wait = busy`): a device
+    /// interrupt to a running vCPU (the primitives bench's `irq_running`).
+    const DEVICE_BUSY: bool = false;
     /// Refuse flags this architecture does not have (exit 2 naming the flag and the architecture).
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError>;
     /// Create the VM with the guest loaded and its vCPUs ready to run; also returns the counter
@@ -87,6 +95,11 @@ pub trait Arch {
     fn decode_exit(r: Result<kvm_ioctls::VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit;
     /// The device benchmark's trigger for `cfg.via`.
     fn trigger<'a>(vm: &'a Self::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError>;
+    /// The primitives bench's host-timed KVM calls that deliver nothing (`crate::primitives`):
+    /// (class, a trigger). Default: none (the architecture has no primitives bench).
+    fn primitive_calls<'a>(_vm: &'a Self::Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + 'a>)>, KvmError> {
+        Ok(Vec::new())
+    }
     /// x86: probe the PV IPI hypercall; other architectures say it does not exist there.
     fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError>;
     /// This architecture's part of the host description (CPU model, virtualization support,

@@ -37,6 +37,23 @@ pub fn pin_current(cpu: usize) -> Result<(), ThreadError> {
     }
 }
 
+/// Let the calling thread run on any of `cpus` again (undoing [`pin_current`]).
+pub fn allow_current(cpus: &[usize]) -> Result<(), ThreadError> {
+    // SAFETY: as in pin_current, with every CPU of `cpus` set.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for c in cpus {
+            libc::CPU_SET(*c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(ThreadError::Pin { cpu: cpus.first().copied().unwrap_or(0), why: std::io::Error::last_os_error().to_string() })
+    }
+}
+
 /// Give the calling thread SCHED_FIFO at `priority` (1–99).
 pub fn fifo_current(priority: i32) -> Result<(), ThreadError> {
     let p = libc::sched_param { sched_priority: priority };
@@ -59,8 +76,15 @@ pub fn mlock_all() -> Result<(), ThreadError> {
 }
 
 /// The host CPU ids this process may run on (`sched_getaffinity`): what `taskset`, cgroups or a
-/// container allow, which is not `0..count` (under `taskset -c 1` the only CPU is 1).
+/// container allow, which is not `0..count` (under `taskset -c 1` the only CPU is 1). Read once,
+/// at the first call: the affinity is per thread, and a thread irqlab has pinned (the primitives
+/// bench pins its measuring thread) must not shrink what later runs may use.
 pub fn allowed_cpus() -> Vec<usize> {
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    ALLOWED.get_or_init(read_allowed_cpus).clone()
+}
+
+fn read_allowed_cpus() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t filled by the kernel for this thread; read with CPU_ISSET.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

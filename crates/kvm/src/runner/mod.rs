@@ -56,6 +56,34 @@ pub enum RunError {
     Trigger(String),
 }
 
+/// KVM's binary stats of one VM and its vCPUs, read as `kvm.vm.NAME` and `kvm.vcpu.NAME` (summed
+/// over vCPUs); a run takes the difference of two reads.
+pub(crate) struct KvmStats {
+    vm: Option<StatsFd>,
+    vcpus: Vec<StatsFd>,
+}
+
+impl KvmStats {
+    pub(crate) fn open(vm_fd: std::os::fd::RawFd, vcpus: &[VcpuFd]) -> Self {
+        KvmStats { vm: StatsFd::open(vm_fd).ok(), vcpus: vcpus.iter().filter_map(|v| StatsFd::open(v.as_raw_fd()).ok()).collect() }
+    }
+
+    pub(crate) fn read(&self) -> BTreeMap<String, u64> {
+        let mut all = BTreeMap::new();
+        if let Some(s) = &self.vm {
+            for (k, v) in s.read() {
+                all.insert(format!("kvm.vm.{k}"), v);
+            }
+        }
+        for s in &self.vcpus {
+            for (k, v) in s.read() {
+                *all.entry(format!("kvm.vcpu.{k}")).or_insert(0) += v;
+            }
+        }
+        all
+    }
+}
+
 extern "C" fn on_kick(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {}
 
 /// Install the (empty) handler whose signal interrupts KVM_RUN.
@@ -151,22 +179,8 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     m.notes.extend(vm.notes());
     m.in_force = vm.in_force();
 
-    let vm_stats = StatsFd::open(vm.vm_fd()).ok();
-    let vcpu_stats: Vec<StatsFd> = vcpus.iter().filter_map(|v| StatsFd::open(v.as_raw_fd()).ok()).collect();
-    let read_stats = || {
-        let mut all = BTreeMap::new();
-        if let Some(s) = &vm_stats {
-            for (k, v) in s.read() {
-                all.insert(format!("kvm.vm.{k}"), v);
-            }
-        }
-        for s in &vcpu_stats {
-            for (k, v) in s.read() {
-                *all.entry(format!("kvm.vcpu.{k}")).or_insert(0) += v;
-            }
-        }
-        all
-    };
+    let stats = KvmStats::open(vm.vm_fd(), &vcpus);
+    let read_stats = || stats.read();
     let stats_before = read_stats();
 
     install_kick()?;

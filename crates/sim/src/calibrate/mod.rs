@@ -16,6 +16,7 @@ use crate::platform::Basis;
 use crate::runner::{run_scenario, ScenarioOpts};
 use crate::scenario::{set_path, Scenario, ScenarioError};
 
+pub mod primitives;
 pub mod profile_out;
 pub mod run_form;
 
@@ -59,6 +60,9 @@ pub enum CalibrateError {
     /// The profile could not be written.
     #[error("calibrated profile: {0}")]
     Profile(String),
+    /// A `--primitives` file that cannot identify a cost: which primitive, and why.
+    #[error("--primitives {file}{}: {why}", primitive.as_ref().map(|p| format!(": primitive `{p}`")).unwrap_or_default())]
+    Primitive { file: String, primitive: Option<String>, why: String },
 }
 
 /// One measured result file.
@@ -341,6 +345,18 @@ pub fn fit_restarting(sc: &Scenario, names: &[String], max_iters: u64, loo: bool
     Ok(rep)
 }
 
+/// No cost left to fit (every cost on the training paths comes from a primitive): the report
+/// of the scenario as it is, every reference a prediction.
+pub fn no_fit(sc: &Scenario) -> Result<FitReport, CalibrateError> {
+    let outcomes = outcomes(sc)?;
+    let objective = outcomes
+        .iter()
+        .filter(|r| r.role == ReferenceRole::Fit)
+        .filter_map(|r| r.model.map(|m| ((m - r.published) / r.published).powi(2)))
+        .sum();
+    Ok(FitReport { free: Vec::new(), fit: FitRun { factors: Vec::new(), objective, evaluations: 1 }, outcomes, leave_one_out: Vec::new() })
+}
+
 /// The calibration scenario's result with the fitted values: the prediction of every path.
 pub fn fitted_result(sc: &Scenario, rep: &FitReport) -> Result<RunResult, CalibrateError> {
     Ok(run_whole(&with_factors(sc, &rep.free, &rep.fit.factors, "irqlab calibrate"))?)
@@ -392,3 +408,5 @@ pub fn compare(paths: &[MeasuredPath], predicted: &[RunResult]) -> Vec<Compariso
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_primitives;

@@ -96,7 +96,7 @@ pub fn calibrated_profile(sc: &Scenario, rep: &FitReport, prov: &Provenance) -> 
         "# Calibrated platform profile, written by: {}\n# Base: {base_name}. Host: {}.\n# Measured results: {files}\n# Fitted (basis = \"measured\"): {}; training paths: {}.\n",
         prov.command,
         prov.host,
-        rep.free.iter().map(|f| f.key()).collect::<Vec<_>>().join(", "),
+        if rep.free.is_empty() { "nothing (the measured paths' costs come from primitives, in [costs.*] with their files)".to_string() } else { rep.free.iter().map(|f| f.key()).collect::<Vec<_>>().join(", ") },
         prov.train.join(", ")
     );
     for u in prov.unidentified {

@@ -32,6 +32,7 @@ impl Arch for X86_64 {
     type Vm = vm::Vm;
     const NAME: &'static str = "x86_64";
     const ENTRY_STAMP: bool = true;
+    const DEVICE_BUSY: bool = true;
 
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
         if let Some(g) = cfg.gicv4 {
@@ -65,6 +66,10 @@ impl Arch for X86_64 {
 
     fn trigger<'a>(vm: &'a vm::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError> {
         Ok(Box::new(trigger::create(vm, cfg.via)?))
+    }
+
+    fn primitive_calls<'a>(vm: &'a vm::Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + 'a>)>, KvmError> {
+        trigger::no_target_calls(vm)
     }
 
     fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError> {

@@ -26,6 +26,12 @@ const PAYLOAD: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bench.bin"));
 
 /// GSI of the MSI route used by irqfd; IOAPIC pins used by KVM_IRQ_LINE and the level test.
 pub const MSI_GSI: u32 = 24;
+/// GSI of an MSI route to an APIC ID no vCPU has (`abi::NO_APIC_ID`): the primitives bench times
+/// an irqfd write through it (eventfd → irqfd_wakeup → MSI delivery that finds no target).
+pub const NO_DEST_GSI: u32 = 25;
+/// An IOAPIC pin left masked (KVM resets every redirection entry masked): KVM_IRQ_LINE on it goes
+/// through kvm_set_irq → kvm_ioapic_set_irq and delivers nothing.
+pub const MASKED_PIN: u32 = 22;
 pub const EDGE_PIN: u32 = 20;
 pub const LEVEL_PIN: u32 = 21;
 
@@ -130,6 +136,10 @@ impl Vm {
         msi.u.msi.address_lo = 0xfee0_0000; // destination APIC ID 0, physical
         msi.u.msi.data = vector::DEVICE as u32; // fixed, edge
         entries.push(msi);
+        let mut nowhere = msi;
+        nowhere.gsi = NO_DEST_GSI;
+        nowhere.u.msi.address_lo = 0xfee0_0000 | (crate::abi::NO_APIC_ID as u32) << 12;
+        entries.push(nowhere);
         let routing = KvmIrqRouting::from_entries(&entries).map_err(|e| KvmError::Memory(format!("routing table: {e:?}")))?;
         self.fd.set_gsi_routing(&routing).map_err(setup::<()>("KVM_SET_GSI_ROUTING"))?;
         // IOAPIC redirection: edge pin → DEVICE, level pin → DEVICE_LEVEL (bit 15), both to APIC 0.
@@ -219,6 +229,10 @@ impl SharedPage for Vm {
 }
 
 impl GuestVm for Vm {
+    fn record_word3(&self, k: u64) -> Option<u64> {
+        Some(self.r64(layout::record(k) + 24))
+    }
+
     fn vm_fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;
         self.fd.as_raw_fd()

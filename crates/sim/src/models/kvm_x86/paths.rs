@@ -290,6 +290,11 @@ impl Prepared {
             }
             Via::Level => {
                 w.cost("host:eventfd-write+irqfd-level", &c.eventfd_signal);
+                // virt/kvm/eventfd.c irqfd_wakeup: kvm_arch_set_irq_inatomic handles only MSI
+                // (and Hyper-V SINT) routes (arch/x86/kvm/irq_comm.c); an IOAPIC route returns
+                // -EWOULDBLOCK and the injection is deferred: schedule_work(&irqfd->inject) →
+                // irqfd_inject in a kworker, which must be woken and scheduled first.
+                w.cost("kvm:irqfd_inject-kworker", &c.irqfd_inject_work);
                 w.cost("kvm:ioapic-route", &c.ioapic_route);
             }
             Via::VfioMsi | Via::VfioIntx => unreachable!("config::prepare refuses the VFIO paths for this model"),
@@ -322,9 +327,12 @@ impl Prepared {
         w.insns("guest:rdtsc-to-icr", guest::IPI_SEND_TO_ICR);
         w.exit(ExitKind::IcrWrite, self.level, &c.handle_icr_write);
         let icr_done = w.t;
-        // Target side.
+        // Target side. The two vCPUs run on two host CPUs: the kick that wakes the target is a
+        // wake-up on another CPU (kvm_vcpu_kick → kvm_vcpu_wake_up → try_to_wake_up →
+        // ttwu_queue → smp_send_reschedule: an IPI between host CPUs), charged on top of the wake.
         let [h0, h1] = h;
         let [p0, p1] = pi;
+        w.cost("host:cross-cpu-wake", &c.cross_cpu_wake);
         self.wake(w, h1, false, self.hyp.posted_interrupts.then_some(p1));
         w.insns("guest:isr-save+rdtsc", guest::ISR_TO_STAMP);
         let one_way = w.t - send;
@@ -352,6 +360,7 @@ impl Prepared {
             w.t = reply_sent;
         }
         if halts {
+            w.cost("host:cross-cpu-wake", &c.cross_cpu_wake);
             self.wake(w, h0, false, self.hyp.posted_interrupts.then_some(p0));
         } else {
             w.cost("guest:irq-entry", &c.guest_irq_entry);
