@@ -56,6 +56,9 @@ fn flags_exist_only_where_they_apply_and_errors_have_one_prefix() {
     let d = tempfile::tempdir().unwrap();
     for (args, want) in [
         (vec!["run", "timer", "--via", "msi"], "unexpected argument '--via'"),
+        // x86 spins the device bench's guest in ring 3 (issue 26's `irq_running`); arm64 only
+        // with an assigned device, which the guest triggers itself.
+        #[cfg(target_arch = "aarch64")]
         (vec!["run", "device", "--wait", "busy"], "irqlab: --wait busy (the device bench spins only with --via vfio-msi or vfio-intx"),
         (vec!["run", "device", "--vfio-device", "0000:00:02.0"], "irqlab: --vfio-device (with --via vfio-msi or vfio-intx) does not apply to `device`"),
         (vec!["run", "timer", "--vfio-device", "0000:00:02.0"], "does not apply to `timer`"),

@@ -40,9 +40,14 @@ pub fn check(format: &str, data: &[u8]) {
             assert!(s.mean.is_finite(), "{}/{name}: mean {}", c.name, s.mean);
         }
     }
-    let _ = results::to_csv(&r);
-    let json = results::to_json_string(&r);
-    if let Err(e) = results::from_json_str(&json, "rewritten.json") {
-        panic!("an imported result does not read back after writing: {e}");
+    // Writing the result (the histograms' V2 + deflate encoding) costs ten times the parse, so
+    // one input in eight — chosen by its length, hence the same input always — is written and
+    // read back; the invariants above hold for every input.
+    if data.len() % 8 == 0 {
+        let _ = results::to_csv(&r);
+        let json = results::to_json_string(&r);
+        if let Err(e) = results::from_json_str(&json, "rewritten.json") {
+            panic!("an imported result does not read back after writing: {e}");
+        }
     }
 }
