@@ -268,7 +268,7 @@ fn run_measures_on_kvm_and_matrix_keeps_good_points() {
     let o = irqlab(&["run", "--matrix", "matrix.toml", "--out", "mx"], d.path());
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("via=bogus") && err.contains("`via`: expected irqfd, msi, line or level, got \"bogus\""), "{err}");
+    assert!(err.contains("via=bogus") && err.contains("`via`: expected irqfd, msi, line, level, vfio-msi or vfio-intx, got \"bogus\""), "{err}");
     let r = results::read_json(&d.path().join("mx/result.json")).unwrap();
     assert_eq!(r.configs.len(), 3);
     assert_eq!(r.configs[0].classes["device_msi"].summary.count, 100);
