@@ -76,3 +76,24 @@ fn the_same_words_on_v41_lose_the_vmapp_and_then_every_vpe_command() {
         assert!(v.len() >= 2, "{name}");
     }
 }
+
+/// GICv4 direct injection for real (the `vfio-msi` path with `--gic v4`): the assigned device's
+/// event is mapped to a host LPI, then moved to a vLPI of the guest's vPE (DISCARD + VMAPTI with
+/// its doorbell), every MSI of the run is a TRANSLATER write KVM never sees, and teardown puts the
+/// host LPI back and unmaps the vPE. Clean as GICv4.0.
+#[test]
+fn vfio_direct_stream_maps_the_devices_event_to_a_vlpi_on_v40() {
+    let f = example("lab-vfio-direct-v40.its");
+    let (code, j) = check(&f);
+    assert_eq!(code, 0, "{}", j["violations"]);
+    let steps: Vec<String> = j["steps"].as_array().unwrap().iter().map(|s| s["decoded"].as_str().unwrap().to_string()).collect();
+    let vmapti: Vec<&String> = steps.iter().filter(|d| d.starts_with("VMAPTI")).collect();
+    assert_eq!(vmapti.len(), 1, "{vmapti:?}");
+    assert!(vmapti[0].starts_with("VMAPTI device 0x10 event 0 -> vPE 0 vINTID 8192"), "{}", vmapti[0]);
+    let at = |p: &str| steps.iter().position(|d| d.starts_with(p)).unwrap_or_else(|| panic!("no {p}"));
+    let first_translate = at("GITS_TRANSLATER: device 0x10");
+    assert!(at("VMAPP vPE 0 -> redistributor") < at("VMAPTI") && at("VMAPTI") < first_translate, "vPE, then the vLPI, then the device's MSIs");
+    assert_eq!(steps.iter().filter(|d| d.starts_with("GITS_TRANSLATER: device 0x10 event 0")).count(), 21, "20 samples + the discarded first");
+    assert!(steps.iter().rposition(|d| d.starts_with("VMAPP vPE 0 unmap")).unwrap() > first_translate, "the vPE is unmapped at teardown");
+    assert_eq!(steps.last().unwrap(), "MAPD device 0x10 unmap");
+}
