@@ -206,27 +206,20 @@ impl Params {
     }
 }
 
-/// The device fields in [`Field`] order from `DeviceIntid`.
-const DEVICE_FIELDS: [Field; 12] = [
-    Field::DeviceIntid,
-    Field::DeviceTrigger,
-    Field::GitsBase,
-    Field::ItsDeviceId,
-    Field::ItsEventId,
-    Field::ItsTablesAddr,
-    Field::DeviceSelfTrigger,
-    Field::DeviceGoAddr,
-    Field::DeviceTriggerAddr,
-    Field::DeviceTriggerValue,
-    Field::DeviceAckAddr,
-    Field::DeviceAckValue,
-];
+/// The device fields: [`Field::ALL`] from `DeviceIntid` on (the block ends with them).
+fn device_field_list() -> &'static [Field] {
+    &Field::ALL[Field::DeviceIntid as usize..]
+}
 
-/// The device fields ([`DEVICE_FIELDS`] order), validated; the image defaults for the other
+/// The device fields ([`device_field_list`] order), validated; the image defaults for the other
 /// benches.
 fn device_fields(bench: &Bench) -> Result<[u64; 12], GuestError> {
     let Bench::Device(dev) = bench else {
-        return Ok(DEVICE_FIELDS.map(|f| f.default_value()));
+        let mut out = [0u64; 12];
+        for (o, f) in out.iter_mut().zip(device_field_list()) {
+            *o = f.default_value();
+        }
+        return Ok(out);
     };
     let irq = irq_fields(dev)?;
     let mmio = mmio_fields(dev)?;
@@ -388,6 +381,14 @@ pub fn read_params(image: &[u8]) -> Result<Params, GuestError> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_device_fields_are_the_blocks_last_twelve() {
+        let d = device_field_list();
+        assert_eq!(d.len(), 12);
+        assert_eq!((d[0], d[11]), (Field::DeviceIntid, *Field::ALL.last().unwrap()));
+    }
+
     use super::*;
 
     fn fake_image() -> Vec<u8> {
