@@ -237,6 +237,7 @@ fn fuzz_found_inputs_are_refused_naming_file_and_place() {
         ("rtla-timerlat", "fuzz/rtla-min-above-max.txt", "min ≤ max"),
         ("rtla-timerlat", "fuzz/rtla-samples-above-max.txt", "buckets within the stated min and max"),
         ("irqlab", "fuzz/irqlab-p50-above-max.json", "summary contradicts itself"),
+        ("rtla-timerlat", "fuzz/rtla-two-headers.txt", "one `Index …` header per file"),
     ] {
         let (n, text) = data(name);
         let e = import_err(format, &n, &text);

@@ -56,6 +56,11 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
             break;
         }
         if let Some(rest) = l.strip_prefix("Index") {
+            if !cols.is_empty() {
+                // Rows read so far belong to the first header's columns: two histograms (or one
+                // pasted into another) cannot be told apart, so the file is refused.
+                return Err(ImportError::line(file, n, "one `Index …` header per file (one rtla timerlat hist output)", l));
+            }
             cols = rest.split_whitespace().map(|c| class_name(file, n, c)).collect::<Result<_, _>>()?;
             continue;
         }
