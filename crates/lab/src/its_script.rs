@@ -31,6 +31,8 @@ use sim::arch::arm::its::{Command, Vmapp};
 use crate::cli::Gic;
 use crate::its_trace::{self, ItsCmd, TraceError, TraceEvent};
 
+/// The largest redistributor number an its-check script takes (`rd N …`).
+const MAX_REDIST: u32 = u16::MAX as u32;
 /// GICR_VPROPBASER / GICR_VPENDBASER in the VLPI frame (the third 64 KB frame of a GICv4
 /// redistributor), as offsets from the redistributor's base, which is what QEMU traces.
 pub const VPROPBASER: u64 = 0x2_0070;
@@ -214,6 +216,12 @@ pub fn convert(events: &[(usize, TraceEvent)], o: &Options) -> Result<Converted,
                 c.translates += 1;
                 let _ = writeln!(body, "translate {device:#x} {event}   # trace {line}");
             }
+            TraceEvent::RedistWrite { redist, offset, .. } | TraceEvent::RedistRead { redist, offset, .. }
+                if (offset == VPROPBASER || offset == VPENDBASER) && redist > MAX_REDIST =>
+            {
+                // its-check numbers redistributors 0..=65535 (found by the lab_console fuzzer).
+                return Err(ConvertError::NotExpressible { line, why: format!("redistributor {redist}: its-check takes redistributor numbers up to {MAX_REDIST}") });
+            }
             TraceEvent::RedistWrite { redist, offset, data, size } if offset == VPROPBASER || offset == VPENDBASER => {
                 if size != 8 {
                     return Err(ConvertError::NotExpressible { line, why: format!("a {size}-byte write to redistributor {redist} offset {offset:#x}; its-check takes whole 64-bit VPROPBASER/VPENDBASER values") });
@@ -394,6 +402,13 @@ gicv3_its_cmd_sync GICv3 ITS: command SYNC
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("trace line 1: a 4-byte write"), "{e}");
+        // A redistributor number its-check cannot take (the lab_console fuzzer's input).
+        let e = convert(
+            &its_trace::parse("gicv3_redist_write GICv3 redistributor 0x22222222 write: offset 0x20070 data 0x1 size 8 secure 0\n").unwrap(),
+            &Options { gic: "v4.0", cpus: 2, about: vec![] },
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("trace line 1: redistributor 572662306"), "{e}");
     }
 
     #[test]
