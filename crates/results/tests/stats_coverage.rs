@@ -109,21 +109,34 @@ fn a_real_ten_percent_shift_is_found() {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
-    /// Four times the samples: the interval is about half as wide (and never wider).
-    #[test]
-    fn intervals_shrink_with_n(seed in any::<u64>(), p in prop::sample::select(vec![0.5, 0.9, 0.99])) {
-        let conf = Confidence::default();
-        let mut r = ChaCha8Rng::seed_from_u64(seed);
-        let width = |n: usize, r: &mut ChaCha8Rng| {
-            let ci = *quantile_ci(&Bins::from_samples(&samples(r, n)), p, conf).ci().unwrap();
-            ci.hi - ci.lo
-        };
-        let (small, large) = (width(2_000, &mut r), width(32_000, &mut r));
-        prop_assert!(large < small * 0.5, "p {p}: width {small} at 2,000, {large} at 32,000");
+/// Sixteen times the samples: the interval is about a quarter as wide (1/sqrt(16)) on average over
+/// 24 seeded draws, and never wider in any one of them. One draw alone is too noisy to hold to a
+/// ratio (p99 of 2,000 has 20 samples above it), which is why this is not a proptest with
+/// unseeded cases: a statistical claim checked on fresh random draws fails now and then.
+#[test]
+fn intervals_shrink_with_n() {
+    let conf = Confidence::default();
+    let width = |n: usize, p: f64, r: &mut ChaCha8Rng| {
+        let ci = *quantile_ci(&Bins::from_samples(&samples(r, n)), p, conf).ci().unwrap();
+        ci.hi - ci.lo
+    };
+    for p in [0.5, 0.9, 0.99] {
+        let mut r = ChaCha8Rng::seed_from_u64(112);
+        let (mut small_sum, mut large_sum) = (0.0, 0.0);
+        for _ in 0..24 {
+            let (small, large) = (width(2_000, p, &mut r), width(32_000, p, &mut r));
+            assert!(large < small, "p {p}: width {small} at 2,000, {large} at 32,000");
+            small_sum += small;
+            large_sum += large;
+        }
+        let ratio = large_sum / small_sum;
+        eprintln!("p{}: mean width at 32,000 / at 2,000 = {ratio:.3} (1/sqrt(16) = 0.25)", p * 100.0);
+        assert!((0.18..0.33).contains(&ratio), "p {p}: width ratio {ratio}");
     }
+}
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
     /// Higher confidence never gives a narrower interval.
     #[test]
     fn higher_confidence_is_wider(seed in any::<u64>()) {
