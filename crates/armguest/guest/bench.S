@@ -107,6 +107,7 @@ timer_loop:
     msr     daifset, #2
     mrs     x1, cntvct_el0
     add     x1, x1, x23
+    mov     x26, x1                 // the deadline, for the memory-mode record
     msr     cntv_cval_el0, x1
     mov     x1, #1
     msr     cntv_ctl_el0, x1
@@ -279,13 +280,21 @@ emit_sample:
     msub    x6, x6, x4, x5          // slot = count % records
     add     x7, x3, #RING_HEADER
     add     x7, x7, x6, lsl #4
-    ldr     x0, [x19, #P_BENCH]
-    cmp     x0, #BENCH_IPI
-    ldp     x0, x1, [sp, #16]
-    ldr     x2, [sp, #32]
-    csel    x0, x1, x0, eq          // IPI: (one way, round trip); timer: (index, latency)
-    csel    x1, x2, x1, eq
-    stp     x0, x1, [x7]
+    ldp     x0, x1, [sp, #16]       // device: (index, stamp)
+    ldr     x8, [x19, #P_BENCH]
+    cmp     x8, #BENCH_TIMER
+    csel    x0, x26, x0, eq         // timer: (deadline, latency)
+    cmp     x8, #BENCH_IPI
+    b.ne    5f
+    ldr     x2, [sp, #32]           // IPI: (t0, round trip << 32 | one way), each at most 2^32 - 1
+    mov     x9, #0xffffffff
+    cmp     x1, x9
+    csel    x1, x9, x1, hi
+    cmp     x2, x9
+    csel    x2, x9, x2, hi
+    orr     x1, x1, x2, lsl #32
+    mov     x0, x25
+5:  stp     x0, x1, [x7]
     dmb     sy
     add     x5, x5, #1
     str     x5, [x3]

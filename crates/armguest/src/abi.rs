@@ -28,7 +28,7 @@ pub const TEXT_OFFSET: u64 = 0x80000;
 /// `irqlabg\0` little-endian: marks a parameter block.
 pub const PARAMS_MAGIC: u64 = u64::from_le_bytes(*b"irqlabg\0");
 /// Bumped on any incompatible change to the fields, codes or line format.
-pub const ABI_VERSION: u64 = 3;
+pub const ABI_VERSION: u64 = 4;
 
 /// The parameter block's fields, in image order (offset = `PARAMS_OFFSET + 8 * index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,9 +228,11 @@ pub const SIGNAL_DEVICE_READY: u64 = 6;
 pub const EXIT_ITS: u64 = 5;
 
 /// Memory mode ring: `RING_HEADER` bytes (u64 records written so far, u64 spurious interrupts),
-/// then `ring_records` records of two u64: (sample index, latency ticks) for the timer,
-/// (one-way ticks, round-trip ticks) for the IPI, (sample index, CNTVCT read first thing in the
-/// handler) for the device bench. Record `n` is at slot `n % ring_records`.
+/// then `ring_records` records of two u64: (deadline CNTVCT, latency ticks) for the timer,
+/// (CNTVCT before the SGI write, round-trip ticks << 32 | one-way ticks) for the IPI, each
+/// latency saturated at 2^32 − 1 ticks (4.3 s at 1 GHz), and (sample index, CNTVCT read first
+/// thing in the handler) for the device bench. Record `n` is at slot `n % ring_records`. The
+/// absolute stamps (ABI 4) let a VMM put samples on its own time line (`--breakdown`).
 pub const RING_HEADER: usize = 16;
 pub const RING_RECORD: usize = 16;
 

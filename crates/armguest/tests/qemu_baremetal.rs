@@ -146,7 +146,7 @@ fn device_spi_edge_and_level_self_triggered_arrive_once_each() {
         let Some(log) = qemu(&device(DeviceIrq::Spi { intid: 100, trigger }, wait, 8), false) else { return };
         assert!(log.contains(" start bench=device "), "{log}");
         let t = if trigger == Trigger::Level { "level" } else { "edge" };
-        assert!(log.contains(&format!(" abi=3 intid=100 trigger={t} *")), "{log}");
+        assert!(log.contains(&format!(" abi={} intid=100 trigger={t} *", armguest::abi::ABI_VERSION)), "{log}");
         check_device_run(&log, 8);
     }
 }

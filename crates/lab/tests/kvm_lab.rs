@@ -161,6 +161,27 @@ mod needs_arm_lab {
         assert!(c.figures.contains_key("stop_above.index"), "{:?}", c.figures.keys());
     }
 
+    /// `--breakdown` on KVM/arm64: the lab kernel's own KVM events (trace clock `mono_raw`, read
+    /// twice and put on CNTVCT) split every sample of a WFI timer run along KVM/arm64's path, and
+    /// the segments add up to the measured mean.
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn breakdown_splits_a_timer_run_on_kvm_arm64() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("bd");
+        let r = lab_run(&out, &["timer", "--breakdown", "--samples", "30", "--period-us", "2000"]);
+        let c = &r.configs[0];
+        assert_eq!(counter(&r, "breakdown.samples_matched"), 30, "{:?}", c.notes);
+        let segs: Vec<&str> = c.breakdown["timer"].iter().map(|s| s.segment.as_str()).collect();
+        assert!(segs.contains(&"vGIC pending") && segs.last() == Some(&"guest ISR"), "{segs:?}");
+        let sum: f64 = c.breakdown["timer"].iter().map(|s| s.mean_ns).sum();
+        let mean = c.classes["timer"].summary.mean;
+        assert!((sum - mean).abs() / mean < 0.001, "segments add up to {sum} ns, measured mean {mean} ns");
+        assert!(c.notes.iter().any(|n| n.contains("trace clock mono_raw (ns) mapped onto the counter")), "{:?}", c.notes);
+        let rec = std::fs::read_to_string(out.join("trace-timer.txt")).unwrap();
+        assert!(rec.lines().nth(1).is_some_and(|l| l.starts_with("# arch=aarch64 ")), "{}", &rec[..200.min(rec.len())]);
+    }
+
     /// `irqlab-lab kvm --device edu` with `flags`, `run <args>`: the result, and the console log.
     fn lab_run_edu(out: &Path, flags: &[&str], args: &[&str]) -> (results::RunResult, String) {
         let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--device", "edu", "--icount"]).args(flags).arg("--irqlab").arg(irqlab_aarch64()).args(["--", "run"]).args(args).arg("--out").arg(out).output().unwrap();

@@ -81,6 +81,9 @@ pub trait Arch {
     /// Whether the guest stamps its entry (`abi::slot::ENTRY_TSC`) so the host can find the
     /// counter offset; a guest that keeps only differences of its own counter needs none.
     const ENTRY_STAMP: bool;
+    /// The guest's timer records carry each sample's deadline (otherwise the run recovers the
+    /// deadlines from the last one armed, `runner::collect`).
+    const TIMER_RECORDS_DEADLINE: bool;
     /// Whether the guest's device bench can spin instead of halting (`wait = busy`): a device
     /// interrupt to a running vCPU (the primitives bench's `irq_running`).
     const DEVICE_BUSY: bool = false;
@@ -107,6 +110,10 @@ pub trait Arch {
     fn describe_host(cpuinfo: &str, m: &mut std::collections::BTreeMap<String, String>);
     /// What this architecture reads off a finished run's counters (notes, policies in force).
     fn after_run(_m: &mut crate::measurement::Measurement) {}
-    /// The trace clock whose stamps are comparable with [`Arch::counter`] (`--breakdown`), if any.
-    fn trace_clock() -> Option<&'static str>;
+    /// The trace clock `--breakdown` uses: `x86-tsc` counts in the counter's own ticks; a ns
+    /// clock (`mono_raw`) is mapped onto the counter (`tracefs::clock`).
+    fn trace_clock() -> &'static str;
+    /// The measured interrupt's target and number in the trace's terms (x86: APIC id and vector;
+    /// arm64: vCPU index and INTID), or why this path cannot be broken down on this architecture.
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String>;
 }

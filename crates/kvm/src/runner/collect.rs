@@ -31,9 +31,18 @@ pub fn main_cycles(kind: BenchKind, r: &[u64; 3], offset: i64) -> i64 {
     }
 }
 
+/// Where a timer sample's deadline comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deadlines {
+    /// Each record starts with its deadline (arm64, armguest ABI 4).
+    InRecords,
+    /// Recovered backwards from the last one the guest armed (x86; see `timer_stamps`).
+    FromExpect { expect: u64, delta: u64, finished: bool },
+}
+
 /// Turn the drained records into latencies in ns: the first [`DISCARDED_FIRST`] are dropped, and
 /// a run stopped by --stop-above ends at the sample that crossed.
-pub fn collect(raw: &[[u64; 3]], cfg: &BenchConfig, expect: u64, delta: u64, finished: bool, offset: i64, m: &mut Measurement) {
+pub fn collect(raw: &[[u64; 3]], cfg: &BenchConfig, deadlines: Deadlines, offset: i64, m: &mut Measurement) {
     let count = raw.len() as u64;
     let ns = |cycles: i64| cycles as f64 * 1e6 / m.tsc_khz as f64;
     let keep = match m.ended {
@@ -45,7 +54,10 @@ pub fn collect(raw: &[[u64; 3]], cfg: &BenchConfig, expect: u64, delta: u64, fin
     let stamps = match cfg.kind {
         BenchKind::Timer => {
             m.classes.push(("timer".into(), kept(main)));
-            timer_stamps(expect, delta, count, finished, &|k| raw[k as usize][1], offset)
+            match deadlines {
+                Deadlines::InRecords => raw.iter().map(|r| Stamps { start: r[0].wrapping_sub(offset as u64), arrival: r[0].wrapping_add(r[1]).wrapping_sub(offset as u64) }).collect(),
+                Deadlines::FromExpect { expect, delta, finished } => timer_stamps(expect, delta, count, finished, &|k| raw[k as usize][1], offset),
+            }
         }
         BenchKind::Device => {
             m.classes.push((format!("device_{}", cfg.via.name()), kept(main)));

@@ -271,8 +271,8 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     }
     m.cpus_used = w.cpus.0.clone();
     m.ended = w.ended;
-    let expect = vm.slot(slot::EXPECT);
-    collect::collect(&w.raw, cfg, expect, period, finished, offset, &mut m);
+    let deadlines = if Imp::TIMER_RECORDS_DEADLINE { collect::Deadlines::InRecords } else { collect::Deadlines::FromExpect { expect: vm.slot(slot::EXPECT), delta: period, finished } };
+    collect::collect(&w.raw, cfg, deadlines, offset, &mut m);
     if cfg.disable_hlt_exits {
         let halts = m.counters.get("kvm.vcpu.halt_exits").copied().unwrap_or(0);
         m.notes.push(if halts == 0 {

@@ -121,13 +121,14 @@ impl Instance {
         std::fs::read_to_string(&p).map_err(access(&p))
     }
 
-    /// Use the `x86-tsc` clock (the TSC the guest stamps with).
-    pub fn use_tsc_clock(&self) -> Result<(), TraceError> {
+    /// Use trace clock `clock` (`x86-tsc`: the TSC the guest stamps with; `mono_raw`: ns, mapped
+    /// onto the counter afterwards).
+    pub fn use_clock(&self, clock: &'static str) -> Result<(), TraceError> {
         let clocks = self.read("trace_clock")?;
-        if !clocks.split_whitespace().any(|c| c.trim_matches(['[', ']']) == "x86-tsc") {
-            return Err(TraceError::NoTscClock(self.dir.join("trace_clock").display().to_string()));
+        if !clocks.split_whitespace().any(|c| c.trim_matches(['[', ']']) == clock) {
+            return Err(TraceError::NoClock { clock, file: self.dir.join("trace_clock").display().to_string() });
         }
-        self.write("trace_clock", "x86-tsc")
+        self.write("trace_clock", clock)
     }
 
     /// Enable `system/name` with an optional filter; a filter the kernel refuses is dropped and

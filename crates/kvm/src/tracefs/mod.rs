@@ -1,8 +1,10 @@
 //! Where the time went, measured: `irqlab run … --breakdown` traces the run's own KVM, timer and
-//! scheduler events in a tracefs instance of its own (`instances/irqlab-<pid>`, trace clock
-//! `x86-tsc`, filtered to the run's threads), and splits every sample between its deadline or
-//! trigger stamp, those host events and the guest's arrival stamp. The guest's TSC equals the
-//! host's here (the run checks the offset and corrects it), so all of it sits on one time line.
+//! scheduler events in a tracefs instance of its own (`instances/irqlab-<pid>`, filtered to the
+//! run's threads), and splits every sample between its deadline or trigger stamp, those host
+//! events and the guest's arrival stamp, all on the counter's time line: on x86 the trace clock
+//! is `x86-tsc` and the guest's TSC equals the host's (the run checks the offset and corrects
+//! it); on arm64 the trace clock is `mono_raw` (ns) mapped onto CNTVCT (`clock`), and the guest's
+//! virtual counter is the host's minus KVM's offset, read through KVM_REG_ARM_TIMER_CNT.
 //!
 //! The result carries the same breakdown structure as a simulated one, so `irqlab report` and
 //! `compare` show model and measurement segment by segment. Samples whose events are missing or
@@ -11,8 +13,10 @@
 //! No maintained Rust crate manages tracefs instances and reads event text (libtracefs is C);
 //! the reader here is small: write a few control files, read the instance's `trace` text after
 //! the run.
+pub mod clock;
 pub mod parse;
 pub mod path;
+pub mod path_arm64;
 pub mod record;
 pub mod split;
 
@@ -38,9 +42,15 @@ pub enum TraceError {
     /// A tracefs file could not be written or read.
     #[error("--breakdown: {path}: {source} (tracing needs root or CAP_SYS_ADMIN with write access to tracefs; run irqlab as root)")]
     Access { path: String, source: std::io::Error },
-    /// The kernel lacks the x86-tsc trace clock.
-    #[error("--breakdown needs the `x86-tsc` trace clock, which {0} does not list")]
-    NoTscClock(String),
+    /// The kernel lacks the trace clock this architecture's breakdown uses.
+    #[error("--breakdown needs the `{clock}` trace clock, which {file} does not list")]
+    NoClock { clock: &'static str, file: String },
+    /// This benchmark's path cannot be broken down on this architecture.
+    #[error("{0}")]
+    NotOnPath(String),
+    /// The ns trace could not be put on the counter's time line.
+    #[error("--breakdown: {0}")]
+    Clock(#[from] clock::ClockError),
     /// None of the events a path needs exist.
     #[error("--breakdown: this kernel has none of the trace events the {bench} path needs ({events}); enable CONFIG_KVM tracepoints")]
     NoEvents { bench: &'static str, events: String },
@@ -65,7 +75,7 @@ pub struct Breakdown {
 /// Split a recording's samples; `keep` paths are rendered for printing.
 pub fn analyse(rec: &Recording, class: &str, keep: usize) -> Breakdown {
     let trace = parse::parse_trace(&rec.trace);
-    let path = path::path_for(&rec.config());
+    let path = path::path(rec.arch, &rec.config());
     let s = split::split(&trace, &path, &rec.roles, &rec.stamps, rec.tsc_khz, keep, class);
     let mut b = Breakdown { class: class.to_string(), segments: s.breakdown.finish(), paths: s.paths, ..Default::default() };
     let c = &mut b.counters;

@@ -49,6 +49,11 @@ pub enum Rule {
     AcceptsVector,
     /// `kvm_apic_ipi` towards the target APIC.
     IpiToTarget,
+    /// arm64: `kvm_timer_update_irq` / `vgic_update_irq_pending` (`VCPU: n, IRQ m, level[:] 1`)
+    /// raising the benchmark's INTID on the target vCPU.
+    RaisesIntid,
+    /// The body contains this text (arm64 `kvm_sys_access` naming `ICC_SGI1R_EL1`).
+    BodyHas(&'static str),
     /// The event name alone (thread per [`Thread`]).
     Named,
 }
@@ -85,8 +90,10 @@ const ENTRY: Milestone = m("VM entry", "kvm/kvm_entry", Thread::Target, Rule::Na
 pub struct Roles {
     pub target_tid: i32,
     pub source_tid: i32,
+    /// x86: the target's APIC id; arm64: the target vCPU's index.
     pub target_apic: u32,
-    pub vector: u8,
+    /// x86: the interrupt vector; arm64: the INTID.
+    pub vector: u32,
     /// Every thread of the run (vCPUs and the host trigger thread), for the tracefs filters.
     pub all_tids: Vec<i32>,
 }
@@ -119,15 +126,59 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
     }
 }
 
-/// Target APIC and vector of the benchmark's measured interrupt.
-pub fn target_of(cfg: &BenchConfig) -> (u32, u8) {
-    match (cfg.kind, cfg.via) {
+/// Target APIC and vector of the x86 benchmark's measured interrupt.
+pub fn target_of(cfg: &BenchConfig) -> (u32, u32) {
+    let (apic, v) = match (cfg.kind, cfg.via) {
         (BenchKind::Timer, _) => (0, vector::TIMER),
         (BenchKind::Device, DeviceVia::Level) => (0, vector::DEVICE_LEVEL),
         (BenchKind::Device, _) => (0, vector::DEVICE),
         (BenchKind::Ipi, _) => (1, vector::IPI),
+    };
+    (apic, v as u32)
+}
+
+/// The architecture whose KVM wrote a trace (the events and their formats differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TraceArch {
+    #[default]
+    X86_64,
+    Aarch64,
+}
+
+impl TraceArch {
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceArch::X86_64 => "x86_64",
+            TraceArch::Aarch64 => "aarch64",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<TraceArch> {
+        [TraceArch::X86_64, TraceArch::Aarch64].into_iter().find(|a| a.name() == s)
+    }
+
+    /// The architecture this build runs on.
+    pub fn host() -> TraceArch {
+        if cfg!(target_arch = "aarch64") {
+            TraceArch::Aarch64
+        } else {
+            TraceArch::X86_64
+        }
     }
 }
+
+/// The benchmark's path on `arch`.
+pub fn path(arch: TraceArch, cfg: &BenchConfig) -> Vec<Milestone> {
+    match arch {
+        TraceArch::X86_64 => path_for(cfg),
+        TraceArch::Aarch64 => super::path_arm64::path_for(cfg),
+    }
+}
+
+/// Host timers that deliver a vCPU's timer interrupt: x86 `apic_timer_fn` (lapic.c); arm64
+/// `kvm_bg_timer_expire` (the background timer a blocked vCPU's timer is armed on) and
+/// `kvm_hrtimer_expire` (an emulated timer), arch/arm64/kvm/arch_timer.c.
+pub const OWN_TIMER_FUNCTIONS: [&str; 3] = ["apic_timer_fn", "kvm_bg_timer_expire", "kvm_hrtimer_expire"];
 
 /// Events enabled besides the milestones: `hrtimer_start` tells which hrtimers are ours.
 pub const AUX_EVENTS: &[&str] = &["timer/hrtimer_start"];
@@ -143,7 +194,7 @@ impl Context {
     pub fn learn(events: &[Event], roles: &Roles) -> Context {
         let own_timers = events
             .iter()
-            .filter(|e| e.name == "hrtimer_start" && e.pid == roles.target_tid && e.field("function") == Some("apic_timer_fn"))
+            .filter(|e| e.name == "hrtimer_start" && e.pid == roles.target_tid && e.field("function").is_some_and(|f| OWN_TIMER_FUNCTIONS.contains(&f)))
             .filter_map(|e| e.field("hrtimer").map(String::from))
             .collect();
         Context { own_timers }
@@ -179,6 +230,13 @@ impl Milestone {
                     num(e.word_after("apicid")) == Some(roles.target_apic as u64) && num(e.word_after("vec")) == Some(roles.vector as u64)
                 }
                 Rule::IpiToTarget => e.word_after("dst").and_then(|d| u64::from_str_radix(d, 16).ok()) == Some(roles.target_apic as u64),
+                Rule::RaisesIntid => {
+                    let after = |w: &str| num(e.word_after(w).map(|v| v.trim_end_matches(',')));
+                    after("VCPU:") == Some(roles.target_apic as u64)
+                        && after("IRQ") == Some(roles.vector as u64)
+                        && (after("level") == Some(1) || after("level:") == Some(1))
+                }
+                Rule::BodyHas(text) => e.body.contains(text),
             }
     }
 
@@ -188,6 +246,7 @@ impl Milestone {
             (Rule::WakesTarget, _) => Some(format!("pid == {}", roles.target_tid)),
             (Rule::OwnApicTimer, _) => None, // fires in whatever task the timer interrupt hits
             (Rule::AcceptsVector, Thread::Any) => Some(format!("vec == {}", roles.vector)),
+            (Rule::RaisesIntid, Thread::Any) => Some(format!("irq == {}", roles.vector)),
             (_, Thread::Any) => None,
             _ => Some(pid_filter(&roles.all_tids)),
         }

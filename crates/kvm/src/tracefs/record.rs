@@ -4,7 +4,7 @@
 //!
 //! Format: `# irqlab-trace 1` then `# key=value …` header lines, `# stamp <start> <arrival>`
 //! lines in sample order, a `# --- trace ---` line, then the trace text as tracefs wrote it.
-use super::path::Roles;
+use super::path::{Roles, TraceArch};
 use super::split::Stamps;
 use super::TraceError;
 use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode};
@@ -14,6 +14,8 @@ const SEPARATOR: &str = "# --- trace ---";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recording {
+    /// Whose KVM wrote the trace (header `arch=`, x86_64 when absent: recordings before arm64).
+    pub arch: TraceArch,
     pub kind: BenchKind,
     pub wait: WaitMode,
     pub via: DeviceVia,
@@ -41,7 +43,8 @@ impl Recording {
         let r = &self.roles;
         let tids = r.all_tids.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",");
         let mut s = format!(
-            "{MAGIC}\n# bench={} wait={} via={} tsc_khz={}\n# target_tid={} source_tid={} target_apic={} vector={} all_tids={tids}\n",
+            "{MAGIC}\n# arch={} bench={} wait={} via={} tsc_khz={}\n# target_tid={} source_tid={} target_apic={} vector={} all_tids={tids}\n",
+            self.arch.name(),
             self.kind.name(),
             if self.wait == WaitMode::Busy { "busy" } else { "hlt" },
             self.via.name(),
@@ -96,7 +99,12 @@ impl Recording {
         let kind = kind_from(get("bench")?).ok_or_else(|| bad(kv["bench"].0, "`bench`: expected timer, ipi or device"))?;
         let via = via_from(get("via")?).ok_or_else(|| bad(kv["via"].0, "`via`: expected irqfd, msi, line or level"))?;
         let all_tids = get("all_tids")?.split(',').map(|t| t.parse().map_err(|_| bad(kv["all_tids"].0, "`all_tids`: expected comma-separated integers"))).collect::<Result<_, _>>()?;
+        let arch = match kv.get("arch") {
+            None => TraceArch::X86_64,
+            Some((line, v)) => TraceArch::from_name(v).ok_or_else(|| bad(*line, "`arch`: expected x86_64 or aarch64"))?,
+        };
         Ok(Recording {
+            arch,
             kind,
             wait: if get("wait")? == "busy" { WaitMode::Busy } else { WaitMode::Hlt },
             via,
@@ -105,7 +113,7 @@ impl Recording {
                 target_tid: num("target_tid")? as i32,
                 source_tid: num("source_tid")? as i32,
                 target_apic: num("target_apic")? as u32,
-                vector: num("vector")? as u8,
+                vector: u32::try_from(num("vector")?).map_err(|_| bad(kv["vector"].0, "`vector`: out of range"))?,
                 all_tids,
             },
             stamps,
@@ -121,6 +129,7 @@ mod tests {
     #[test]
     fn round_trips_and_names_bad_lines() {
         let r = Recording {
+            arch: TraceArch::Aarch64,
             kind: BenchKind::Device,
             wait: WaitMode::Hlt,
             via: DeviceVia::Msi,
@@ -130,6 +139,8 @@ mod tests {
             trace: "# tracer: nop\n x-4 [000] ..... 12: kvm_msi_set_irq: dst 0 vec 208 (Fixed|physical|edge)\n".into(),
         };
         assert_eq!(Recording::parse(&r.to_text(), "t.txt").unwrap(), r);
+        let before_arm64 = r.to_text().replacen("# arch=aarch64 ", "# ", 1);
+        assert_eq!(Recording::parse(&before_arm64, "t.txt").unwrap().arch, TraceArch::X86_64, "no `arch=`: an x86 recording");
         let e = Recording::parse("# irqlab-trace 1\n# bench=disk wait=hlt via=irqfd tsc_khz=1\n", "t.txt").unwrap_err().to_string();
         assert!(e.contains("t.txt") && e.contains("line 2") && e.contains("`bench`"), "{e}");
         let e = Recording::parse("hello", "t.txt").unwrap_err().to_string();

@@ -6,10 +6,12 @@ use std::path::PathBuf;
 use results::LatencyRecorder;
 
 use super::instance::{locate_or_mount, Instance, Tracefs};
-use super::path::{path_for, pid_filter, target_of, Roles, AUX_EVENTS};
+use super::clock::{read_pair, retime, CounterMap, Pair};
+use super::path::{path, pid_filter, Roles, TraceArch, AUX_EVENTS};
 use super::{analyse, Recording, TraceError};
 use crate::measurement::Threads;
 use crate::runner::{run_bench, run_bench_with};
+use crate::arch::{Arch, Imp};
 use crate::config::{BenchConfig, BenchKind};
 use crate::error::KvmError;
 use crate::measurement::Measurement;
@@ -25,10 +27,12 @@ pub struct TraceOptions {
     pub measure_overhead: bool,
 }
 
-/// Tracefs is usable for this benchmark: mounted (mounting it if absent), the `x86-tsc` clock and
-/// at least one of the path's events exist. Returns notes (what was mounted, which events this
-/// kernel does not offer).
+/// Tracefs is usable for this benchmark: its path can be broken down on this architecture,
+/// tracefs is mounted (mounting it if absent), the architecture's trace clock and at least one
+/// of the path's events exist. Returns notes (what was mounted, which events this kernel does
+/// not offer).
 pub fn preflight(cfg: &BenchConfig) -> Result<(Tracefs, Vec<String>), TraceError> {
+    Imp::trace_target(cfg).map_err(TraceError::NotOnPath)?;
     let fs = locate_or_mount()?;
     let mut notes = Vec::new();
     if fs.mounted_now {
@@ -36,10 +40,11 @@ pub fn preflight(cfg: &BenchConfig) -> Result<(Tracefs, Vec<String>), TraceError
     }
     let clock = fs.root.join("trace_clock");
     let clocks = std::fs::read_to_string(&clock).map_err(|source| TraceError::Access { path: clock.display().to_string(), source })?;
-    if !clocks.contains("x86-tsc") {
-        return Err(TraceError::NoTscClock(clock.display().to_string()));
+    let want = Imp::trace_clock();
+    if !clocks.split_whitespace().any(|c| c.trim_matches(['[', ']']) == want) {
+        return Err(TraceError::NoClock { clock: want, file: clock.display().to_string() });
     }
-    let path = path_for(cfg);
+    let path = path(TraceArch::host(), cfg);
     let absent: Vec<&str> = path.iter().map(|m| m.event).filter(|e| !fs.root.join("events").join(e).exists()).collect();
     if absent.len() == path.len() {
         return Err(TraceError::NoEvents { bench: cfg.kind.name(), events: absent.join(", ") });
@@ -50,8 +55,8 @@ pub fn preflight(cfg: &BenchConfig) -> Result<(Tracefs, Vec<String>), TraceError
     Ok((fs, notes))
 }
 
-fn roles(cfg: &BenchConfig, t: &Threads) -> Roles {
-    let (target_apic, vector) = target_of(cfg);
+fn roles(cfg: &BenchConfig, t: &Threads) -> Result<Roles, TraceError> {
+    let (target_apic, vector) = Imp::trace_target(cfg).map_err(TraceError::NotOnPath)?;
     let (target_tid, source_tid) = match cfg.kind {
         BenchKind::Timer => (t.vcpu_tids[0], t.vcpu_tids[0]),
         BenchKind::Device => (t.vcpu_tids[0], t.host_tid),
@@ -59,7 +64,7 @@ fn roles(cfg: &BenchConfig, t: &Threads) -> Roles {
     };
     let mut all_tids = t.vcpu_tids.clone();
     all_tids.push(t.host_tid);
-    Roles { target_tid, source_tid, target_apic, vector, all_tids }
+    Ok(Roles { target_tid, source_tid, target_apic, vector, all_tids })
 }
 
 /// Arm tracing in a fresh instance for the run's threads; returns the instance and notes.
@@ -67,11 +72,11 @@ fn arm(fs: &Tracefs, cfg: &BenchConfig, roles: &Roles) -> Result<(Instance, Vec<
     let inst = Instance::create(fs)?;
     let mut notes: Vec<String> = inst.removed_stale.iter().map(|n| format!("breakdown: removed stale tracefs instance {n}")).collect();
     inst.write("tracing_on", "0")?;
-    inst.use_tsc_clock()?;
+    inst.use_clock(Imp::trace_clock())?;
     // Roughly 10 events of ~100 bytes per sample, per CPU, with room to spare.
     let kb = (cfg.samples * 2).clamp(2048, 65536);
     inst.write("buffer_size_kb", &kb.to_string())?;
-    for m in path_for(cfg) {
+    for m in path(TraceArch::host(), cfg) {
         if fs.root.join("events").join(m.event).exists() {
             notes.extend(inst.enable(m.event, m.filter(roles).as_deref())?);
         }
@@ -99,20 +104,21 @@ fn p50_p99(m: &Measurement) -> Option<(u64, u64)> {
 pub fn run_traced(cfg: &BenchConfig, progress: &dyn Fn(u64), opts: &TraceOptions) -> Result<Measurement, KvmError> {
     let (fs, mut notes) = preflight(cfg)?;
     let untraced = if opts.measure_overhead { Some(run_bench(cfg, &|_| {})?) } else { None };
-    let mut armed: Option<(Instance, Roles)> = None;
+    let mut armed: Option<(Instance, Roles, Pair)> = None;
     let mut m = run_bench_with(cfg, progress, &mut |t| {
-        let r = roles(cfg, t);
+        let r = roles(cfg, t)?;
         let (inst, n) = arm(&fs, cfg, &r)?;
         notes.extend(n);
-        armed = Some((inst, r));
+        armed = Some((inst, r, read_pair(&Imp::counter)));
         Ok(())
     })?;
-    let Some((inst, roles)) = armed else { return Ok(m) };
+    let Some((inst, roles, before)) = armed else { return Ok(m) };
     inst.write("tracing_on", "0")?;
+    let after = read_pair(&Imp::counter);
     let overruns = inst.overruns();
-    let text = inst.read("trace")?;
+    let text = read_on_counter(&inst, before, after, m.tsc_khz, &mut notes)?;
     drop(inst);
-    let rec = Recording { kind: cfg.kind, wait: cfg.wait, via: cfg.via, tsc_khz: m.tsc_khz, roles, stamps: m.stamps.clone(), trace: text };
+    let rec = Recording { arch: TraceArch::host(), kind: cfg.kind, wait: cfg.wait, via: cfg.via, tsc_khz: m.tsc_khz, roles, stamps: m.stamps.clone(), trace: text };
     if let Some(p) = &opts.save_to {
         match std::fs::write(p, rec.to_text()) {
             Ok(()) => notes.push(format!("breakdown: raw trace and stamps in {}", p.display())),
@@ -140,4 +146,20 @@ pub fn run_traced(cfg: &BenchConfig, progress: &dyn Fn(u64), opts: &TraceOptions
     }
     m.breakdown = Some(b);
     Ok(m)
+}
+
+/// The instance's `trace` text with timestamps in counter ticks: as it is with `x86-tsc`; with a
+/// ns clock, read a second time with `options/raw` and mapped through the counter/clock pairs
+/// taken before and after the run (`clock`).
+fn read_on_counter(inst: &Instance, before: Pair, after: Pair, counter_khz: u64, notes: &mut Vec<String>) -> Result<String, TraceError> {
+    let text = inst.read("trace")?;
+    if Imp::trace_clock() == "x86-tsc" {
+        return Ok(text);
+    }
+    inst.write("options/raw", "1")?;
+    let raw = inst.read("trace");
+    inst.write("options/raw", "0")?;
+    let map = CounterMap::new(before, after)?;
+    notes.push(map.describe(counter_khz * 1000));
+    Ok(retime(&text, &raw?, &map)?)
 }

@@ -73,11 +73,15 @@ pub fn record_addr(k: u64) -> u64 {
     boot::SAMPLES + RING_HEADER as u64 + (k % RING) * RING_RECORD as u64
 }
 
-/// A ring record as the run loop's `[start, arrival, reply]` (see `runner::collect`): the guest
-/// keeps differences, not stamps, so start is 0 and the latencies sit where the loop reads them.
+/// A ring record (armguest::abi::RING_RECORD, ABI 4) as the run loop's `[start, arrival, reply]`
+/// (see `runner::collect`): the timer's is `[deadline, latency, 0]` (collect reads the latency
+/// and, with `Arch::TIMER_RECORDS_DEADLINE`, the deadline), the IPI's `[t0, t0 + one way, t0 +
+/// round trip]` unpacked from its two 32-bit latencies, the device's `[0, handler stamp, 0]` (the
+/// host puts its trigger stamp in `start`).
 pub fn as_record(kind: BenchKind, pair: [u64; 2]) -> [u64; 3] {
     match kind {
-        BenchKind::Ipi => [0, pair[0], pair[1]],
+        BenchKind::Ipi => [pair[0], pair[0].wrapping_add(pair[1] & 0xffff_ffff), pair[0].wrapping_add(pair[1] >> 32)],
+        BenchKind::Timer => [pair[0], pair[1], 0],
         _ => [0, pair[1], 0],
     }
 }
@@ -103,7 +107,10 @@ mod tests {
     #[test]
     fn records_land_where_the_run_loop_reads_them() {
         assert_eq!(main_cycles(BenchKind::Timer, &as_record(BenchKind::Timer, [7, 1234]), 0), 1234);
-        assert_eq!(main_cycles(BenchKind::Ipi, &as_record(BenchKind::Ipi, [300, 900]), 0), 300);
+        assert_eq!(as_record(BenchKind::Timer, [7, 1234])[0], 7, "the deadline");
+        let ipi = as_record(BenchKind::Ipi, [5000, 900 << 32 | 300]);
+        assert_eq!(main_cycles(BenchKind::Ipi, &ipi, 0), 300);
+        assert_eq!((ipi[0], ipi[2] - ipi[0]), (5000, 900), "t0 and the round trip");
         assert_eq!(record_addr(0), boot::SAMPLES + 16);
         assert_eq!(record_addr(RING + 1), record_addr(1));
     }

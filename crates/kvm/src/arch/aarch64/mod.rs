@@ -35,6 +35,7 @@ impl Arch for Aarch64 {
     type Vm = vm::Vm;
     const NAME: &'static str = "aarch64";
     const ENTRY_STAMP: bool = false;
+    const TIMER_RECORDS_DEADLINE: bool = true;
 
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
         let wrong = |flag: &str| Err(ConfigError::WrongArch { flag: flag.into(), arch: Self::NAME });
@@ -96,8 +97,21 @@ impl Arch for Aarch64 {
         m.notes.push(wfi_policy_note(&m.counters));
     }
 
-    fn trace_clock() -> Option<&'static str> {
-        None
+    fn trace_clock() -> &'static str {
+        "mono_raw"
+    }
+
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String> {
+        use armguest::abi::{PPI_VTIMER, SGI_PING};
+        match cfg.kind {
+            BenchKind::Timer => Ok((0, PPI_VTIMER as u32)),
+            BenchKind::Ipi => Ok((1, SGI_PING as u32)),
+            BenchKind::Device if cfg.via.is_vfio() => Err(format!(
+                "--breakdown with --via {}: the assigned device's interrupt starts in the host's VFIO handler and, with GICv4, reaches the vCPU with no host event at all; the guest stamps it on its own counter only. Break down the host-triggered paths (--via irqfd|msi|line|level)",
+                cfg.via.name()
+            )),
+            BenchKind::Device => Ok((0, trigger::intid_for(cfg.via))),
+        }
     }
 }
 
@@ -117,6 +131,17 @@ pub fn wfi_policy_note(counters: &std::collections::BTreeMap<String, u64>) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn breakdown_targets_are_the_guests_intids_and_vfio_is_refused() {
+        use crate::config::DeviceVia;
+        assert_eq!(Aarch64::trace_target(&BenchConfig::default()), Ok((0, 27)));
+        assert_eq!(Aarch64::trace_target(&BenchConfig { kind: BenchKind::Ipi, ..Default::default() }), Ok((1, 0)));
+        let line = BenchConfig { kind: BenchKind::Device, via: DeviceVia::Line, ..Default::default() };
+        assert_eq!(Aarch64::trace_target(&line), Ok((0, trigger::intid_for(DeviceVia::Line))));
+        let e = Aarch64::trace_target(&BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, ..Default::default() }).unwrap_err();
+        assert!(e.starts_with("--breakdown with --via vfio-msi"), "{e}");
+    }
 
     #[test]
     fn the_wfi_note_follows_the_counter() {

@@ -32,6 +32,7 @@ impl Arch for X86_64 {
     type Vm = vm::Vm;
     const NAME: &'static str = "x86_64";
     const ENTRY_STAMP: bool = true;
+    const TIMER_RECORDS_DEADLINE: bool = false;
     const DEVICE_BUSY: bool = true;
 
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
@@ -80,7 +81,11 @@ impl Arch for X86_64 {
         describe::describe(cpuinfo, m)
     }
 
-    fn trace_clock() -> Option<&'static str> {
-        Some("x86-tsc")
+    fn trace_clock() -> &'static str {
+        "x86-tsc"
+    }
+
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String> {
+        Ok(crate::tracefs::path::target_of(cfg))
     }
 }
