@@ -209,7 +209,10 @@ mod needs_arm_lab {
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn an_assigned_device_run_ends_early_when_the_guest_sees_its_lowered_count() {
         let d = tempfile::tempdir().unwrap();
-        let (r, _) = lab_run_edu(&d.path().join("dur"), &["--gic", "v4"], &["device", "--via", "vfio-msi", "--wait", "busy", "--duration", "2s", "--period-us", "500"]);
+        // A guest that never stops would run for the lab's default bound (3000 s under -icount);
+        // a normal run here takes about 20 s.
+        let bound = ["--gic", "v4", "--timeout-s", "300"];
+        let (r, _) = lab_run_edu(&d.path().join("dur"), &bound, &["device", "--via", "vfio-msi", "--wait", "busy", "--duration", "2s", "--period-us", "500"]);
         let c = &r.configs[0];
         let n = c.classes["device_vfio-msi"].summary.count;
         // One write per 500 µs of the guest's counter, which -icount runs at the host's pace.
@@ -221,7 +224,7 @@ mod needs_arm_lab {
         // by the first kept sample. The guest stops at its next sample once the host has lowered
         // its count; the host looks every 5 ms, but its thread shares the lab's CPUs with the
         // vCPU (3 and 10 interrupts in two runs here), so the bound is loose: far below 100000.
-        let (r, _) = lab_run_edu_status(&d.path().join("above"), &["--gic", "v4"], &["device", "--via", "vfio-intx", "--wait", "busy", "--samples", "100000", "--period-us", "500", "--stop-above", "1us"], 3);
+        let (r, _) = lab_run_edu_status(&d.path().join("above"), &bound, &["device", "--via", "vfio-intx", "--wait", "busy", "--samples", "100000", "--period-us", "500", "--stop-above", "1us"], 3);
         let c = &r.configs[0];
         assert_eq!(c.classes["device_vfio-intx"].summary.count, 1);
         assert_eq!(c.figures["stop_above.index"].value, 0.0);
