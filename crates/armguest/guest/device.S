@@ -1,7 +1,12 @@
 // irqlab arm64 benchmark guest: the device bench. An SPI programmed in the distributor, or an LPI
 // the guest maps through the ITS itself, waited for `samples` times; each arrival is stamped with
 // CNTVCT first thing in the IRQ handler (vectors.S, irq_device) and reported as (index, stamp):
-// the host subtracts its own trigger stamp. Included by bench.S (one translation unit,
+// the host subtracts its own trigger stamp. Like the timer and IPI loops, device_loop re-reads
+// P_SAMPLES before each sample, so a VMM ends the run early by lowering it (irqlab run
+// --duration / --stop-above). With the MMIO trigger (an assigned device the guest raises itself)
+// that is what ends the run: the guest stops raising and reaches bench_done. When the host
+// triggers, the host simply stops triggering and stops the vCPUs; a guest that already re-read
+// the old count waits in wait_flag until then (see crates/kvm/src/runner/mod.rs trigger_loop). Included by bench.S (one translation unit,
 // PC-relative only). Registers and commands: GICv3/v4 architecture specification (ARM IHI 0069H)
 // 12.9 (GICD_IGROUPR, IPRIORITYR, ICFGR, IROUTER, ISENABLER, ISPENDR), 12.11 (GICR_CTLR,
 // PROPBASER, PENDBASER, TYPER), 5.1 (the LPI configuration byte), 12.19 (GITS_CTLR, TYPER,
@@ -38,6 +43,7 @@ device_bench:
     isb
     mrs     x26, cntvct_el0         // MMIO trigger: the first write no earlier than now
 device_loop:
+    ldr     x22, [x19, #P_SAMPLES]  // re-read: a VMM lowers it to end the run early
     cmp     x21, x22
     b.hs    bench_done
     adr     x0, dev_flag

@@ -42,9 +42,11 @@ pub enum Field {
     /// Timer: deadline this many counter ticks after arming. IPI: gap between sends. Device:
     /// unused (the host paces the triggers), printed on the `start` line only.
     PeriodTicks,
-    /// Samples taken in total (warm-up ones included). The timer and IPI benches re-read it
-    /// before each sample, so a VMM ends a run early (`irqlab run --duration`, `--stop-above`)
-    /// by lowering it in guest memory; the `end` line reports the samples actually taken.
+    /// Samples taken in total (warm-up ones included). Every bench (timer, IPI, device) re-reads
+    /// it before each sample, so a VMM ends a run early (`irqlab run --duration`, `--stop-above`)
+    /// by lowering it in guest memory; the `end` line reports the samples actually taken. (The
+    /// device bench's re-read changed no field, code or line on its own: a VMM that never lowers
+    /// it sees the same guest. ABI 4 is for the ring records' absolute stamps, see `RING_HEADER`.)
     Samples,
     /// The first `warmup` samples are excluded from WARM_MAX (as tbm).
     Warmup,

@@ -364,6 +364,14 @@ fn trigger_loop<P: SharedPage + ?Sized, C: Clock>(
         }
         next = Instant::now() + Duration::from_nanos(period_ns);
     }
+    // Ending early (--duration, --stop-above): this loop stops triggering after the sample that
+    // ended the run, and `check` lowers the guest's sample count. The guest may already have
+    // re-read the old count and be waiting for a trigger that will not come (the x86 guest
+    // always is: its device loop only halts). The host does not send it one more: that would be
+    // an interrupt in KVM's exit counters with no sample kept for it. It stops the vCPUs instead
+    // (`stop_all` kicks them out of KVM_RUN, bounded at 5 s), which ends the run the same way
+    // whichever side of the re-read the guest was on; nothing is read from the guest's own
+    // summary. A guest-paced run (above) is different: only the guest knows when to stop.
     w.check();
     Ok(())
 }

@@ -186,8 +186,9 @@ impl SharedPage for Vm {
     }
 
     fn set_slot(&self, s: u64, v: u64) -> Result<(), RunError> {
-        // The guest's sample count lives in its parameter block, which the timer and IPI benches
-        // re-read before each sample: lowering it ends the run at the next one (armguest::abi).
+        // The guest's sample count lives in its parameter block, which every bench (timer, IPI,
+        // device) re-reads before each sample: lowering it ends the run at the next one
+        // (armguest::abi::Field::Samples).
         let at = if s == slot::NSAMP { boot::IMAGE + armguest::abi::Field::Samples.offset() as u64 } else { DATA + s };
         self.mem.write_obj(v, GuestAddress(at)).map_err(|e| RunError::Memory(e.to_string()))
     }
