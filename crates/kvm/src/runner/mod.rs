@@ -359,7 +359,9 @@ fn trigger_loop<P: SharedPage + ?Sized, C: Clock>(
             first_sample();
         }
         progress(1);
-        if k % 64 == 0 && w.check() || w.ended.is_some() {
+        // The clock after every sample (--duration ends within one period); the vCPUs' CPUs
+        // are sampled every 64 (a /proc read per thread).
+        if w.due() || k % 64 == 0 && w.check() {
             break;
         }
         next = Instant::now() + Duration::from_nanos(period_ns);

@@ -95,13 +95,20 @@ impl<'a, P: SharedPage + ?Sized, C: Clock> Watch<'a, P, C> {
         }
     }
 
+    /// Whether the run has ended (--stop-above) or --duration has passed, marking the latter; no
+    /// CPU sampling, so a loop may ask after every sample (`check` samples and tells the guest).
+    pub fn due(&mut self) -> bool {
+        if self.ended.is_none() && self.until.is_some_and(|u| self.clock.now() >= u) {
+            self.ended = Some(Ended::Duration);
+        }
+        self.ended.is_some()
+    }
+
     /// After each look at the guest: sample the vCPU threads' CPUs, end the run once --duration
     /// has passed, and ask the guest to stop if the run must end. Returns whether it must.
     pub fn check(&mut self) -> bool {
         self.cpus.sample(&self.tids);
-        if self.ended.is_none() && self.until.is_some_and(|u| self.clock.now() >= u) {
-            self.ended = Some(Ended::Duration);
-        }
+        self.due();
         if self.ended.is_some() && !self.stopping {
             // The guest compares its count with NSAMP after each sample: 0 ends it at the next.
             let _ = self.page.set_slot(slot::NSAMP, 0);
@@ -255,6 +262,20 @@ mod tests {
         // ten steps of 100 ms: the first look at or after 1 s (one now() was spent in new()).
         assert_eq!(looks, 9);
         assert_eq!(page.slots.borrow()[&slot::NSAMP], 0, "NSAMP lowered so the guest stops");
+    }
+
+    #[test]
+    fn due_marks_the_duration_without_telling_the_guest_yet() {
+        let page = FakePage::default();
+        let clock = FakeClock::new(Duration::from_millis(400));
+        let c = BenchConfig { duration: Some(Duration::from_secs(1)), ..cfg() };
+        let mut w = Watch::new(&page, &clock, &c, 0, 1_000_000, vec![]);
+        assert!(!w.due() && !w.due(), "0.4 s, 0.8 s");
+        assert!(w.due(), "1.2 s: past --duration");
+        assert_eq!(w.ended, Some(Ended::Duration));
+        assert!(!page.slots.borrow().contains_key(&slot::NSAMP), "only check() lowers NSAMP");
+        assert!(w.check());
+        assert_eq!(page.slots.borrow()[&slot::NSAMP], 0);
     }
 
     #[test]
