@@ -239,7 +239,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE)?;
     let html = env.get_template("report.html")?.render(context! {
-        title, runs => run_views, answers, summary, fold_summary => summary.len() > FOLD_ROWS, sweeps, references, classes, configs, caveats, unit => unit.symbol(),
+        title, runs => run_views, answers, summary, fold_summary => summary.len() > FOLD_ROWS, one_run => runs.len() == 1, sweeps, references, classes, configs, caveats, unit => unit.symbol(),
     })?;
     Ok(html)
 }

@@ -18,3 +18,14 @@ fn no_seed_and_explained_counters() {
     m.meta.kind = results::ResultKind::Predicted;
     assert!(report::render_html(&[("p.json".into(), m)]).unwrap().contains(", seed "));
 }
+
+/// One run: the summary table names it once above the table instead of in a column repeating the
+/// same (often long, wrapping) path on every row; two runs keep the column to tell rows apart.
+#[test]
+fn the_summary_has_a_run_column_only_when_there_are_several_runs() {
+    let one = report::render_html(&[("out/some/long/path/result.json".into(), measured())]).unwrap();
+    assert!(!one.contains("<th>run</th>"), "one run: no run column");
+    assert!(one.contains("Run: out&#x2f;some&#x2f;long&#x2f;path&#x2f;result.json") || one.contains("Run: out/some/long/path/result.json"), "one run: named above the table");
+    let two = report::render_html(&[("a.json".into(), measured()), ("b.json".into(), measured())]).unwrap();
+    assert!(two.contains("<th>run</th>") && two.contains("<td>b.json"), "two runs: the column");
+}
