@@ -6,6 +6,7 @@
 #     for each it lacks, the tests skipped and why. Run by hand without the resource they fail.
 #  3. `cargo check --target aarch64-unknown-linux-gnu --workspace`: the arm64 build stays whole;
 #     then irqlab built for aarch64 and run on real KVM/arm64 in the QEMU lab (needs_arm_lab::).
+# Each section header says the seconds elapsed, and the last line what the arm64 part took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -28,37 +29,39 @@ why() {
 skipped=()
 for r in kvm tracefs strace two_cpus chattr; do
   if "has_$r"; then
-    echo "== tests that need $r: running"
+    echo "== [${SECONDS} s] tests that need $r: running"
     cargo test --workspace --release -- --ignored "needs_$r::"
   else
-    echo "== tests that need $r: SKIPPED ($(why "$r")):"
+    echo "== [${SECONDS} s] tests that need $r: SKIPPED ($(why "$r")):"
     cargo test --workspace --release -q -- --list --ignored "needs_$r::" 2>/dev/null | grep ': test$' | sed 's/^/   /' || true
     skipped+=("$r")
   fi
 done
 
-echo "== cargo check --target aarch64-unknown-linux-gnu --workspace"
+arm_start=$SECONDS
+echo "== [${SECONDS} s] cargo check --target aarch64-unknown-linux-gnu --workspace"
 cargo check --target aarch64-unknown-linux-gnu --workspace --tests
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static"
 if command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null; then
-  echo "== the kvm crate's unit tests built for aarch64, run under qemu-aarch64 (user mode)"
+  echo "== [${SECONDS} s] the kvm crate's unit tests built for aarch64, run under qemu-aarch64 (user mode)"
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64 cargo test --release --target aarch64-unknown-linux-gnu -p kvm --lib
 else
   if [ -n "${CI:-}" ]; then echo "test.sh: CI is set and qemu-aarch64 (qemu-user) or aarch64-linux-gnu-gcc is missing" >&2; exit 1; fi
-  echo "== the kvm crate's aarch64 unit tests: SKIPPED (qemu-aarch64 from qemu-user, or aarch64-linux-gnu-gcc, missing)"
+  echo "== [${SECONDS} s] the kvm crate's aarch64 unit tests: SKIPPED (qemu-aarch64 from qemu-user, or aarch64-linux-gnu-gcc, missing)"
   skipped+=("aarch64_unit")
 fi
 
 if command -v qemu-system-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null; then
-  echo "== irqlab for aarch64, and the tests that run it on KVM/arm64 in the QEMU lab"
+  echo "== [${SECONDS} s] irqlab for aarch64, and the tests that run it on KVM/arm64 in the QEMU lab"
   cargo build --release --target aarch64-unknown-linux-gnu -p cli
   IRQLAB_LAB_IRQLAB="$PWD/target/aarch64-unknown-linux-gnu/release/irqlab" \
     cargo test --workspace --release -- --ignored "needs_arm_lab::"
 else
   if [ -n "${CI:-}" ]; then echo "test.sh: CI is set and the arm lab's QEMU or cross gcc is missing (scripts/ensure-deps.sh should have installed them)" >&2; exit 1; fi
-  echo "== tests that need the arm lab: SKIPPED (qemu-system-aarch64 or aarch64-linux-gnu-gcc missing; scripts/ensure-deps.sh installs them):"
+  echo "== [${SECONDS} s] tests that need the arm lab: SKIPPED (qemu-system-aarch64 or aarch64-linux-gnu-gcc missing; scripts/ensure-deps.sh installs them):"
   cargo test --workspace --release -q -- --list --ignored "needs_arm_lab::" 2>/dev/null | grep ': test$' | sed 's/^/   /' || true
   skipped+=("arm_lab")
 fi
-if [ ${#skipped[@]} -gt 0 ]; then echo "== skipped on this host (reasons above): ${skipped[*]}"; else echo "== no test skipped"; fi
+if [ ${#skipped[@]} -gt 0 ]; then echo "== [${SECONDS} s] skipped on this host (reasons above): ${skipped[*]}"; else echo "== [${SECONDS} s] no test skipped"; fi
+echo "== [${SECONDS} s] done; the arm64 part (check, unit tests under qemu-aarch64, cross build, lab boots) took $((SECONDS - arm_start)) s"
