@@ -67,6 +67,9 @@ pub fn run(path: &Path, by: &(String, Vec<String>), stats: &[String], unit: resu
     };
     let a = report::answer::answer(&r, &q).map_err(|e| CliError(format!("--by: {}: {e}", path.display())))?;
     out(&format!("QUESTION: {}\n", q.title))?;
+    if let Some(lab) = r.emulation() {
+        out(&format!("(emulation, not hardware latency: {})\n", results::escape_control(lab)))?;
+    }
     out(&report::answer_view::answer_text(&a, unit))?;
     if a.groups.is_empty() {
         note(&format!("irqlab: compare --by: no two configurations of {} differ only in `{}`\n", path.display(), q.param));

@@ -62,6 +62,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+hostname {LAB_HOSTNAME}
 echo "{m}init kernel=$(uname -r) kvm=$([ -e /dev/kvm ] && echo yes || echo no)"
 dmesg | grep -i -E 'kvm|gicv4|its:' | sed 's/^/{m}dmesg /'
 {setup}mkdir -p /out
@@ -290,6 +291,9 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     }
 }
 
+/// The lab kernel's host name, so a result's "measured … on HOST" names the lab, not `(none)`.
+pub const LAB_HOSTNAME: &str = "irqlab-lab-kvm";
+
 /// A measured result from inside the lab says it came from the lab (emulation, never hardware);
 /// a model result is passed through byte for byte (it must stay identical to a native run's).
 pub fn label_measured(bytes: &[u8], icount: bool, command: &[String]) -> Vec<u8> {
@@ -329,6 +333,7 @@ mod tests {
         assert!(s.contains("/bin/irqlab 'sim' 'it'\\''s' '--out' '/out'\n"), "{s}");
         assert!(s.starts_with("#!/bin/busybox sh\n") && s.contains("poweroff -f"));
         assert!(s.contains("mount -t tracefs tracefs /sys/kernel/tracing"), "--breakdown needs tracefs in the lab");
+        assert!(s.contains(&format!("\nhostname {LAB_HOSTNAME}\n")), "results name the lab as their host, not `(none)`");
         assert!(!s.contains("taskset"));
         assert!(!s.contains("kvm_exit"));
         let e = init_script_with(&["run".into()], "", None, true);

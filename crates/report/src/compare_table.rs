@@ -72,6 +72,9 @@ fn table(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Compariso
     let mut out = String::new();
     for (tag, name, r) in [("A", a_name, a), ("B", b_name, b)] {
         let _ = writeln!(out, "{tag} = {}: {} [{}], seed {}, {} configurations", escape_control(name), escape_control(&r.meta.scenario), r.meta.kind.as_str(), r.meta.seed, r.configs.len());
+        if let Some(lab) = r.emulation() {
+            let _ = writeln!(out, "    {tag} is emulation, not hardware latency: {}", escape_control(lab));
+        }
     }
     if c.pairs.is_empty() {
         out.push_str("no configuration pairs: names differ and no parameter key common to both runs has equal values (rename keys with --map A_KEY=B_KEY)\n");
@@ -151,7 +154,7 @@ fn csv(a: &RunResult, b: &RunResult, c: &Comparison, unit: LatencyUnit) -> Strin
 }
 
 fn json_text(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Comparison, unit: LatencyUnit) -> String {
-    let side = |name: &str, r: &RunResult| json!({"file": name, "scenario": r.meta.scenario, "kind": r.meta.kind.as_str(), "seed": r.meta.seed});
+    let side = |name: &str, r: &RunResult| json!({"file": name, "scenario": r.meta.scenario, "kind": r.meta.kind.as_str(), "seed": r.meta.seed, "emulation": r.emulation()});
     let pairs: Vec<_> = c
         .pairs
         .iter()
@@ -230,5 +233,18 @@ mod tests {
         assert_eq!(j["rows"][7]["unit"], "us");
         assert_eq!(j["rows"][7]["a"], 4.0);
         assert_eq!(j["pairs"][0]["seed_b"], 8000);
+        assert_eq!(j["b"]["emulation"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_lab_side_is_said_to_be_emulation() {
+        let a = run(ResultKind::Measured, &[("t", "77", 4000)]);
+        let mut b = run(ResultKind::Measured, &[("t", "77", 8000)]);
+        b.meta.platform.insert("lab".into(), "QEMU TCG emulation (not hardware latency)".into());
+        let t = compare_output(&a, &b, "host.json", "lab.json", &[], LatencyUnit::Us, CompareFormat::Table).text;
+        assert!(t.contains("    B is emulation, not hardware latency: QEMU TCG emulation"), "{t}");
+        assert!(!t.contains("A is emulation"), "{t}");
+        let j: serde_json::Value = serde_json::from_str(&compare_output(&a, &b, "a", "b", &[], LatencyUnit::Us, CompareFormat::Json).text).unwrap();
+        assert_eq!(j["b"]["emulation"], "QEMU TCG emulation (not hardware latency)");
     }
 }

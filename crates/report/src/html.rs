@@ -130,15 +130,21 @@ struct Section {
     parts: Vec<(String, String)>,
 }
 
-/// The caveat of a measured run on a nested host, or `None`.
+/// The caveat of a measured run whose numbers are not bare-metal latencies: QEMU emulation (the
+/// Arm lab, or an imported lab console) and a nested host, or `None`.
 pub fn host_caveat(r: &RunResult) -> Option<String> {
-    let ring0 = r.meta.platform.get("host.guest_ring0")?;
-    ring0.starts_with("emulated").then(|| {
-        format!(
-            "Measured on a nested host ({}): guest ring-0 code is emulated instruction by instruction, so every exit, injection and handler costs far more than on bare metal. These latencies describe this host only.",
-            ring0
-        )
-    })
+    let mut said = Vec::new();
+    if let Some(lab) = r.emulation() {
+        said.push(format!(
+            "Emulation, not hardware latency: measured in the QEMU lab ({lab}). Read the structure and the counts (exits, paths, delivery); the times are the emulator's, never a machine's."
+        ));
+    }
+    if let Some(ring0) = r.meta.platform.get("host.guest_ring0").filter(|v| v.starts_with("emulated")) {
+        said.push(format!(
+            "Measured on a nested host ({ring0}): guest ring-0 code is emulated instruction by instruction, so every exit, injection and handler costs far more than on bare metal. These latencies describe this host only."
+        ));
+    }
+    (!said.is_empty()).then(|| said.join(" "))
 }
 
 /// Render runs (with their labels, usually file names) into one HTML document, with defaults.
@@ -527,6 +533,22 @@ mod tests {
         assert_eq!(html.matches(caveat).count(), 1, "once, in the run header");
         assert!(after.contains("see the caveat under <a href=\"#runs\">Runs</a>"));
         assert!(!html[..html.find(caveat).unwrap()].ends_with("<details>"));
+    }
+
+    #[test]
+    fn lab_results_say_they_are_emulation_beside_the_numbers() {
+        let mut m = run(ResultKind::Measured);
+        m.meta.platform.insert("lab".into(), "QEMU TCG -icount: instruction count (not hardware latency); nested KVM".into());
+        let html = render_html(&[("lab.json".into(), m.clone())]).unwrap();
+        assert!(html.contains("<p class=\"caveat\">⚠ Emulation, not hardware latency: measured in the QEMU lab (QEMU TCG -icount: instruction count"), "in the run header");
+        let summary = html.find("id=\"summary\"").unwrap();
+        assert!(html[summary..].contains("⚠ marks rows whose numbers are not bare-metal latencies"));
+        // An imported lab console names its host the same way; a real board does not.
+        m.meta.platform.remove("lab");
+        m.meta.platform.insert("host".into(), "QEMU TCG emulation (not hardware latency)".into());
+        assert!(host_caveat(&m).unwrap().starts_with("Emulation, not hardware latency"));
+        m.meta.platform.insert("host".into(), "board: zcu102".into());
+        assert_eq!(host_caveat(&m), None);
     }
 
     #[test]

@@ -165,6 +165,14 @@ impl RunResult {
         RunResult { schema_version: SCHEMA_VERSION, meta, provenance: None, configs: Vec::new(), references: Vec::new(), questions: Vec::new() }
     }
 
+    /// Why this result's numbers are emulation, not hardware latency, if they are: the Arm lab's
+    /// label (`platform.lab`, written by irqlab-lab on a measured result) or a lab console
+    /// import's host (`platform.host` starting `QEMU TCG`). `None` for a real host or a model.
+    pub fn emulation(&self) -> Option<&str> {
+        let p = &self.meta.platform;
+        p.get("lab").or_else(|| p.get("host").filter(|h| h.starts_with("QEMU TCG"))).map(String::as_str)
+    }
+
     /// The same result without its provenance: what must be byte-identical between two runs of
     /// the same scenario and seed, however and whenever they were started.
     pub fn without_provenance(&self) -> RunResult {
