@@ -284,7 +284,12 @@ emit_sample:
     ldr     x8, [x19, #P_BENCH]
     cmp     x8, #BENCH_TIMER
     csel    x0, x26, x0, eq         // timer: (deadline, latency)
-    cmp     x8, #BENCH_IPI
+    cmp     x8, #BENCH_DEVICE
+    b.ne    6f
+    ldr     x9, [x19, #P_DEV_TRIG_ADDR]
+    cbz     x9, 6f
+    mov     x0, x25                 // device, MMIO trigger: (stamp before the write, latency)
+6:  cmp     x8, #BENCH_IPI
     b.ne    5f
     ldr     x2, [sp, #32]           // IPI: (t0, round trip << 32 | one way), each at most 2^32 - 1
     mov     x9, #0xffffffff

@@ -232,8 +232,9 @@ pub const EXIT_ITS: u64 = 5;
 /// Memory mode ring: `RING_HEADER` bytes (u64 records written so far, u64 spurious interrupts),
 /// then `ring_records` records of two u64: (deadline CNTVCT, latency ticks) for the timer,
 /// (CNTVCT before the SGI write, round-trip ticks << 32 | one-way ticks) for the IPI, each
-/// latency saturated at 2^32 − 1 ticks (4.3 s at 1 GHz), and (sample index, CNTVCT read first
-/// thing in the handler) for the device bench. Record `n` is at slot `n % ring_records`. The
+/// latency saturated at 2^32 − 1 ticks (4.3 s at 1 GHz), and for the device bench (sample index,
+/// CNTVCT read first thing in the handler) when the host triggers, (CNTVCT just before the
+/// guest's own MMIO trigger write, latency ticks) when the guest triggers (`DevTrigAddr`). Record `n` is at slot `n % ring_records`. The
 /// absolute stamps (ABI 4) let a VMM put samples on its own time line (`--breakdown`).
 pub const RING_HEADER: usize = 16;
 pub const RING_RECORD: usize = 16;

@@ -294,13 +294,18 @@ mod needs_arm_lab {
         assert!(direct > 0, "a spinning guest's resident vPE takes vLPIs directly: {:?}", c.counters);
         // No GICv4 (a GICv3 host): the same device's MSI goes through the host's VFIO handler,
         // the irqfd and KVM's software vITS injection, every time.
+        // With --breakdown (one traced run after the untraced one): every sample passes the
+        // host's VFIO interrupt handler, which direct injection takes away.
         let mut off = args.to_vec();
-        off.extend(["--gicv4", "off"]);
+        off.extend(["--gicv4", "off", "--breakdown"]);
         let (r, _) = lab_run_edu(&d.path().join("off"), &["--gic", "v3"], &off);
         assert!(r.configs[0].params["gicv4"].starts_with("absent"), "{:?}", r.configs[0].params);
         assert_eq!(counter(&r, "delivery.interrupts"), 21);
         assert_eq!(counter(&r, "delivery.software"), 21, "{:?}", r.configs[0].counters);
         assert_eq!(counter(&r, "delivery.direct"), 0);
+        assert_eq!(counter(&r, "breakdown.samples_matched"), 20, "{:?}", r.configs[0].notes);
+        let host_irq = r.configs[0].breakdown["device_vfio-msi"].iter().find(|s| s.segment == "host IRQ (VFIO handler)");
+        assert!(host_irq.is_some_and(|s| s.count == 20 && s.mean_ns > 0.0), "{:?}", r.configs[0].breakdown);
     }
 
     #[test]

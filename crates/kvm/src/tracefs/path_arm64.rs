@@ -22,6 +22,14 @@
 //!   translation cache in the same function) is queued with no event of its own, so its path
 //!   starts at the wake-up unless the cache missed and a kworker injected it (`kvm_set_irq`).
 //!
+//! - an assigned device (`vfio-*`; the guest raises it and stamps its own write): without GICv4
+//!   the MSI or INTx is a host interrupt (`irq_handler_entry` of `vfio-msi…`/`vfio-intx…`,
+//!   `vfio_msihandler`/`vfio_intx_handler`) that signals the irqfd, injected inline as above
+//!   (an INTx SPI shows `vgic_update_irq_pending`), then the wake-up; with GICv4 a resident vPE
+//!   gets the vLPI with no host event at all (every segment but the guest's is skipped, and a
+//!   guest waiting in an untrapped WFI has no `kvm_entry` either), and a non-resident one through
+//!   its doorbell, a host interrupt named `GICv4-vpe` (vgic-v4.c `vgic_v4_doorbell_handler`).
+//!
 //! Which of these fire depends on the kernel and the moment (halt polling, a level already
 //! raised at load): every milestone whose absence is legitimate is optional, and one that never
 //! fires in a run is dropped from its path and said so.
@@ -42,6 +50,12 @@ const ENTRY: Milestone = m("VM entry", "kvm/kvm_entry", Thread::Target, Rule::Na
 
 fn raised(from: Thread) -> Milestone {
     opt(m("timer level raised", "kvm/kvm_timer_update_irq", from, Rule::RaisesIntid))
+}
+
+/// The assigned device's host interrupt (`irq_handler_entry: irq=N name=vfio-msi[0](…)`), on
+/// whatever task it interrupted.
+fn host_irq(name: &'static str) -> Milestone {
+    opt(m("host IRQ (VFIO handler)", "irq/irq_handler_entry", Thread::Any, Rule::BodyHas(name)))
 }
 
 fn pending(from: Thread) -> Milestone {
@@ -68,9 +82,13 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
                 DeviceVia::Line => vec![m("irq line ioctl", "kvm/kvm_irq_line", Thread::Source, Rule::Named), pending(Thread::Source)],
                 DeviceVia::Level => vec![m("irqfd raises the SPI", "kvm/vgic_update_irq_pending", Thread::Any, Rule::RaisesIntid)],
                 DeviceVia::Irqfd => vec![opt(m("irqfd injected", "kvm/kvm_set_irq", Thread::Any, Rule::Named))],
-                DeviceVia::Msi | DeviceVia::VfioMsi | DeviceVia::VfioIntx => vec![],
+                DeviceVia::Msi => vec![],
+                DeviceVia::VfioMsi => vec![host_irq("vfio-msi"), opt(m("GICv4 doorbell", "irq/irq_handler_entry", Thread::Any, Rule::BodyHas("GICv4-vpe")))],
+                DeviceVia::VfioIntx => vec![host_irq("vfio-intx"), pending(Thread::Any)],
             };
-            first.into_iter().chain([WOKEN, RUNS, ENTRY]).collect()
+            // Direct injection to a vCPU in an untrapped WFI re-enters nothing: entry optional.
+            let entry = if cfg.via == DeviceVia::VfioMsi { opt(ENTRY) } else { ENTRY };
+            first.into_iter().chain([WOKEN, RUNS, entry]).collect()
         }
     }
 }
@@ -92,6 +110,13 @@ mod tests {
         assert_eq!(names(BenchConfig { wait: WaitMode::Busy, ..Default::default() }), ["timer level raised", "vGIC pending", "IRQ exit traced", "VM entry"]);
         assert_eq!(names(BenchConfig { kind: BenchKind::Ipi, ..Default::default() })[0], "SGI write traps");
         assert_eq!(names(BenchConfig { kind: BenchKind::Device, via: DeviceVia::Msi, ..Default::default() }), ["vCPU woken", "vCPU leaves halt", "VM entry"]);
+        let vfio = path_for(&BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, ..Default::default() });
+        assert_eq!(vfio.iter().map(|m| m.segment).collect::<Vec<_>>(), ["host IRQ (VFIO handler)", "GICv4 doorbell", "vCPU woken", "vCPU leaves halt", "VM entry"]);
+        assert!(vfio.iter().all(|m| m.optional), "direct injection has no host event at all");
+        let e = |l: &str| parse_line(l).unwrap();
+        assert!(vfio[0].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=52 name=vfio-msi[0](0000:00:02.0)"), &roles(), &Context::default()));
+        assert!(!vfio[0].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=11 name=arch_timer"), &roles(), &Context::default()));
+        assert!(vfio[1].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=30 name=GICv4-vpe"), &roles(), &Context::default()));
         assert_eq!(path_for(&BenchConfig { kind: BenchKind::Device, via: DeviceVia::Level, ..Default::default() })[0].filter(&roles()).as_deref(), Some("irq == 27"));
     }
 

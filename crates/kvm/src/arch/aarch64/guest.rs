@@ -76,13 +76,17 @@ pub fn record_addr(k: u64) -> u64 {
 /// A ring record (armguest::abi::RING_RECORD, ABI 4) as the run loop's `[start, arrival, reply]`
 /// (see `runner::collect`): the timer's is `[deadline, latency, 0]` (collect reads the latency
 /// and, with `Arch::TIMER_RECORDS_DEADLINE`, the deadline), the IPI's `[t0, t0 + one way, t0 +
-/// round trip]` unpacked from its two 32-bit latencies, the device's `[0, handler stamp, 0]` (the
-/// host puts its trigger stamp in `start`).
-pub fn as_record(kind: BenchKind, pair: [u64; 2]) -> [u64; 3] {
-    match kind {
-        BenchKind::Ipi => [pair[0], pair[0].wrapping_add(pair[1] & 0xffff_ffff), pair[0].wrapping_add(pair[1] >> 32)],
-        BenchKind::Timer => [pair[0], pair[1], 0],
-        _ => [0, pair[1], 0],
+/// round trip]` unpacked from its two 32-bit latencies, the host-triggered device's `[0, handler
+/// stamp, 0]` (the host puts its trigger stamp in `start`). A guest-triggered device record
+/// (`guest_offset`: the guest − host counter offset) is `[t0 − offset, t0 + latency, 0]`: start on
+/// the host's counter and arrival on the guest's, like a host-triggered one, so the same
+/// arithmetic gives the latency and places the sample on the host's time line.
+pub fn as_record(kind: BenchKind, guest_offset: Option<i64>, pair: [u64; 2]) -> [u64; 3] {
+    match (kind, guest_offset) {
+        (BenchKind::Ipi, _) => [pair[0], pair[0].wrapping_add(pair[1] & 0xffff_ffff), pair[0].wrapping_add(pair[1] >> 32)],
+        (BenchKind::Timer, _) => [pair[0], pair[1], 0],
+        (BenchKind::Device, Some(off)) => [pair[0].wrapping_sub(off as u64), pair[0].wrapping_add(pair[1]), 0],
+        (BenchKind::Device, None) => [0, pair[1], 0],
     }
 }
 
@@ -106,11 +110,16 @@ mod tests {
 
     #[test]
     fn records_land_where_the_run_loop_reads_them() {
-        assert_eq!(main_cycles(BenchKind::Timer, &as_record(BenchKind::Timer, [7, 1234]), 0), 1234);
-        assert_eq!(as_record(BenchKind::Timer, [7, 1234])[0], 7, "the deadline");
-        let ipi = as_record(BenchKind::Ipi, [5000, 900 << 32 | 300]);
+        assert_eq!(main_cycles(BenchKind::Timer, &as_record(BenchKind::Timer, None, [7, 1234]), 0), 1234);
+        assert_eq!(as_record(BenchKind::Timer, None, [7, 1234])[0], 7, "the deadline");
+        let ipi = as_record(BenchKind::Ipi, None, [5000, 900 << 32 | 300]);
         assert_eq!(main_cycles(BenchKind::Ipi, &ipi, 0), 300);
         assert_eq!((ipi[0], ipi[2] - ipi[0]), (5000, 900), "t0 and the round trip");
+        // Guest-triggered device: guest t0 10_000, latency 40, guest − host offset −3_000.
+        let dev = as_record(BenchKind::Device, Some(-3_000), [10_000, 40]);
+        assert_eq!(main_cycles(BenchKind::Device, &dev, -3_000), 40, "the latency, whatever the offset");
+        assert_eq!(dev[0], 13_000, "start on the host's counter");
+        assert_eq!(main_cycles(BenchKind::Device, &as_record(BenchKind::Device, None, [3, 777]), 0), 777, "host-triggered: the host fills start");
         assert_eq!(record_addr(0), boot::SAMPLES + 16);
         assert_eq!(record_addr(RING + 1), record_addr(1));
     }

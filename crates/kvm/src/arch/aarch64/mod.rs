@@ -101,10 +101,6 @@ impl Arch for Aarch64 {
         match cfg.kind {
             BenchKind::Timer => Ok((0, PPI_VTIMER as u32)),
             BenchKind::Ipi => Ok((1, SGI_PING as u32)),
-            BenchKind::Device if cfg.via.is_vfio() => Err(format!(
-                "--breakdown with --via {}: the assigned device's interrupt starts in the host's VFIO handler and, with GICv4, reaches the vCPU with no host event at all; the guest stamps it on its own counter only. Break down the host-triggered paths (--via irqfd|msi|line|level)",
-                cfg.via.name()
-            )),
             BenchKind::Device => Ok((0, trigger::intid_for(cfg.via))),
         }
     }
@@ -128,14 +124,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn breakdown_targets_are_the_guests_intids_and_vfio_is_refused() {
+    fn breakdown_targets_are_the_guests_intids() {
         use crate::config::DeviceVia;
         assert_eq!(Aarch64::trace_target(&BenchConfig::default()), Ok((0, 27)));
         assert_eq!(Aarch64::trace_target(&BenchConfig { kind: BenchKind::Ipi, ..Default::default() }), Ok((1, 0)));
         let line = BenchConfig { kind: BenchKind::Device, via: DeviceVia::Line, ..Default::default() };
-        assert_eq!(Aarch64::trace_target(&line), Ok((0, trigger::intid_for(DeviceVia::Line))));
-        let e = Aarch64::trace_target(&BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, ..Default::default() }).unwrap_err();
-        assert!(e.starts_with("--breakdown with --via vfio-msi"), "{e}");
+        assert_eq!(Aarch64::trace_target(&line), Ok((0, boot::EDGE_SPI)));
+        let vfio = BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, ..Default::default() };
+        assert_eq!(Aarch64::trace_target(&vfio), Ok((0, boot::ITS_LPI)), "the vLPI the device's MSI becomes");
     }
 
     #[test]

@@ -117,12 +117,12 @@ impl Vm {
             }
         };
         // The guest's virtual counter runs at the host's minus KVM's CNTVOFF for this VM: read it
-        // through the vCPU register between two host readings. The device bench compares a host
-        // stamp with a guest one; the timer and IPI latencies are guest-only differences, and
-        // the offset only places their samples on the host's time line (`--breakdown`). An
-        // assigned device's samples are guest-only too, and not broken down.
+        // through the vCPU register between two host readings. The host-triggered device bench
+        // compares a host stamp with a guest one; the timer, IPI and assigned-device latencies
+        // are guest-only differences, and the offset only places their samples on the host's
+        // time line (`--breakdown`, `guest::as_record`).
         // KVM's offset is constant (CNTVOFF), so the tightest of a few bracketed reads is kept.
-        let offset = if !vfio {
+        let offset = {
             let mut best: Option<(u64, i64)> = None;
             for _ in 0..16 {
                 let mut buf = [0u8; 8];
@@ -136,8 +136,6 @@ impl Vm {
             }
             let (spread, off) = best.expect("16 reads");
             Some((off, format!("guest counter − host counter = {off} ticks (KVM_REG_ARM_TIMER_CNT between host readings {spread} ticks apart, the tightest of 16)")))
-        } else {
-            None
         };
         let vm = Vm { kvm, fd, mem, gic, its, caps, in_force, kind: cfg.kind, assigned, offset };
         Ok((vm, vcpus, counter_khz))
@@ -195,7 +193,8 @@ impl SharedPage for Vm {
 
     fn record(&self, k: u64) -> [u64; 3] {
         let a = guest::record_addr(k);
-        guest::as_record(self.kind, [self.r64(a), self.r64(a + 8)])
+        let guest_offset = self.assigned.as_ref().and(self.offset.as_ref()).map(|(off, _)| *off);
+        guest::as_record(self.kind, guest_offset, [self.r64(a), self.r64(a + 8)])
     }
 }
 
