@@ -15,7 +15,7 @@ fn measured_mean_ns(r: &Recording) -> f64 {
     sum / r.stamps.len() as f64 * 1e6 / r.tsc_khz as f64
 }
 
-const RECORDINGS: [(&str, &str, &str, &[&str]); 8] = [
+const RECORDINGS: [(&str, &str, &str, &[&str]); 9] = [
     (
         "lab-arm64-timer-wfi.txt",
         include_str!("data/lab-arm64-timer-wfi.txt"),
@@ -46,6 +46,13 @@ const RECORDINGS: [(&str, &str, &str, &[&str]); 8] = [
         include_str!("data/lab-arm64-vfio-msi-software.txt"),
         "device_vfio-msi",
         &["host IRQ (VFIO handler)", "vCPU woken", "vCPU leaves halt", "VM entry", "guest ISR"],
+    ),
+    // INTx is never a vLPI: the host handler, the irqfd's inline SPI injection, the wake-up.
+    (
+        "lab-arm64-vfio-intx.txt",
+        include_str!("data/lab-arm64-vfio-intx.txt"),
+        "device_vfio-intx",
+        &["host IRQ (VFIO handler)", "vGIC pending", "vCPU woken", "vCPU leaves halt", "VM entry", "guest ISR"],
     ),
 ];
 
