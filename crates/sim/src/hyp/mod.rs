@@ -10,6 +10,7 @@
 //! - [`credit2_runtime`]: credit2's `csched2_runtime`: how long the vCPU it picks may run.
 //! - [`credit2_tickle`]: credit2's `runq_tickle` pCPU choice for a waking vCPU (migrate or not).
 //! - [`lapic_timer_advance`]: KVM's adaptive LAPIC timer advance (fire early, spin to the deadline).
+//! - [`kvm_sgi_dispatch`]: how KVM/arm64 finds an SGI's target vCPUs by MPIDR (walk or table).
 //! - [`debug_build`]: a DEBUG hypervisor build as a multiplier on hypervisor-path costs.
 
 pub mod assigned_irq;
@@ -17,6 +18,7 @@ pub mod credit2_runtime;
 pub mod credit2_tickle;
 pub mod debug_build;
 pub mod halt_poll;
+pub mod kvm_sgi_dispatch;
 pub mod lapic_timer_advance;
 pub mod masked_windows;
 pub mod scheduler;

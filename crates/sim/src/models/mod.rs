@@ -3,8 +3,10 @@
 //! listing it in [`REGISTRY`].
 
 pub mod kvm_arm_fwd;
+pub mod kvm_arm_sgi;
 pub mod kvm_ipi;
 pub mod kvm_x86;
+pub mod path;
 pub mod timer_inject;
 pub mod workload;
 pub mod xen_arm;
@@ -14,4 +16,4 @@ pub mod xen_gicv4;
 use crate::model::Model;
 
 /// Every model, by `scenario.model` name.
-pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm, &kvm_ipi::KvmIpi, &kvm_x86::KvmX86, &kvm_arm_fwd::KvmArmPassthrough, &xen_gicv4::XenGicv4];
+pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm, &kvm_ipi::KvmIpi, &kvm_x86::KvmX86, &kvm_arm_fwd::KvmArmPassthrough, &xen_gicv4::XenGicv4, &kvm_arm_sgi::KvmArm64Sgi];

@@ -69,10 +69,18 @@ impl ScenarioHeader {
     }
 }
 
+/// Boards a scenario may name with `platform.board` (a sweep axis), and their shipped profiles.
+pub const BOARDS: &[(&str, &str)] = &[("neoverse-n1", "neoverse-n1"), ("kunpeng-920", "kunpeng-920")];
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PlatformSection {
-    profile: String,
+    /// A shipped profile name or a `.toml` file.
+    #[serde(default)]
+    profile: Option<String>,
+    /// A board by name instead of `profile` (one of [`BOARDS`]), so that a sweep can vary it.
+    #[serde(default)]
+    board: Option<String>,
     #[serde(default)]
     costs: BTreeMap<String, CostSpec>,
     #[serde(default)]
@@ -452,16 +460,29 @@ impl Scenario {
         let v = doc.get("platform").cloned().unwrap_or(toml::Value::Table(Default::default()));
         let sec: PlatformSection = from_value(v, &self.file, "platform")?;
         let perr = |message: String| ScenarioError::Platform { file: self.file.clone(), message };
-        let mut p = if sec.profile.ends_with(".toml") {
+        let profile = match (&sec.profile, &sec.board) {
+            (Some(p), None) => p.clone(),
+            (None, Some(b)) => match BOARDS.iter().find(|(name, _)| name == b) {
+                Some((_, profile)) => profile.to_string(),
+                None => {
+                    let known = BOARDS.iter().map(|(n, _)| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
+                    return Err(ScenarioError::invalid(&self.file, "platform.board", &format!("one of {known}"), b));
+                }
+            },
+            (Some(_), Some(_)) => return Err(ScenarioError::invalid(&self.file, "platform.board", "either `profile` or `board`, not both", "both")),
+            (None, None) => return Err(ScenarioError::invalid(&self.file, "platform.profile", "a profile name or file, or `board = \"...\"`", "nothing")),
+        };
+        let prof = profile.as_str();
+        let mut p = if prof.ends_with(".toml") {
             let path = match &self.dir {
-                Some(d) => d.join(&sec.profile),
-                None => PathBuf::from(&sec.profile),
+                Some(d) => d.join(prof),
+                None => PathBuf::from(prof),
             };
             // Bounded like the scenario itself: a regular file (a link to /dev/zero is refused).
             let text = results::read_text_capped(&path, MAX_SCENARIO_BYTES).map_err(|e| perr(format!("profile file {e}")))?;
             Platform::parse(&text, &path.display().to_string()).map_err(|e| perr(e.to_string()))?
         } else {
-            Platform::shipped(&sec.profile).map_err(|e| perr(e.to_string()))?
+            Platform::shipped(prof).map_err(|e| perr(e.to_string()))?
         };
         p.apply_overrides(&self.file, &sec.costs, &sec.params).map_err(|e| perr(e.to_string()))?;
         Ok(p)

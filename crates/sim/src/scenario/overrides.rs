@@ -30,11 +30,11 @@ pub fn check_key(key: &str) -> Result<(), String> {
     }
     if parts[0] == "platform" {
         match (parts[1], parts.len()) {
-            ("profile", 2) => {}
+            ("profile" | "board", 2) => {}
             ("costs" | "params", n) if n >= 3 => {}
             _ => {
                 return Err(format!(
-                    "`{key}`: under `platform` an override sets `platform.profile`, `platform.costs.NAME[.FIELD]` or `platform.params.NAME[.FIELD]`"
+                    "`{key}`: under `platform` an override sets `platform.profile`, `platform.board`, `platform.costs.NAME[.FIELD]` or `platform.params.NAME[.FIELD]`"
                 ))
             }
         }

@@ -4,9 +4,12 @@
 //!   injection, guest ack/EOI without exits, HW-bit deactivation, maintenance interrupts.
 //! - [`generic_timer`]: the EL1 physical/virtual timers and how a hypervisor forwards them.
 //! - [`its`]: the GICv3 ITS with the GICv4 virtual commands (command queue, tables, translation).
+//! - [`sgi`]: SGI generation registers (GICv2 `GICD_SGIR`, GICv3 `ICC_SGI1R_EL1`) and KVM's
+//!   default vCPU MPIDR.
 //! - [`gicv4`]: redistributors, vPE residency, doorbells, and the KVM driver model over them.
 
 pub mod generic_timer;
 pub mod list_registers;
 pub mod gicv4;
 pub mod its;
+pub mod sgi;
