@@ -16,7 +16,8 @@ use results::{ConfigResult, LatencyRecorder};
 
 use super::config::{Costs, PollRule, Prepared, Row};
 use super::lock::SpinLock;
-use crate::arch::x86::destination::{icr_writes, resolve, IcrDest, Shorthand};
+use crate::arch::x86::destination::{icr_writes, resolve, ApicMode, IcrDest, Shorthand};
+use crate::arch::x86::ipiv::{self, IcrWrite, IpivOutcome};
 use crate::arch::x86::lapic::{Accept, Lapic};
 use crate::arch::x86::posted_interrupt::{PiDesc, PostEffect, VcpuState};
 use crate::arch::x86::pv_ipi::pack;
@@ -77,6 +78,12 @@ enum Path {
     Notify,
     /// In guest mode, no posted interrupts: a kick IPI forces an exit, injection on re-entry.
     KickExit,
+    /// IPIv posted it to a halt-polling target: the poll loop finds PIR set, no KVM delivery.
+    IpivPolling,
+    /// IPIv posted it to a blocked target: the wake-up vector's handler wakes it.
+    IpivBlocked,
+    /// IPIv posted it to a target in guest mode: the notification vector, no exit anywhere.
+    IpivNotify,
 }
 
 impl Path {
@@ -88,9 +95,15 @@ impl Path {
             Path::Blocked => (&c.deliver_to_blocked, &c.wake_from_block, 7),
             Path::Notify => (&c.pi_notification_send, &c.pi_notification_to_handler, 8),
             Path::KickExit => (&c.deliver_to_polling, &c.kick_exit_to_handler, 9),
+            // The CPU's post is charged as the sender's `ipiv_post`; nothing more on its side.
+            Path::IpivPolling => (&ZERO, &ZERO, 6),
+            Path::IpivBlocked => (&ZERO, &c.wake_from_block, 7),
+            Path::IpivNotify => (&ZERO, &c.pi_notification_to_handler, 8),
         }
     }
 }
+
+static ZERO: CostDist = CostDist::Constant { ns: 0.0 };
 
 enum Ev {
     /// Target `id` enters its IPI handler.
@@ -100,7 +113,7 @@ enum Ev {
 }
 
 /// Segments of a destination's path, in order (indices into `RowRun::segs`).
-const SEGMENTS: [&str; 10] = [
+const SEGMENTS: [&str; 12] = [
     "guest-cpumask-walk",
     "earlier-exits-of-this-op",
     "icr-write-exit",
@@ -111,6 +124,8 @@ const SEGMENTS: [&str; 10] = [
     "vcpu-wakeup+vmentry",
     "pi-notification-to-handler",
     "kick-exit+vmentry",
+    "ipiv-post (no exit)",
+    "pi-wakeup-handler",
 ];
 
 /// Per-row accumulators (plain counters on the hot path; named only at the end).
@@ -120,6 +135,8 @@ struct RowRun {
     /// Time handlers waited for the Broadcast-lock spinlock.
     lock_wait_ns: f64,
     lat: LatencyRecorder,
+    /// Per-operation round trips (the vmexit row's class).
+    round_trip: LatencyRecorder,
     traces: TraceSet,
     /// (passes, total ps) per entry of SEGMENTS.
     segs: [(u64, u128); SEGMENTS.len()],
@@ -143,6 +160,7 @@ struct Counts {
     poll_shrinks: u64,
     lock_contended: u64,
     logical_decodes: u64,
+    ipiv_posted: u64,
 }
 
 impl Counts {
@@ -164,6 +182,7 @@ impl Counts {
             ("halt_poll.shrink", self.poll_shrinks),
             ("lock.contended", self.lock_contended),
             ("icr.logical_decode", self.logical_decodes),
+            ("ipiv.posted", self.ipiv_posted),
         ] {
             if v > 0 {
                 r.add_counter(k, v);
@@ -200,6 +219,7 @@ impl PreparedPoint for Prepared {
                 total_ns: 0.0,
                 lock_wait_ns: 0.0,
                 lat: LatencyRecorder::new(self.wl.warmup),
+                round_trip: LatencyRecorder::new(self.wl.warmup),
                 traces: TraceSet::picking(opts.traces.picker(row.key())),
                 segs: [(0, 0); SEGMENTS.len()],
             };
@@ -239,7 +259,14 @@ impl PreparedPoint for Prepared {
             if *row == Row::BroadcastLock {
                 result.set_figure(&format!("{k}.lock_wait"), rr.lock_wait_ns * per, "ns");
             }
-            if rr.lat.count() > 0 {
+            if *row == Row::VmexitIpi {
+                // kvm-unit-tests prints cycles per round trip; the class keeps ns like every class.
+                let class = self.vmexit_class();
+                let mean_ns = rr.total_ns / self.wl.iterations as f64;
+                result.set_figure(&format!("{class}.cycles"), mean_ns * self.cpu_ghz, "cycles");
+                result.classes.insert(class.to_string(), rr.round_trip.finish());
+                result.breakdown.insert(class.to_string(), rr.traces.breakdown());
+            } else if rr.lat.count() > 0 {
                 result.classes.insert(k.to_string(), rr.lat.finish());
                 result.breakdown.insert(k.to_string(), rr.traces.breakdown());
             }
@@ -251,6 +278,19 @@ impl PreparedPoint for Prepared {
 }
 
 impl Prepared {
+    /// The ICR write the guest makes for a fixed-mode IPI to APIC ID `dest` in physical mode.
+    fn icr(&self, dest: u32) -> IcrWrite {
+        IcrWrite { vector: self.wl.vector, fixed: true, logical: false, shorthand: Shorthand::None, dest }
+    }
+
+    /// The vmexit row's class: `ipi_xapic` or `ipi_x2apic` (kvm-unit-tests runs the test in either).
+    fn vmexit_class(&self) -> &'static str {
+        match self.hyp.apic_mode {
+            ApicMode::X2apicPhysical | ApicMode::X2apicCluster => "ipi_x2apic",
+            _ => "ipi_xapic",
+        }
+    }
+
     /// The exits one operation of `row` takes, each with the APIC IDs it delivers to, in order:
     /// one hypercall per 128-ID window (multicast with PV IPI), else one ICR write per
     /// destination group of the APIC mode. The same every operation, so computed once per row.
@@ -264,7 +304,7 @@ impl Prepared {
     fn exit_groups(&self, row: Row) -> Vec<Exit> {
         let dests: Vec<u32> = match row {
             Row::DryRun | Row::SelfIpi => return Vec::new(),
-            Row::NormalIpi => vec![self.wl.normal_target],
+            Row::NormalIpi | Row::VmexitIpi => vec![self.wl.normal_target],
             Row::BroadcastIpi | Row::BroadcastLock => (1..self.vcpus).collect(),
         };
         if dests.len() > 1 && self.hyp.pv_ipi {
@@ -325,7 +365,17 @@ impl Prepared {
         for Exit { kind, ids } in groups {
             let hypercall = *kind == ExitKind::Hypercall;
             let exit_start = t;
-            let exit = match kind {
+            // IPIv: a physical unicast ICR write the CPU virtualizes posts without an exit.
+            let virtualized = *kind == ExitKind::IcrPhysical
+                && ids.len() == 1
+                && ipiv::virtualizes(self.hyp.ipiv, self.icr(ids[0]), self.vcpus - 1);
+            let xapic_extra = c.xapic_icr_exit_extra.as_ref().map_or(SimTime::ZERO, |d| d.sample(rng));
+            let exit = if virtualized {
+                n.ipiv_posted += 1;
+                self.costs.ipiv_post.as_ref().ok_or_else(|| SimError("IPIv on without the ipiv_post cost".into()))?.sample(rng)
+            } else {
+                xapic_extra
+                    + match kind {
                 ExitKind::Hypercall => {
                     n.hypercall_exits += 1;
                     c.vmcall_exit.sample(rng) + c.pv_ipi_handler.sample(rng)
@@ -339,6 +389,7 @@ impl Prepared {
                     n.logical_decodes += 1;
                     c.icr_write_exit.sample(rng) + c.icr_logical_decode.sample(rng)
                 }
+                    }
             };
             t += exit;
             for id in ids {
@@ -350,7 +401,14 @@ impl Prepared {
                 } else {
                     VcpuState::Blocked
                 };
-                let path = if self.hyp.posted_interrupts {
+                let path = if virtualized {
+                    match ipiv::icr_write(true, self.icr(*id), self.vcpus - 1, &mut tg.pi, state) {
+                        IpivOutcome::Posted(PostEffect::KickToEntry) => Path::IpivPolling,
+                        IpivOutcome::Posted(PostEffect::WakeupVector) => Path::IpivBlocked,
+                        IpivOutcome::Posted(PostEffect::NotifyInGuest) => Path::IpivNotify,
+                        other => return Err(SimError(format!("vCPU {id}: unexpected IPIv outcome {other:?} for an idle target"))),
+                    }
+                } else if self.hyp.posted_interrupts {
                     n.posted += 1;
                     match tg.pi.post(self.wl.vector, state) {
                         PostEffect::NotifyInGuest => Path::Notify,
@@ -370,13 +428,24 @@ impl Prepared {
                     Path::Blocked => &mut n.poll_fail,
                     Path::Notify => &mut n.pi_notifications,
                     Path::KickExit => &mut n.kick_exits,
+                    Path::IpivPolling => &mut n.poll_success,
+                    Path::IpivBlocked => &mut n.poll_fail,
+                    Path::IpivNotify => &mut n.pi_notifications,
                 } += 1;
                 let (deliver_cost, respond_cost, respond_seg) = path.costs(c);
-                let (deliver, respond) = (deliver_cost.sample(rng), respond_cost.sample(rng));
+                let (deliver, mut respond) = (deliver_cost.sample(rng), respond_cost.sample(rng));
+                let ipiv_cost = |d: &Option<CostDist>, k: &str| d.clone().ok_or_else(|| SimError(format!("IPIv on without the {k} cost")));
+                match path {
+                    Path::IpivBlocked => respond += ipiv_cost(&c.pi_wakeup_handler, "pi_wakeup_handler")?.sample(rng),
+                    Path::IpivPolling => respond += ipiv_cost(&c.ipiv_poll_wake, "ipiv_poll_wake")?.sample(rng),
+                    _ => {}
+                }
                 let extra = if !hypercall && ids.len() > 1 { c.icr_multicast_extra.sample(rng) } else { SimTime::ZERO };
                 let before = t;
                 t += deliver + extra;
-                n.kicks += 1;
+                if !virtualized {
+                    n.kicks += 1;
+                }
                 if self.hyp.posted_interrupts {
                     tg.pi.sync(&mut tg.apic);
                 } else if tg.apic.accept(self.wl.vector) == Accept::Coalesced {
@@ -386,7 +455,7 @@ impl Prepared {
                 q.schedule_at(entry, Ev::Handler(*id));
                 pending += 1;
                 rr.lat.record((entry - send_start).ns());
-                if row == Row::NormalIpi {
+                if matches!(row, Row::NormalIpi | Row::VmexitIpi) {
                     // The benchmark's delivery column: handler entry − send time, per operation
                     // (it prints 0 for the broadcast rows).
                     rr.delivery_ns += (entry - send_start).ns_f64();
@@ -394,7 +463,7 @@ impl Prepared {
                 let segments = [
                     (0, walk_end - send_start),
                     (1, exit_start - walk_end),
-                    (if hypercall { 3 } else { 2 }, exit),
+                    (if hypercall { 3 } else if virtualized { 10 } else { 2 }, exit),
                     (4, before - (exit_start + exit)),
                     (5, deliver + extra),
                     (respond_seg, respond),
@@ -445,6 +514,9 @@ impl Prepared {
             pending -= 1;
         }
         rr.total_ns += (last_done - t0).ns_f64();
+        if row == Row::VmexitIpi {
+            rr.round_trip.record((last_done - t0).ns());
+        }
         rr.lock_wait_ns += lock.wait_ps as f64 / 1000.0;
         n.lock_contended += lock.contended;
         q.schedule_at(last_done, Ev::OpDone);

@@ -33,6 +33,10 @@ pub(super) struct Hypervisor {
     /// stays in guest mode, so IPIs reach it by the posted-interrupt notification vector.
     #[serde(default = "yes")]
     pub hlt_exits: bool,
+    /// VMX IPI virtualization (`arch::x86::ipiv`): a fixed, physical, no-shorthand ICR write is
+    /// posted by the CPU without a VM exit. Needs APICv and posted interrupts.
+    #[serde(default)]
+    pub ipiv: bool,
 }
 
 /// `hypervisor.halt_poll`.
@@ -81,6 +85,9 @@ pub enum Row {
     NormalIpi,
     BroadcastIpi,
     BroadcastLock,
+    /// kvm-unit-tests `x86/vmexit.c` test `ipi`: `on_cpu(1, nop)` — an IPI to CPU 1 (idle in
+    /// HLT) and a spin until it has run; class `ipi_xapic` or `ipi_x2apic` by the APIC mode.
+    VmexitIpi,
 }
 
 impl Row {
@@ -91,6 +98,7 @@ impl Row {
             Row::NormalIpi => "normal_ipi",
             Row::BroadcastIpi => "broadcast_ipi",
             Row::BroadcastLock => "broadcast_lock",
+            Row::VmexitIpi => "vmexit_ipi",
         }
     }
 }
@@ -151,6 +159,16 @@ pub(super) struct Costs {
     pub pi_notification_send: CostDist,
     pub pi_notification_to_handler: CostDist,
     pub kick_exit_to_handler: CostDist,
+    /// IPIv only: the CPU's post of a virtualized ICR write (`ipiv_post`).
+    pub ipiv_post: Option<CostDist>,
+    /// IPIv only: the wake-up vector's handler on a blocked target's pCPU (`pi_wakeup_handler`).
+    pub pi_wakeup_handler: Option<CostDist>,
+    /// IPIv only: a halt-polling target finds the posted vector and re-enters (`ipiv_poll_wake`);
+    /// without IPIv this is inside KVM's `deliver_to_polling` + `wake_from_poll`.
+    pub ipiv_poll_wake: Option<CostDist>,
+    /// xAPIC only: what an APIC-write exit of an ICR write adds over the x2APIC WRMSR exit
+    /// (`xapic_icr_exit_extra`).
+    pub xapic_icr_exit_extra: Option<CostDist>,
 }
 
 pub(super) struct Prepared {
@@ -161,6 +179,8 @@ pub(super) struct Prepared {
     pub poll: PollRule,
     /// Socket of each vCPU's pCPU (the lock line moves between sockets or not).
     pub socket: Vec<u32>,
+    /// Core clock (cycles figures of the vmexit row).
+    pub cpu_ghz: f64,
     pub seed: u64,
 }
 
@@ -226,8 +246,16 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
     // the host's enumeration, stated in docs/kvm-pv-ipi.md.
     let per_socket = pcpus.div_ceil(sockets).max(1);
     let socket = (0..vm.vcpus).map(|v| vm.pin.get(v as usize).copied().unwrap_or(v) / per_socket).collect();
+    if hyp.ipiv && !(hyp.apicv && hyp.posted_interrupts) {
+        return Err(ctx.invalid("hypervisor.ipiv", "false unless hypervisor.apicv and hypervisor.posted_interrupts are true (IPIv posts into posted-interrupt descriptors)", true));
+    }
     let c = |k: &str| ctx.platform.cost(k, model).cloned().map_err(|e| ctx.platform_err(e));
+    let xapic = matches!(hyp.apic_mode, ApicMode::XapicPhysical | ApicMode::XapicFlat | ApicMode::XapicCluster);
     let costs = Costs {
+        ipiv_post: if hyp.ipiv { Some(c("ipiv_post")?) } else { None },
+        pi_wakeup_handler: if hyp.ipiv { Some(c("pi_wakeup_handler")?) } else { None },
+        ipiv_poll_wake: if hyp.ipiv { Some(c("ipiv_poll_wake")?) } else { None },
+        xapic_icr_exit_extra: if xapic { Some(c("xapic_icr_exit_extra")?) } else { None },
         loop_overhead: c("loop_overhead")?,
         self_call_delivery: c("self_call_delivery")?,
         self_call_total: c("self_call_total")?,
@@ -250,5 +278,5 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
         pi_notification_to_handler: c("pi_notification_to_handler")?,
         kick_exit_to_handler: c("kick_exit_to_handler")?,
     };
-    Ok(Prepared { vcpus: vm.vcpus, hyp, wl, costs, poll, socket, seed: ctx.seed })
+    Ok(Prepared { vcpus: vm.vcpus, hyp, wl, costs, poll, socket, cpu_ghz: ctx.platform.cpu_ghz, seed: ctx.seed })
 }
