@@ -5,7 +5,8 @@ For each scenario (`irqlab scenarios`), runs `irqlab sim NAME --format json` int
 directory (nothing is written in the work tree) and prints one table: the number of `fit`
 references and their residuals (median and worst |deviation|), the number of held-out `check`
 references and their errors (median and worst |deviation|, signed worst beside it), how many are
-out of tolerance, and the run time. `--rows` also lists every reference. Exit status: 0 when
+out of tolerance, and the run time; a scenario with no reference at all is listed as an unverified
+prediction. `--rows` also lists every reference. Exit status: 0 when
 every check reference is within tolerance, 1 when some are not (like `irqlab sim --check`), 2 when
 a scenario fails to run (its stderr is printed).
 
@@ -82,8 +83,15 @@ def main():
     hdr = f"{'SCENARIO':<24} {'FIT':>4} {'FIT MED|dev|':>12} {'FIT WORST':>10} {'CHECK':>6} {'HELD-OUT MED|err|':>17} {'HELD-OUT WORST':>14} {'OUT':>4} {'TIME':>7}"
     print(hdr)
     print("-" * len(hdr))
+    unverified = []
     for name, fit, chk, secs in table:
-        print(f"{name:<24} {fit['n']:>4} {pct(fit['median']):>12} {pct(fit['worst'], True):>10} {chk['n']:>6} {pct(chk['median']):>17} {pct(chk['worst'], True):>14} {chk['out']:>4} {secs:>6.1f}s")
+        # A scenario with no reference at all is a prediction nobody has compared yet.
+        tag = "  unverified prediction" if fit["n"] == 0 and chk["n"] == 0 else ""
+        if tag:
+            unverified.append(name)
+        print(f"{name:<24} {fit['n']:>4} {pct(fit['median']):>12} {pct(fit['worst'], True):>10} {chk['n']:>6} {pct(chk['median']):>17} {pct(chk['worst'], True):>14} {chk['out']:>4} {secs:>6.1f}s{tag}")
+    if unverified:
+        print(f"\nunverified predictions (no reference yet; derivations in docs/predictions.md): {', '.join(unverified)}")
     allchk = [deviation(r) for _, r in every if r["role"] == "check" and deviation(r) is not None]
     nout = sum(c["out"] for _, _, c, _ in table)
     if allchk:
@@ -95,7 +103,7 @@ def main():
             print(f"{name:<24} {r['role']:<5} {r['config'] + over:<60} {r['class']:<6} {r['stat']:<12} published {r['published']:>12g} model {format(r['model'], '.6g') if r.get('model') is not None else '-':>12} {pct(deviation(r), True):>8} ±{r['tolerance'] * 100:g}%")
     if a.json:
         with open(a.json, "x") as f:
-            json.dump([{"scenario": n, "fit": fi, "check": c, "seconds": s} for n, fi, c, s in table], f, indent=1)
+            json.dump([{"scenario": n, "fit": fi, "check": c, "seconds": s, "unverified_prediction": n in unverified} for n, fi, c, s in table], f, indent=1)
     if failed:
         return 2
     return 1 if nout else 0
