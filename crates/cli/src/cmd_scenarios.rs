@@ -34,6 +34,8 @@ const NS_PER_WORK: &[(&str, f64)] = &[
     ("kvm-ipi", 6_700.0),
     ("kvm-x86", 800.0),
     ("kvm-arm-passthrough", 1_350.0),
+    ("kvm-arm64-sgi", 80.0),
+    ("xen-arm-dom0less", 60.0),
 ];
 
 pub fn run(a: ScenariosArgs) -> Result<Outcome, CliError> {
