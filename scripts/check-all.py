@@ -76,8 +76,10 @@ def main():
                 failed.append(name)
                 print(f"check-all: {name}: exit {p.returncode}\n{p.stderr}", file=sys.stderr)
                 continue
-            refs = json.loads(p.stdout).get("references", [])
+            out = json.loads(p.stdout)
+            refs = out.get("references", [])
             fit, chk = summarize(refs, "fit"), summarize(refs, "check")
+            fit["kind"] = out.get("meta", {}).get("kind")
             table.append((name, fit, chk, secs))
             every += [(name, r) for r in refs]
     hdr = f"{'SCENARIO':<24} {'FIT':>4} {'FIT MED|dev|':>12} {'FIT WORST':>10} {'CHECK':>6} {'HELD-OUT MED|err|':>17} {'HELD-OUT WORST':>14} {'OUT':>4} {'TIME':>7}"
@@ -86,7 +88,7 @@ def main():
     unverified = []
     for name, fit, chk, secs in table:
         # A scenario with no reference at all is a prediction nobody has compared yet.
-        tag = "  unverified prediction" if fit["n"] == 0 and chk["n"] == 0 else ""
+        tag = "  unverified prediction" if fit["n"] == 0 and chk["n"] == 0 and fit.get("kind") == "predicted" else ""
         if tag:
             unverified.append(name)
         print(f"{name:<24} {fit['n']:>4} {pct(fit['median']):>12} {pct(fit['worst'], True):>10} {chk['n']:>6} {pct(chk['median']):>17} {pct(chk['worst'], True):>14} {chk['out']:>4} {secs:>6.1f}s{tag}")
