@@ -250,3 +250,49 @@ fn new_keys_reject_unknown_values_naming_the_key_and_the_accepted_ones() {
         "{e} ({code})"
     );
 }
+
+#[test]
+fn ipiv_to_a_blocked_target_still_goes_through_kvm_on_the_target_side() {
+    // A poll window of 0: every target has blocked when the IPI comes. IPIv still spares the
+    // sender its exit, but each delivery is a wake-up through KVM (wake-up vector, handler).
+    let base = IPIV
+        .replace("iterations = 20000", "iterations = 200")
+        .replace(
+            "halt_poll = \"linux-5.1\"",
+            "halt_poll = \"fixed\"\nhalt_poll_ns = 0",
+        );
+    let base = &base[..base.find("[[question]]").unwrap()];
+    let r = run(base);
+    let on = cfg(&r, "ipiv=on, apic_mode=x2apic-physical");
+    let off = cfg(&r, "ipiv=off, apic_mode=x2apic-physical");
+    assert_eq!(on.counters.get("exits.icr_write"), None);
+    assert!(on.counters["wakeups"] > 0 && on.counters.get("halt_poll.success").is_none());
+    // The wake-up dominates: IPIv saves the sender's exit and KVM's delivery, not the wake-up.
+    let saved = fig(off, "ipi_x2apic.cycles") - fig(on, "ipi_x2apic.cycles");
+    assert!(
+        saved > 0.0 && saved < fig(off, "ipi_x2apic.cycles") * 0.5,
+        "saved {saved} cycles"
+    );
+}
+
+#[test]
+fn a_board_profile_with_an_impossible_clock_is_rejected_naming_the_key() {
+    let dir = std::env::temp_dir().join(format!("irqlab-pred-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prof =
+        include_str!("../platforms/neoverse-n1.toml").replace("cpu_ghz = 3.0", "cpu_ghz = 0");
+    std::fs::write(dir.join("n1-bad.toml"), prof).unwrap();
+    let text = small_sgi()
+        .replace("board = \"neoverse-n1\"\n", "profile = \"n1-bad.toml\"\n")
+        .replace(
+            "\"platform.board\" = [\"neoverse-n1\", \"kunpeng-920\"]\n",
+            "",
+        );
+    let sc = Scenario::parse(&text, "p.toml", "p", Some(dir.clone())).unwrap();
+    let e = run_scenario(&sc, &opts())
+        .err()
+        .expect("a zero clock must be rejected")
+        .to_string();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(e.contains("cpu_ghz"), "{e}");
+}
