@@ -93,7 +93,7 @@ def main():
             unverified.append(name)
         print(f"{name:<24} {fit['n']:>4} {pct(fit['median']):>12} {pct(fit['worst'], True):>10} {chk['n']:>6} {pct(chk['median']):>17} {pct(chk['worst'], True):>14} {chk['out']:>4} {secs:>6.1f}s{tag}")
     if unverified:
-        print(f"\nunverified predictions (no reference yet; derivations in docs/predictions.md): {', '.join(unverified)}")
+        print(f"\nunverified predictions (no reference to compare with; issue 35's derivations: docs/predictions.md): {', '.join(unverified)}")
     allchk = [deviation(r) for _, r in every if r["role"] == "check" and deviation(r) is not None]
     nout = sum(c["out"] for _, _, c, _ in table)
     if allchk:
