@@ -19,7 +19,10 @@
 use std::collections::BTreeMap;
 
 /// The events the lab asks QEMU for (each as one `-trace` argument).
-pub const TRACE_EVENTS: [&str; 6] = ["gicv3_its_cmd_*", "gicv3_its_translation_write", "gicv3_its_ite_read", "gicv3_icc_iar1_read", "gicv3_icv_iar_read", "gicv3_ich_lr_write"];
+pub const TRACE_EVENTS: [&str; 7] = ["gicv3_its_cmd_*", "gicv3_its_translation_write", "gicv3_its_ite_read", "gicv3_icc_iar1_read", "gicv3_icv_iar_read", "gicv3_ich_lr_write", "gicv3_redist_write"];
+
+/// GICR_VPENDBASER's offset in a GICv4 redistributor (VLPI_base frame at +128 KiB, register +0x78).
+const VPENDBASER: u64 = 0x2_0078;
 
 /// The first LPI INTID (GICv3 architecture: LPIs start at 8192).
 const LPI_BASE: u64 = 8192;
@@ -53,6 +56,9 @@ pub struct Counts {
     pub el2_entries: BTreeMap<String, u64>,
     /// ITS commands by name (`VMAPTI`, `VMOVI`, `MAPTI`, `INV`, …).
     pub its_commands: BTreeMap<String, u64>,
+    /// GICR_VPENDBASER writes making a vPE resident (Valid=1) and non-resident (Valid=0).
+    pub vpe_resident: u64,
+    pub vpe_non_resident: u64,
 }
 
 impl Counts {
@@ -77,11 +83,15 @@ impl Counts {
             ("lab.dom0_lpi_acks".to_string(), self.dom0_lpi_acks as f64, "interrupts"),
             ("lab.xen_entries".to_string(), self.el2_total() as f64, "exceptions to EL2"),
             ("lab.xen_irq_entries".to_string(), self.el2_entries.get("IRQ").copied().unwrap_or(0) as f64, "exceptions to EL2"),
+            ("lab.xen_wfx_traps".to_string(), self.el2_entries.get("WFx trap").copied().unwrap_or(0) as f64, "exceptions to EL2"),
+            ("lab.vpe_made_resident".to_string(), self.vpe_resident as f64, "GICR_VPENDBASER writes"),
+            ("lab.vpe_made_non_resident".to_string(), self.vpe_non_resident as f64, "GICR_VPENDBASER writes"),
         ];
         if ios > 0 {
             let per = |x: u64| x as f64 / ios as f64;
             v.push(("lab.xen_entries_per_io".into(), per(self.el2_total()), "exceptions to EL2 per I/O"));
             v.push(("lab.xen_irq_entries_per_io".into(), per(self.el2_entries.get("IRQ").copied().unwrap_or(0)), "IRQ exceptions to EL2 per I/O"));
+            v.push(("lab.xen_wfx_traps_per_io".into(), per(self.el2_entries.get("WFx trap").copied().unwrap_or(0)), "WFI/WFE traps to EL2 per I/O"));
             v.push(("lab.lpi_direct_per_io".into(), per(self.direct()), "per I/O"));
             v.push(("lab.lpi_doorbell_per_io".into(), per(self.doorbells), "per I/O"));
             v.push(("lab.lpi_xen_software_per_io".into(), per(self.software()), "per I/O"));
@@ -108,6 +118,7 @@ pub fn count(text: &str, name: &str) -> Result<Counts, DeliveryError> {
     // the caller passes them through `doorbells_in` when the window starts later.
     let mut pending_translation = false;
     let mut exception: Option<String> = None;
+    let mut last_el2: Option<String> = None;
     let mut iar1 = Vec::new();
     let mut seen = false;
     for l in text.lines() {
@@ -119,7 +130,28 @@ pub fn count(text: &str, name: &str) -> Result<Counts, DeliveryError> {
         if let Some(rest) = l.strip_prefix("...from ") {
             if let Some(n) = exception.take() {
                 if rest.trim_end().ends_with("to EL2") {
-                    *c.el2_entries.entry(n).or_default() += 1;
+                    *c.el2_entries.entry(n.clone()).or_default() += 1;
+                    last_el2 = Some(n);
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix("...with ESR ") {
+            // QEMU files trapped WFI/WFE (EC 0x01) and trapped system registers (EC 0x18) under
+            // "Undefined Instruction"; the syndrome's class names them.
+            if let Some(n) = last_el2.take().filter(|n| n == "Undefined Instruction") {
+                let ec = rest.split('/').next().and_then(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok());
+                let named = match ec {
+                    Some(0x01) => Some("WFx trap"),
+                    Some(0x18) => Some("sysreg trap"),
+                    _ => None,
+                };
+                if let Some(named) = named {
+                    *c.el2_entries.entry(n.clone()).or_default() -= 1;
+                    if c.el2_entries.get(&n) == Some(&0) {
+                        c.el2_entries.remove(&n);
+                    }
+                    *c.el2_entries.entry(named.into()).or_default() += 1;
                 }
             }
             continue;
@@ -143,6 +175,14 @@ pub fn count(text: &str, name: &str) -> Result<Counts, DeliveryError> {
                     }
                     (true, Some(_)) => c.msi_physical += 1,
                     _ => c.msi_unmapped += 1,
+                }
+            }
+            "gicv3_redist_write" if field(l, "offset ") == Some(VPENDBASER) => {
+                // Valid is bit 63.
+                if field(l, "data ").is_some_and(|v| v >> 63 == 1) {
+                    c.vpe_resident += 1;
+                } else {
+                    c.vpe_non_resident += 1;
                 }
             }
             "gicv3_icc_iar1_read" => iar1.push(field(l, "value ").unwrap_or(SPURIOUS)),
@@ -216,8 +256,18 @@ gicv3_its_translation_write GICv3 ITS TRANSLATER write: offset 0x40 data 0x1 siz
 gicv3_its_ite_read GICv3 ITS: Interrupt Table read for ITTaddr 0xbdfc6000 EventID 0x1: valid 1 inttype 0 intid 0x2001 ICID 0x0 vPEID 0x0 doorbell 0x2000
 Taking exception 5 [IRQ] on CPU 0
 ...from EL1 to EL2
+...with ESR 0x17/0x5e000000
 gicv3_icc_iar1_read GICv3 ICC_IAR1 read cpu 0x0 value 0x2000
 gicv3_icc_iar1_read GICv3 ICC_IAR1 read cpu 0x0 value 0x3ff
+Taking exception 1 [Undefined Instruction] on CPU 0
+...from EL1 to EL2
+...with ESR 0x1/0x7e00000
+Taking exception 1 [Undefined Instruction] on CPU 0
+...from EL1 to EL2
+...with ESR 0x18/0x62300001
+gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x20078 data 0xa0000000bfcd0780 size 8 secure 0
+gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x20078 data 0x20000000bfcd0780 size 8 secure 0
+gicv3_redist_write GICv3 redistributor 0x0 write: offset 0x78 data 0x40000000bffd0780 size 8 secure 0
 Taking exception 5 [IRQ] on CPU 0
 ...from EL1 to EL2
 gicv3_icc_iar1_read GICv3 ICC_IAR1 read cpu 0x0 value 0x1b
@@ -243,7 +293,9 @@ gicv3_its_ite_read GICv3 ITS: Interrupt Table read for ITTaddr 0xbdfc6000 EventI
         assert_eq!((c.direct(), c.software()), (1, 0));
         assert_eq!(c.dom0_lpi_acks, 1);
         assert_eq!(c.el2_entries.get("IRQ"), Some(&2));
-        assert_eq!(c.el2_total(), 2, "SVC and vIRQ to EL1 are not Xen entries");
+        assert_eq!((c.el2_entries.get("WFx trap"), c.el2_entries.get("sysreg trap"), c.el2_entries.get("Undefined Instruction")), (Some(&1), Some(&1), None));
+        assert_eq!(c.el2_total(), 4, "SVC and vIRQ to EL1 are not Xen entries");
+        assert_eq!((c.vpe_resident, c.vpe_non_resident), (1, 1), "GICR_PENDBASER (0x78) is not the vPE's");
         assert_eq!(c.its_commands.get("VMAPTI"), Some(&1));
         assert_eq!(c.lr_lpi_writes, 0, "a PPI in a list register is not an LPI");
     }

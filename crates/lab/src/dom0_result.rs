@@ -37,6 +37,8 @@ pub fn sum(counts: &[&Counts]) -> Counts {
         t.doorbells += c.doorbells;
         t.dom0_lpi_acks += c.dom0_lpi_acks;
         t.lr_lpi_writes += c.lr_lpi_writes;
+        t.vpe_resident += c.vpe_resident;
+        t.vpe_non_resident += c.vpe_non_resident;
         for (k, v) in &c.el2_entries {
             *t.el2_entries.entry(k.clone()).or_default() += v;
         }
