@@ -165,8 +165,11 @@ pub fn xen_cmdline(sched: &str, vwfi: &str, dom0_vcpus: u32, pin: bool, icount: 
 pub const DOM0_CMDLINE: &str = "console=hvc0 rdinit=/init loglevel=5";
 
 /// QEMU's arguments for one boot.
+/// Under -icount QEMU runs all vCPUs in one thread and Xen's boot stalls with 2 CPUs (after
+/// "P2M: 4 levels", as in `xen::run`; seen here again with dom0): one pCPU there.
 pub fn qemu_args(xen: &Path, xen_cmd: &str, kernel: &Path, initrd: &Path, disk: &Path, icount: Option<&str>, qlog: Option<&Path>) -> Vec<String> {
-    let mut a: Vec<String> = ["-M", "virt,virtualization=on,gic-version=4,its=on", "-cpu", "max", "-smp", "2", "-m", "2048"].map(String::from).into();
+    let smp = if icount.is_some() { "1" } else { "2" };
+    let mut a: Vec<String> = ["-M", "virt,virtualization=on,gic-version=4,its=on", "-cpu", "max", "-smp", smp, "-m", "2048"].map(String::from).into();
     if let Some(ic) = icount {
         a.extend(["-icount".into(), ic.to_string()]);
     }
@@ -270,6 +273,9 @@ pub fn check(x: &XenArgs) -> Result<(), LabError> {
     if x.neighbour != Neighbour::Idle {
         return Err(LabError::Usage("--neighbour: not available in the fio mode (dom0 only)".into()));
     }
+    if x.icount && x.dom0_vcpus.unwrap_or(1) > 1 {
+        return Err(LabError::Usage("--dom0-vcpus: at most 1 under --icount (the lab runs 1 pCPU there: Xen's boot stalls with 2)".into()));
+    }
     if x.sched == Sched::Credit {
         return Err(LabError::Usage("--sched credit: the fio mode runs credit2 or null (the S1 configurations)".into()));
     }
@@ -353,6 +359,7 @@ pub fn run(x: &XenArgs, f: &FioArgs, command: Vec<String>) -> Result<i32, LabErr
         let fail = |why: String, w: &Dom0Watcher| {
             let kept = out.path("failed-console.log");
             let _ = std::fs::copy(&log_path, &kept);
+            out.remove_work_dir();
             let ev = if w.evidence.is_empty() { String::new() } else { format!("; console: {}", w.evidence.iter().rev().take(6).rev().cloned().collect::<Vec<_>>().join(" | ")) };
             LabError::Boot { why: format!("dom0 fio {} repetition {rep}: {why}{ev}; no result written", f.job.name()), log: kept }
         };
@@ -423,7 +430,8 @@ mod tests {
     #[test]
     fn command_lines() {
         let a = qemu_args(Path::new("/c/xen"), "X", Path::new("/k"), Path::new("/i"), Path::new("/d"), Some("shift=2,sleep=off"), Some(Path::new("/q.log"))).join(" ");
-        assert!(a.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 2 -m 2048 -icount shift=2,sleep=off"), "{a}");
+        assert!(a.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 1 -m 2048 -icount shift=2,sleep=off"), "{a}");
+        assert!(qemu_args(Path::new("/x"), "X", Path::new("/k"), Path::new("/i"), Path::new("/d"), None, None).join(" ").contains("-smp 2 "));
         assert!(a.contains("-device guest-loader,addr=0x49000000,kernel=/k,bootargs=console=hvc0") && a.contains("guest-loader,addr=0x50000000,initrd=/i"));
         assert!(a.contains("-device nvme,drive=nv") && a.contains("-d int -D /q.log -trace gicv3_its_cmd_*"));
         assert_eq!(xen_cmdline("null", "native", 2, true, false), "console=dtuart dtuart=/pl011@9000000 dom0_mem=512M dom0_max_vcpus=2 dom0_vcpus_pin sched=null vwfi=native bootscrub=0");
