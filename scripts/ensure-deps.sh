@@ -50,6 +50,15 @@ command -v qemu-system-aarch64 >/dev/null 2>&1 || need_apt+=(qemu-system-arm)
 # qemu-aarch64 (user mode) runs the kvm crate's aarch64 unit tests on this x86 machine.
 command -v qemu-aarch64 >/dev/null 2>&1 || need_apt+=(qemu-user)
 command -v dtc >/dev/null 2>&1 || need_apt+=(device-tree-compiler)
+# Xen from source for the lab's dom0 fio mode (crates/lab/src/xen_build.rs, docs/xen-gicv4-lab.md):
+# Xen's Kconfig needs flex and bison; the tree is a .tar.xz; patches go in with patch(1); the static
+# aarch64 fio is built from Debian's source package (apt-get source → dpkg-source, from dpkg-dev).
+command -v flex >/dev/null 2>&1 || need_apt+=(flex)
+command -v bison >/dev/null 2>&1 || need_apt+=(bison)
+command -v make >/dev/null 2>&1 || need_apt+=(make)
+command -v patch >/dev/null 2>&1 || need_apt+=(patch)
+command -v xz >/dev/null 2>&1 || need_apt+=(xz-utils)
+command -v dpkg-source >/dev/null 2>&1 || need_apt+=(dpkg-dev)
 if ! dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64; then
   echo "ensure-deps: adding dpkg architecture arm64 (the lab fetches Xen's arm64 package)" >&2
   $SUDO dpkg --add-architecture arm64

@@ -56,7 +56,13 @@ if command -v qemu-system-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc
   echo "== [${SECONDS} s] irqlab for aarch64, and the tests that run it on KVM/arm64 in the QEMU lab"
   cargo build --release --target aarch64-unknown-linux-gnu -p cli
   IRQLAB_LAB_IRQLAB="$PWD/target/aarch64-unknown-linux-gnu/release/irqlab" \
-    cargo test --workspace --release -- --ignored "needs_arm_lab::"
+    cargo test --workspace --release -- --ignored "needs_arm_lab::" --skip dom0_lab_
+  # Xen's GICv4 series in the lab (dom0 + NVMe + fio, one run per side; Xen builds cached in the
+  # lab cache): each test prints what it cost (TIME: …).
+  echo "== [${SECONDS} s] Xen GICv4 series A/B in the lab (dom0 fio, base tree vs series)"
+  dom0_start=$SECONDS
+  cargo test --release -p lab --test dom0_lab -- --ignored --show-output "needs_arm_lab::dom0_lab_"
+  echo "== [${SECONDS} s] the dom0 fio lab tests took $((SECONDS - dom0_start)) s"
 else
   if [ -n "${CI:-}" ]; then echo "test.sh: CI is set and the arm lab's QEMU or cross gcc is missing (scripts/ensure-deps.sh should have installed them)" >&2; exit 1; fi
   echo "== [${SECONDS} s] tests that need the arm lab: SKIPPED (qemu-system-aarch64 or aarch64-linux-gnu-gcc missing; scripts/ensure-deps.sh installs them):"

@@ -117,7 +117,7 @@ pub enum Sched {
     Credit,
     #[default]
     Credit2,
-    /// Refused with Debian's Xen (no null scheduler); allowed with `IRQLAB_LAB_XEN` set to a Xen built with it.
+    /// Refused with Debian's Xen (no null scheduler); allowed with `--xen-src` built with SCHED_NULL=y, or `--xen FILE`.
     Null,
 }
 
@@ -156,6 +156,25 @@ pub struct XenArgs {
     /// Replace an existing result.json / console.log / xen.dts in --out.
     #[arg(long)]
     pub force: bool,
+    /// Build Xen from this tree (or a .tar.xz/.tar.gz/.tar of one) for arm64 and boot it instead
+    /// of Debian's Xen 4.17; cached by (tree, patches, config) in the lab cache (src/xen_build.rs).
+    #[arg(long, value_name = "DIR|TARBALL", conflicts_with = "xen")]
+    pub xen_src: Option<PathBuf>,
+    /// Patches to apply to --xen-src in order (`patch -p1`); a directory gives its *.patch in name order.
+    #[arg(long, value_name = "DIR|FILE", num_args = 1.., requires = "xen_src")]
+    pub patches: Vec<PathBuf>,
+    /// Kconfig settings for --xen-src (after defconfig), e.g. `UNSUPPORTED=y HAS_ITS=y GICV4=y`.
+    #[arg(long, value_name = "KEY=VALUE", num_args = 1.., requires = "xen_src")]
+    pub xen_config: Vec<String>,
+    /// A prebuilt arm64 Xen binary to boot instead of Debian's Xen 4.17.
+    #[arg(long, value_name = "FILE")]
+    pub xen: Option<PathBuf>,
+    /// fio mode: dom0's vCPUs (Xen's dom0_max_vcpus; default 1).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub dom0_vcpus: Option<u32>,
+    /// fio mode: pin dom0's vCPUs to the pCPUs of the same number (Xen's dom0_vcpus_pin).
+    #[arg(long)]
+    pub dom0_pin: bool,
     /// Bound on the whole QEMU session, seconds (default: 60 s + samples × (period + 200 ms); 5× under --icount).
     #[arg(long)]
     pub timeout_s: Option<u64>,

@@ -19,6 +19,10 @@ pub enum LabError {
     Results(#[from] results::ResultsError),
     #[error(transparent)]
     Guest(#[from] armguest::GuestError),
+    #[error(transparent)]
+    XenBuild(#[from] crate::xen_build::BuildError),
+    #[error(transparent)]
+    FioBuild(#[from] crate::fio_build::FioBuildError),
 }
 
 impl LabError {
@@ -26,6 +30,7 @@ impl LabError {
         match self {
             LabError::Usage(_) => 2,
             LabError::Guest(armguest::GuestError::Invalid { .. }) => 2,
+            LabError::XenBuild(e) => e.exit_code(),
             _ => 1,
         }
     }

@@ -2,9 +2,13 @@
 //! of what the lab gets back from QEMU — console lines, framed result files, QEMU's ITS trace,
 //! the kernel's kvm events — can be fuzzed (fuzz/fuzz_targets/lab_console.rs) and tested.
 pub mod cli;
+pub mod delivery;
 pub mod deps;
+pub mod dom0;
+pub mod dom0_result;
 pub mod dts;
 pub mod error;
+pub mod fio_build;
 pub mod initramfs;
 pub mod its_script;
 pub mod its_trace;
@@ -16,3 +20,4 @@ pub mod session;
 pub mod vfio;
 pub mod watch;
 pub mod xen;
+pub mod xen_build;

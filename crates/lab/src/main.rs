@@ -27,6 +27,19 @@ fn main() {
         }
     };
     let code = match cli.mode {
+        cli::Mode::Xen(x) if x.bench.first().map(String::as_str) == Some("fio") => match <lab::dom0::FioArgs as clap::Parser>::try_parse_from(&x.bench) {
+            Err(e) => {
+                eprint!("irqlab-lab xen: fio arguments: {e}");
+                2
+            }
+            Ok(f) => match lab::dom0::run(&x, &f, argv) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("irqlab-lab: {e}");
+                    e.exit_code()
+                }
+            },
+        },
         cli::Mode::Xen(x) => match cli::BenchArgs::parse_words(&x.bench) {
             Err(e) => {
                 eprint!("irqlab-lab xen: bench arguments: {e}");

@@ -24,11 +24,10 @@ const DOMU_KIB: u64 = 64 * 1024;
 
 /// The lab's refusals, before anything is fetched or started.
 pub fn check(x: &XenArgs, b: &BenchArgs) -> Result<(), LabError> {
-    if x.sched == Sched::Null && std::env::var_os("IRQLAB_LAB_XEN").is_none() {
+    if x.sched == Sched::Null && x.xen.is_none() && x.xen_src.is_none() {
         return Err(LabError::Usage(
             "--sched null: Debian's Xen 4.17 (xen-hypervisor-4.17-arm64) is built without the null scheduler; \
-             build Xen with CONFIG_SCHED_NULL=y (make -C xen menuconfig: Schedulers → Null scheduler, or add it to xen/.config) \
-             and point IRQLAB_LAB_XEN at the resulting xen binary"
+             build one with it: --xen-src DIR --xen-config SCHED_NULL=y (CONFIG_SCHED_NULL), or give a prebuilt one with --xen FILE"
                 .into(),
         ));
     }
@@ -83,10 +82,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     let out = output::Out::prepare(&b.out, x.force)?;
     let qemu_bin = deps::ensure_tool("qemu-system-aarch64", "qemu-system-arm")?;
     let dtc = deps::ensure_tool("dtc", "device-tree-compiler")?;
-    let xen = match std::env::var_os("IRQLAB_LAB_XEN") {
-        Some(p) => PathBuf::from(p),
-        None => deps::xen_binary(&deps::cache_dir())?,
-    };
+    let (xen, built) = resolve(x)?;
     let image = armguest::image()?;
     let work = out.work_dir()?;
     let mut modules = vec![(work.join("guest.bin"), qemu::MODULE_BASE, armguest::patch(image, &params)?)];
@@ -111,7 +107,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     let sched = match x.sched {
         Sched::Credit => "credit",
         Sched::Credit2 => "credit2",
-        Sched::Null => "null", // only with IRQLAB_LAB_XEN (checked above)
+        Sched::Null => "null", // only with --xen-src (SCHED_NULL=y) or --xen (checked above)
     };
     let vwfi = if x.vwfi == Vwfi::Native { "native" } else { "trap" };
     let vcpus = x.vcpus.unwrap_or(if params.bench == Bench::Ipi { 2 } else { 1 });
@@ -139,6 +135,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     if let Some(ic) = &icount {
         extra.insert("icount".to_string(), ic.clone());
     }
+    extra.extend(xen_params(&xen, built.as_ref()));
     let ns_per_insn = icount.as_deref().and_then(icount_ns_per_insn);
     let meta = ConsoleMeta {
         tool_version: format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")),
@@ -195,6 +192,35 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
             eprintln!("irqlab-lab: incomplete run: {e} (console log: {})", log_path.display());
             Ok(1)
         }
+    }
+}
+
+/// The Xen to boot: built from `--xen-src` (+ patches, config; [`crate::xen_build`]), a prebuilt
+/// `--xen FILE`, or Debian's Xen 4.17. `--sched null` with a build that lacks CONFIG_SCHED_NULL
+/// is refused (exit 2) here, after the build says what it has.
+pub fn resolve(x: &XenArgs) -> Result<(PathBuf, Option<crate::xen_build::Built>), LabError> {
+    if let Some(src) = &x.xen_src {
+        let s = crate::xen_build::XenSource { src: src.clone(), patches: x.patches.clone(), config: x.xen_config.clone() };
+        let b = crate::xen_build::ensure(&s, &deps::cache_dir())?;
+        if x.sched == Sched::Null && !b.has("SCHED_NULL") {
+            return Err(LabError::Usage(format!("--sched null: the Xen built from {} has no CONFIG_SCHED_NULL=y (add --xen-config SCHED_NULL=y)", src.display())));
+        }
+        return Ok((b.binary.clone(), Some(b)));
+    }
+    if let Some(f) = &x.xen {
+        if !f.is_file() {
+            return Err(LabError::Usage(format!("--xen {}: no such file", f.display())));
+        }
+        return Ok((f.clone(), None));
+    }
+    Ok((deps::xen_binary(&deps::cache_dir())?, None))
+}
+
+/// What Xen ran, as result parameters: the build's tree, patches and config, or the binary.
+pub fn xen_params(xen: &Path, built: Option<&crate::xen_build::Built>) -> Vec<(String, String)> {
+    match built {
+        Some(b) => b.params(),
+        None => vec![("xen.binary".to_string(), xen.display().to_string())],
     }
 }
 

@@ -105,8 +105,7 @@ fn a_guest_that_never_reports_is_ended_by_the_bound() {
     let out = d.path().join("o");
     let t = std::time::Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-        .env("IRQLAB_LAB_XEN", &fake)
-        .args(["xen", "--timeout-s", "4", "--", "timer", "--out", out.to_str().unwrap()])
+        .args(["xen", "--xen", fake.to_str().unwrap(), "--timeout-s", "4", "--", "timer", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

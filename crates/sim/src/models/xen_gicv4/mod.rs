@@ -96,6 +96,32 @@ struct Hypervisor {
     /// Length of one such window (µs, a labelled guess; docs/xen-gicv4-fio.md sweeps it).
     #[serde(default)]
     pcpu0_stall_us: f64,
+    /// With direct LPIs and `vwfi = trap`: does a vCPU's trapped WFI block it (vPE out, doorbell
+    /// on) or return at once? The series as posted (xen-gicv4-rfc) returns at once: `vgic_vcpu_pending_irq`
+    /// (xen/arch/arm/gic-vgic.c, patch 0013 "arm/gic: VPE scheduling") answers 1 whenever the vPE's
+    /// `pending_last` is set, and nothing clears it (it is set from GICR_VPENDBASER.PendingLast in
+    /// `its_make_vpe_non_resident`, which `its_make_vpe_resident` writes as 1, and by the doorbell
+    /// in `gicv3_do_LPI`, patch 0017), so `vcpu_block_unless_event_pending` never blocks; doorbells
+    /// are masked by `vgic_v4_load` and `vgic_v4_put(v, false)` never unmasks them. The lab sees
+    /// it: 0 doorbells, 0 vPE residency changes during fio, 4–14 WFI traps per I/O
+    /// (docs/xen-gicv4-lab.md). `blocks` is the model before the lab (doorbell path).
+    #[serde(default = "spins")]
+    direct_wfi: DirectWfi,
+}
+
+/// How a trapped WFI of a vCPU with direct LPIs behaves (see `Hypervisor::direct_wfi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirectWfi {
+    /// The vCPU blocks, its vPE goes out with the doorbell on (GICv4.1 as designed).
+    Blocks,
+    /// The trap returns at once (the series' sticky `pending_last`): the vCPU stays running, its
+    /// vPE resident, and a vLPI finds it in its WFI → trap → eret loop.
+    Spins,
+}
+
+fn spins() -> DirectWfi {
+    DirectWfi::Spins
 }
 
 fn trap() -> Vwfi {
@@ -162,6 +188,8 @@ pub(crate) struct Pcpu0Windows {
 
 pub(crate) struct Prepared {
     pub mode: Mode,
+    /// A vCPU's trapped WFI returns at once (the series' `direct_wfi = spins`).
+    pub wfi_spins: bool,
     pub windows: Pcpu0Windows,
     pub direct: bool,
     pub xen: XenSetup,
@@ -258,7 +286,17 @@ impl Model for XenGicv4 {
         let vpe = if direct { Some(VpeCosts { schedule_in: h("vpe_schedule_in")?, schedule_out: h("vpe_schedule_out")? }) } else { None };
         // Bare metal runs on the same core as one task per CPU that never traps: WFI native,
         // nothing else runnable, so no scheduler path is ever taken after start-up.
-        let (sched, vwfi) = if bare { (SchedKind::Null, Vwfi::Native) } else { (hyp.scheduler, hyp.vwfi) };
+        // The series' trapped WFI never blocks a vCPU with direct LPIs (`direct_wfi = spins`): the
+        // core then keeps it running in WFI like vwfi=native, and `direct_resident` charges the
+        // trap loop (trap + eret) instead of a native wfi-exit.
+        let wfi_spins = direct && hyp.vwfi == Vwfi::Trap && hyp.direct_wfi == DirectWfi::Spins;
+        let (sched, vwfi) = if bare {
+            (SchedKind::Null, Vwfi::Native)
+        } else if wfi_spins {
+            (hyp.scheduler, Vwfi::Native)
+        } else {
+            (hyp.scheduler, hyp.vwfi)
+        };
         let xen = XenSetup {
             sched,
             sched_params: DEFAULT_KNOBS.params(ctx)?,
@@ -272,6 +310,7 @@ impl Model for XenGicv4 {
         };
         Ok(Box::new(Prepared {
             mode: hyp.mode,
+            wfi_spins,
             windows,
             direct,
             xen,

@@ -261,7 +261,14 @@ impl<'a> Sim<'a> {
             dur += self.core.seg(&mut t, "vlpi-deliver", &c.vlpi_deliver, 1.0);
         }
         if self.core.vcpus[v].act == Act::Wfi {
-            dur += self.core.seg(&mut t, "wfi-exit", &self.p.xen.costs.wfi_exit, 1.0);
+            if self.p.wfi_spins {
+                // The series: the vCPU is in its WFI → trap → eret loop (vwfi=trap, never blocked):
+                // the vLPI waits for the round trip in progress (charged whole: an upper bound).
+                dur += self.core.seg(&mut t, "wfi-trap-loop", &self.p.xen.costs.trap, 1.0);
+                dur += self.core.seg(&mut t, "wfi-trap-loop-eret", &self.p.xen.costs.eret, 1.0);
+            } else {
+                dur += self.core.seg(&mut t, "wfi-exit", &self.p.xen.costs.wfi_exit, 1.0);
+            }
         }
         dur += self.core.seg(&mut t, "guest-ack", &self.p.xen.costs.ack, 1.0);
         self.n.direct += 1;
@@ -513,7 +520,7 @@ impl PreparedPoint for Prepared {
             },
             self.job_name,
             self.xen.sched,
-            self.xen.vwfi.as_str(),
+            if self.wfi_spins { "trap (never blocks: the series' sticky pending_last)" } else { self.xen.vwfi.as_str() },
             if self.direct { "on" } else { "off" },
             self.vcpus,
             self.first_vcpu,
