@@ -93,6 +93,17 @@ pub struct KvmArgs {
     /// exception class and guest PC, every event by name) to kvm-exit-reasons.txt in --out.
     #[arg(long)]
     pub exit_reasons: bool,
+    /// Boot your own kernel instead of Debian's: an arm64 `Image` (or `Image.gz`), or a Debian
+    /// kernel package `.deb` (its `boot/vmlinuz-*`, `config-*` and `lib/modules`). Checked before
+    /// booting: arm64 Image header, release, the CONFIG_* the lab needs (own_kernel.rs).
+    #[arg(long, value_name = "IMAGE|PKG.deb")]
+    pub kernel: Option<PathBuf>,
+    /// The `lib/modules/<release>` tree of --kernel IMAGE (vfio modules for --device edu).
+    #[arg(long, value_name = "DIR", requires = "kernel")]
+    pub modules: Option<PathBuf>,
+    /// The .config of --kernel, when it is not embedded (IKCONFIG) nor beside the image.
+    #[arg(long, value_name = "FILE", requires = "kernel")]
+    pub kernel_config: Option<PathBuf>,
     /// The irqlab arguments, after `--` (must include `--out DIR`).
     #[arg(last = true, required = true)]
     pub args: Vec<String>,
