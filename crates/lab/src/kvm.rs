@@ -203,7 +203,7 @@ fn irqlab_binary(k: &KvmArgs) -> Result<PathBuf, LabError> {
 }
 
 pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
-    let (inner, out_dir) = split_out(&k.args)?;
+    let (inner, out_dir) = split_out(&crate::grammar::kvm_words(&k.args))?;
     if out_dir.exists() && !k.force {
         if let Some(p) = ["result.json", "result.csv", "kvm-console.log", crate::kvm_events::FILE].iter().map(|n| out_dir.join(n)).find(|p| p.exists()) {
             return Err(LabError::Usage(format!("--out: {} already exists; not replacing an earlier result (use --force)", p.display())));

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod deps;
 pub mod dts;
 pub mod error;
+pub mod grammar;
 pub mod initramfs;
 pub mod its_script;
 pub mod its_trace;

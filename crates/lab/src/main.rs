@@ -26,8 +26,16 @@ fn main() {
             std::process::exit(code);
         }
     };
+    let words = match &cli.mode {
+        cli::Mode::Xen(x) => Some(&x.bench),
+        cli::Mode::Kvm(k) => Some(&k.args),
+        _ => None,
+    };
+    if let Some(n) = words.and_then(|w| lab::grammar::alias_note(w)) {
+        eprintln!("irqlab-lab: note: {n}");
+    }
     let code = match cli.mode {
-        cli::Mode::Xen(x) => match cli::BenchArgs::parse_words(&x.bench) {
+        cli::Mode::Xen(x) => match cli::BenchArgs::parse_words(&lab::grammar::xen_words(&x.bench)) {
             Err(e) => {
                 eprint!("irqlab-lab xen: bench arguments: {e}");
                 2
@@ -40,7 +48,7 @@ fn main() {
                 }
             },
         },
-        cli::Mode::Guest(g) => match cli::BenchArgs::parse_words(&g.bench) {
+        cli::Mode::Guest(g) => match cli::BenchArgs::parse_words(&lab::grammar::xen_words(&g.bench)) {
             Err(e) => {
                 eprint!("irqlab-lab guest: bench arguments: {e}");
                 2
