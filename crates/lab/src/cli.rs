@@ -29,6 +29,11 @@ pub enum Mode {
     /// gicv3_its_translation_write; what `kvm --trace-its` captures) into an `irqlab its-check`
     /// script at TRACE.its: `its-convert [--gic v3|v4] [--cpus N] [--force] TRACE`
     ItsConvert(ItsConvertArgs),
+    /// A against B in one command (the patch gate, issue 34): `ab kvm|xen --a 'OPTS' --b 'OPTS'
+    /// [--repeat N | --single-run] [--fail-on slower[:STAT]] -- BENCH … --out DIR` runs both sides
+    /// interleaved (a fresh boot each), imports each as repetitions and prints `irqlab compare`'s
+    /// verdicts; exit 4 with --fail-on on a resolvable regression (see docs/patch-gate.md).
+    Ab(crate::ab::AbArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]

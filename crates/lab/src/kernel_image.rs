@@ -28,6 +28,8 @@ pub enum KernelImageError {
     NoVersion,
     #[error("the kernel lacks what the lab needs: {}", .0.join("; "))]
     Missing(Vec<String>),
+    #[error("not a Xen/arm64 hypervisor binary: {0}")]
+    NotXen(String),
     #[error("modules do not match the image's release {image}: {what}")]
     ModulesMismatch { image: String, what: String },
 }
@@ -80,6 +82,20 @@ pub fn inspect(bytes: &[u8]) -> Result<ImageFacts, KernelImageError> {
     }
     let (release, banner) = banner(img).ok_or(KernelImageError::NoVersion)?;
     Ok(ImageFacts { release, banner, gzip, ikconfig: ikconfig(img) })
+}
+
+/// A Xen/arm64 hypervisor binary: the arm64 Image header Xen's head.S carries (so boot loaders
+/// take it as a kernel) and Xen's own banner format (`Xen version %d.%d%s`, common/kernel.c's
+/// print_version); a Linux Image has the header too, so the banner decides.
+pub fn check_xen(bytes: &[u8]) -> Result<(), KernelImageError> {
+    if bytes.len() < 64 || &bytes[MAGIC_OFFSET..MAGIC_OFFSET + 4] != MAGIC {
+        return Err(KernelImageError::NotXen("no arm64 Image header (magic `ARM\\x64` at 0x38)".into()));
+    }
+    if find(bytes, b"Xen version %d.%d").is_none() {
+        let what = if banner(bytes).is_some() { "a Linux kernel Image, not Xen" } else { "no Xen banner (`Xen version %d.%d…`) in it" };
+        return Err(KernelImageError::NotXen(what.into()));
+    }
+    Ok(())
 }
 
 /// `Linux version <release> (…)`: the first occurrence whose release starts with a digit (format
@@ -290,6 +306,17 @@ pub mod tests {
         assert!(e.contains("vfio_pci.ko was built for `6.1.0-56-arm64`"), "{e}");
         std::fs::write(m.join("kernel/drivers/vfio/vfio_pci.ko"), b"not a module").unwrap();
         assert!(check_modules(&m, "6.8.0-dev").unwrap_err().to_string().contains("no vermagic"));
+    }
+
+    #[test]
+    fn xen_is_told_from_linux_and_junk() {
+        let mut xen = image("x", None);
+        let i = find(&xen, b"Linux version x").unwrap();
+        xen[i..i + 15].copy_from_slice(b"Xen version %d.");
+        xen.extend_from_slice(b"Xen version %d.%d%s (%s)\0");
+        assert_eq!(check_xen(&xen), Ok(()));
+        assert!(check_xen(&image("6.1.0", None)).unwrap_err().to_string().contains("a Linux kernel Image, not Xen"));
+        assert!(check_xen(b"#!/bin/sh\necho xen\n").unwrap_err().to_string().contains("no arm64 Image header"));
     }
 
     #[test]

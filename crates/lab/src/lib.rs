@@ -1,6 +1,7 @@
 //! The Arm lab's library: everything `irqlab-lab` (src/main.rs) runs, as modules, so the readers
 //! of what the lab gets back from QEMU — console lines, framed result files, QEMU's ITS trace,
 //! the kernel's kvm events — can be fuzzed (fuzz/fuzz_targets/lab_console.rs) and tested.
+pub mod ab;
 pub mod cli;
 pub mod deps;
 pub mod dts;

@@ -68,6 +68,13 @@ fn main() {
                 e.exit_code()
             }
         },
+        cli::Mode::Ab(a) => match lab::ab::run(&a, argv) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("irqlab-lab ab: {e}");
+                e.exit_code()
+            }
+        },
         cli::Mode::Kvm(k) => match kvm::run(&k, argv) {
             Ok(c) => c,
             Err(e) => {
