@@ -91,9 +91,12 @@ pub fn check_xen(bytes: &[u8]) -> Result<(), KernelImageError> {
     if bytes.len() < 64 || &bytes[MAGIC_OFFSET..MAGIC_OFFSET + 4] != MAGIC {
         return Err(KernelImageError::NotXen("no arm64 Image header (magic `ARM\\x64` at 0x38)".into()));
     }
+    // Linux's own Xen guest support prints Xen's version too: the Linux banner decides first.
+    if let Some((release, _)) = banner(bytes) {
+        return Err(KernelImageError::NotXen(format!("a Linux kernel Image ({release}), not Xen")));
+    }
     if find(bytes, b"Xen version %d.%d").is_none() {
-        let what = if banner(bytes).is_some() { "a Linux kernel Image, not Xen" } else { "no Xen banner (`Xen version %d.%d…`) in it" };
-        return Err(KernelImageError::NotXen(what.into()));
+        return Err(KernelImageError::NotXen("no Xen banner (`Xen version %d.%d…`) in it".into()));
     }
     Ok(())
 }
@@ -314,8 +317,11 @@ pub mod tests {
         let i = find(&xen, b"Linux version x").unwrap();
         xen[i..i + 15].copy_from_slice(b"Xen version %d.");
         xen.extend_from_slice(b"Xen version %d.%d%s (%s)\0");
+        let mut linux = image("6.1.0", None);
+        linux.extend_from_slice(b"Xen version %d.%d%s\0");
+        assert!(check_xen(&linux).unwrap_err().to_string().contains("a Linux kernel Image (6.1.0), not Xen"));
         assert_eq!(check_xen(&xen), Ok(()));
-        assert!(check_xen(&image("6.1.0", None)).unwrap_err().to_string().contains("a Linux kernel Image, not Xen"));
+        assert!(check_xen(&image("6.1.0", None)).unwrap_err().to_string().contains("not Xen"));
         assert!(check_xen(b"#!/bin/sh\necho xen\n").unwrap_err().to_string().contains("no arm64 Image header"));
     }
 
