@@ -336,13 +336,45 @@ pub fn run_schedule(runner: &mut dyn Runner, plans: &[Plan; 2], bench: &[String]
     rec
 }
 
+/// Figures that only some runs have (irqlab records some only when they occur) are left out of
+/// every run before the import, which wants the same configurations, classes and figures in
+/// each repetition; the names left out are returned, for a note.
+pub fn common_figures(runs: &mut [results::RunResult]) -> Vec<String> {
+    let mut dropped = std::collections::BTreeSet::new();
+    let Some(first) = runs.first() else { return Vec::new() };
+    let names: Vec<String> = first.configs.iter().map(|c| c.name.clone()).collect();
+    for name in names {
+        let keys = |r: &results::RunResult| r.configs.iter().find(|c| c.name == name).map(|c| c.figures.keys().cloned().collect::<std::collections::BTreeSet<_>>()).unwrap_or_default();
+        let common = runs.iter().skip(1).fold(keys(&runs[0]), |acc, r| acc.intersection(&keys(r)).cloned().collect());
+        for r in runs.iter_mut() {
+            for c in r.configs.iter_mut().filter(|c| c.name == name) {
+                c.figures.retain(|k, _| {
+                    let keep = common.contains(k);
+                    if !keep {
+                        dropped.insert(k.clone());
+                    }
+                    keep
+                });
+            }
+        }
+    }
+    dropped.into_iter().collect()
+}
+
 /// Imports one side's runs as repetitions into DIR/<side>/result.json.
 fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbError> {
-    let mut texts = Vec::new();
+    let mut runs = Vec::new();
     for f in files {
-        texts.push((f.display().to_string(), results::read_text_capped(f, results::MAX_RESULT_BYTES)?));
+        runs.push(results::read_json(f)?);
     }
-    let r = results::import::import_files("irqlab", &texts, &results::import::ImportOptions::default(), &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION"))).map_err(|e| AbError::Compare(e.to_string()))?;
+    let dropped = common_figures(&mut runs);
+    let texts: Vec<(String, String)> = files.iter().zip(&runs).map(|(f, r)| (f.display().to_string(), results::to_json_string(r))).collect();
+    let mut r = results::import::import_files("irqlab", &texts, &results::import::ImportOptions::default(), &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION"))).map_err(|e| AbError::Compare(e.to_string()))?;
+    if !dropped.is_empty() {
+        for c in &mut r.configs {
+            c.notes.push(format!("irqlab-lab ab: figures not in every run left out: {}", dropped.join(", ")));
+        }
+    }
     results::write_json(&dir.join("result.json"), &r)?;
     Ok(r)
 }
