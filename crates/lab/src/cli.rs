@@ -111,6 +111,14 @@ pub struct KvmArgs {
     /// The .config of --kernel, when it is not embedded (IKCONFIG) nor beside the image.
     #[arg(long, value_name = "FILE", requires = "kernel")]
     pub kernel_config: Option<PathBuf>,
+    /// Also run kvm-unit-tests' arm micro-bench (ipi, lpi, timer_10ms) under kvmtool's lkvm in
+    /// the same boot, before irqlab: the kvm-unit-tests source (a tree or a tarball); built into
+    /// the lab cache; its console comes back as micro-bench.txt (peers.rs).
+    #[arg(long, value_name = "TREE|TARBALL", requires = "peer_kvmtool")]
+    pub peer_kvm_unit_tests: Option<PathBuf>,
+    /// kvmtool's source (a tree or a tarball), with --peer-kvm-unit-tests.
+    #[arg(long, value_name = "TREE|TARBALL", requires = "peer_kvm_unit_tests")]
+    pub peer_kvmtool: Option<PathBuf>,
     /// The irqlab arguments, after `--` (must include `--out DIR`).
     #[arg(last = true, required = true)]
     pub args: Vec<String>,

@@ -254,6 +254,17 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
             entries.push(Entry::File { path: crate::vfio::module_path(&n).display().to_string(), mode: 0o644, data: ko });
         }
     }
+    let peer = match (&k.peer_kvm_unit_tests, &k.peer_kvmtool) {
+        (Some(kut), Some(tool)) => {
+            let p = crate::peers::build(kut, tool, &cache).map_err(|e| LabError::Setup(e.to_string()))?;
+            entries.push(Entry::Dir { path: "/peer".into() });
+            entries.push(Entry::File { path: "/bin/lkvm".into(), mode: 0o755, data: read(&p.lkvm)? });
+            entries.push(Entry::File { path: "/peer/micro-bench.flat".into(), mode: 0o644, data: read(&p.flat)? });
+            setup += &crate::peers::init_fragment();
+            Some(p)
+        }
+        _ => None,
+    };
     entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script_with(&inner, &setup, k.move_vcpus_ms, k.exit_reasons).into_bytes() });
     let initrd = work.join("initrd.cpio");
     std::fs::write(&initrd, newc(&entries)).map_err(LabError::io(&initrd))?;
@@ -274,6 +285,9 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     eprintln!("irqlab-lab: booting {} under QEMU TCG ({:?}{}); console → {}", kernel.display(), k.gic, if k.icount { ", -icount" } else { "" }, log_path.display());
     let s = crate::session::run(&qemu_bin, &args, &log_path, watcher)?;
     let mut what_ran = choice.record();
+    if let Some(p) = &peer {
+        what_ran.extend(p.record.clone());
+    }
     what_ran.insert("lab.irqlab.sha256".into(), crate::kernel_image::sha256_file(&irqlab).map_err(LabError::io(&irqlab))?);
     out.remove_work_dir();
     let files = framed_files(&s.log).map_err(|why| LabError::Boot { why, log: log_path.clone() })?;

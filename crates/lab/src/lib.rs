@@ -15,6 +15,7 @@ pub mod kvm;
 pub mod kvm_events;
 pub mod output;
 pub mod own_kernel;
+pub mod peers;
 pub mod qemu;
 pub mod session;
 pub mod vfio;
