@@ -295,6 +295,11 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
         Outcome::Done => None,
         Outcome::Failed(w) | Outcome::TimedOut(w) => Some(w.clone()),
     };
+    if let Some((_, b)) = files.iter().find(|(n, _)| peer.is_some() && n == "micro-bench.txt") {
+        let st = crate::peers::status(&String::from_utf8_lossy(b));
+        eprintln!("irqlab-lab: peer micro-bench: {st}");
+        what_ran.insert("lab.peer.status".into(), st);
+    }
     for (name, bytes) in &files {
         let bytes = if name == "result.json" { record_facts(&label_measured(bytes, k.icount, &command), &what_ran, s.watcher.init_at, s.wall) } else { bytes.clone() };
         out.write_new(name, &bytes)?;

@@ -171,6 +171,22 @@ pub fn averages(text: &str) -> BTreeMap<String, String> {
     m
 }
 
+/// How micro-bench ended, from its console: kvm-unit-tests' `EXIT: STATUS=1` is a pass; any
+/// other status is stated with its first `assert failed` line; lkvm's own exit status says nothing
+/// about the guest. Also every average printed, so a partial run is still read.
+pub fn status(text: &str) -> String {
+    let exit = text.lines().find_map(|l| l.trim().strip_prefix("EXIT: STATUS=")).map(str::trim);
+    let failed = text.lines().find(|l| l.contains("assert failed") || l.contains("FAIL")).map(str::trim);
+    let avgs: Vec<String> = averages(text).into_iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let head = match (exit, failed) {
+        (Some("1"), None) => "passed".to_string(),
+        (Some(s), Some(f)) => format!("EXIT: STATUS={s}: {f}"),
+        (Some(s), None) => format!("EXIT: STATUS={s}"),
+        (None, _) => "no EXIT line (micro-bench did not finish)".to_string(),
+    };
+    format!("{head}; averages (TCG µs as micro-bench prints them): {}", if avgs.is_empty() { "none".into() } else { avgs.join(", ") })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +212,15 @@ mod tests {
         let s = init_fragment();
         assert!(s.contains("--irqchip gicv3-its -k /peer/micro-bench.flat -p \"ipi lpi timer_10ms\" > /out/micro-bench.txt 2>&1"), "{s}");
         assert!(s.starts_with("mkdir -p /out\n") && s.contains("peer micro-bench exit $?"));
+    }
+
+    #[test]
+    fn status_says_pass_or_what_failed() {
+        let ok = "hyp_call                          18799251440.0                       286853.0\nEXIT: STATUS=1\n";
+        assert_eq!(status(ok), "passed; averages (TCG µs as micro-bench prints them): hyp_call 286853.0");
+        let bad = "eoi                                   6358624.0                           97.0\narm/micro-bench.c:167: assert failed: irq_received: failed to receive IPI in time\nEXIT: STATUS=127\n";
+        assert!(status(bad).starts_with("EXIT: STATUS=127: arm/micro-bench.c:167: assert failed"), "{}", status(bad));
+        assert!(status("").starts_with("no EXIT line"));
     }
 
     #[test]
