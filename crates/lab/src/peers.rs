@@ -184,7 +184,7 @@ pub fn status(text: &str) -> String {
         (Some(s), None) => format!("EXIT: STATUS={s}"),
         (None, _) => "no EXIT line (micro-bench did not finish)".to_string(),
     };
-    format!("{head}; averages (TCG µs as micro-bench prints them): {}", if avgs.is_empty() { "none".into() } else { avgs.join(", ") })
+    format!("{head}; averages (ns of TCG time, as micro-bench prints them): {}", if avgs.is_empty() { "none".into() } else { avgs.join(", ") })
 }
 
 #[cfg(test)]
@@ -217,7 +217,7 @@ mod tests {
     #[test]
     fn status_says_pass_or_what_failed() {
         let ok = "hyp_call                          18799251440.0                       286853.0\nEXIT: STATUS=1\n";
-        assert_eq!(status(ok), "passed; averages (TCG µs as micro-bench prints them): hyp_call 286853.0");
+        assert_eq!(status(ok), "passed; averages (ns of TCG time, as micro-bench prints them): hyp_call 286853.0");
         let bad = "eoi                                   6358624.0                           97.0\narm/micro-bench.c:167: assert failed: irq_received: failed to receive IPI in time\nEXIT: STATUS=127\n";
         assert!(status(bad).starts_with("EXIT: STATUS=127: arm/micro-bench.c:167: assert failed"), "{}", status(bad));
         assert!(status("").starts_with("no EXIT line"));
