@@ -17,14 +17,20 @@ pub fn alias_note(words: &[String]) -> Option<String> {
 
 /// The words for the Xen mode's bench parser: `run` of the alias dropped.
 pub fn xen_words(words: &[String]) -> Vec<String> {
-    if alias_note(words).is_some() { words[1..].to_vec() } else { words.to_vec() }
+    if alias_note(words).is_some() {
+        words[1..].to_vec()
+    } else {
+        words.to_vec()
+    }
 }
 
 /// The irqlab command line the KVM mode runs inside: a bench name first gets `run` in front;
 /// `run <bench>` (the alias) and other irqlab subcommands are passed as they are.
 pub fn kvm_words(words: &[String]) -> Vec<String> {
     match words.first() {
-        Some(w) if BENCHES.contains(&w.as_str()) => std::iter::once("run".to_string()).chain(words.iter().cloned()).collect(),
+        Some(w) if BENCHES.contains(&w.as_str()) => std::iter::once("run".to_string())
+            .chain(words.iter().cloned())
+            .collect(),
         _ => words.to_vec(),
     }
 }
@@ -46,8 +52,14 @@ mod tests {
 
     #[test]
     fn bench_first_means_the_same_in_both_modes() {
-        assert_eq!(kvm_words(&v("timer --samples 8 --out o")), v("run timer --samples 8 --out o"));
-        assert_eq!(xen_words(&v("timer --samples 8 --out o")), v("timer --samples 8 --out o"));
+        assert_eq!(
+            kvm_words(&v("timer --samples 8 --out o")),
+            v("run timer --samples 8 --out o")
+        );
+        assert_eq!(
+            xen_words(&v("timer --samples 8 --out o")),
+            v("timer --samples 8 --out o")
+        );
         assert_eq!(alias_note(&v("timer --out o")), None);
         assert_eq!(bench_of(&v("ipi --out o")), Some("ipi"));
     }
@@ -56,13 +68,18 @@ mod tests {
     fn run_bench_is_an_alias_with_a_note() {
         assert_eq!(kvm_words(&v("run timer --out o")), v("run timer --out o"));
         assert_eq!(xen_words(&v("run timer --out o")), v("timer --out o"));
-        assert!(alias_note(&v("run ipi --out o")).unwrap().contains("`-- ipi …`"));
+        assert!(alias_note(&v("run ipi --out o"))
+            .unwrap()
+            .contains("`-- ipi …`"));
         assert_eq!(bench_of(&v("run device --via msi --out o")), Some("device"));
     }
 
     #[test]
     fn other_irqlab_commands_pass_through_in_kvm() {
-        assert_eq!(kvm_words(&v("sim demo-timer-inject --out o")), v("sim demo-timer-inject --out o"));
+        assert_eq!(
+            kvm_words(&v("sim demo-timer-inject --out o")),
+            v("sim demo-timer-inject --out o")
+        );
         assert_eq!(alias_note(&v("run")), None);
         assert_eq!(bench_of(&v("sim demo --out o")), None);
     }

@@ -34,8 +34,19 @@ pub struct Gate {
 
 /// Checks `stat` (every statistic when `None`) of every paired class; `at` are the verdicts at
 /// `confidence`, reused when only one verdict is checked.
-pub fn slower(a: &RunResult, b: &RunResult, comparison: &Comparison, confidence: f64, stat: Option<&str>, at: &Verdicts) -> Result<Gate, GateError> {
-    let per_class = if stat.is_some() { 1 } else { super::verdict::VERDICT_STATS.len() };
+pub fn slower(
+    a: &RunResult,
+    b: &RunResult,
+    comparison: &Comparison,
+    confidence: f64,
+    stat: Option<&str>,
+    at: &Verdicts,
+) -> Result<Gate, GateError> {
+    let per_class = if stat.is_some() {
+        1
+    } else {
+        super::verdict::VERDICT_STATS.len()
+    };
     let checked = (at.classes.len() * per_class).max(1);
     let level = Confidence::new(1.0 - (1.0 - confidence) / checked as f64)?;
     let own;
@@ -52,7 +63,11 @@ pub fn slower(a: &RunResult, b: &RunResult, comparison: &Comparison, confidence:
         .filter(|(_, s)| s.word == Word::Slower && stat.is_none_or(|st| st == s.stat))
         .map(|(c, s)| format!("{} {} {} (B/A {:.3})", c.config, c.class, s.stat, s.ratio))
         .collect();
-    Ok(Gate { checked, level: level.level(), slower })
+    Ok(Gate {
+        checked,
+        level: level.level(),
+        slower,
+    })
 }
 
 #[cfg(test)]
@@ -84,6 +99,9 @@ mod tests {
         let same = result(10_000);
         let c = compare(&a, &same);
         let v = verdicts(&a, &same, &c, Confidence::new(0.95).unwrap()).unwrap();
-        assert!(slower(&a, &same, &c, 0.95, None, &v).unwrap().slower.is_empty());
+        assert!(slower(&a, &same, &c, 0.95, None, &v)
+            .unwrap()
+            .slower
+            .is_empty());
     }
 }
