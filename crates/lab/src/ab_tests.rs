@@ -282,7 +282,7 @@ fn bad_sides_are_refused_before_any_boot_naming_the_side() {
             format!("ab kvm --a \"--gic 'v3\" --b '' -- timer --out {o}/10"),
             "unclosed",
         ),
-        (format!("ab kvm --a '' --b '' -- timer"), "--out DIR"),
+        ("ab kvm --a '' --b '' -- timer".to_string(), "--out DIR"),
     ];
     for (cmd, says) in cases {
         let mut f = Fake::new(1, 1);
