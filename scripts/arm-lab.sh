@@ -11,6 +11,13 @@
 #       [--move-vcpus-ms MS] [--exit-reasons] -- <irqlab arguments with --out DIR>
 #       (Debian's arm64 KVM; --device edu: QEMU's edu behind an SMMUv3, bound to vfio-pci, for
 #        `run device --via vfio-msi|vfio-intx`; see docs/arm64-lab.md)
+#   scripts/arm-lab.sh kvm ... --kernel IMAGE|PKG.deb [--modules DIR] [--kernel-config FILE] -- timer ...
+#       (your own kernel, checked before booting; what follows `--` is the bench first in every
+#        mode, `-- run timer` accepted as an alias)
+#   scripts/arm-lab.sh ab kvm|xen --a '<mode options>' --b '<mode options>' [--repeat N|--single-run] \
+#       [--fail-on slower[:STAT]] -- <bench and options> --out DIR
+#       (A against B, interleaved fresh boots, irqlab compare's verdicts; exit 4 = B resolvably
+#        slower with --fail-on; see docs/patch-gate.md)
 # See docs/xen-arm-lab.md. Relative paths are taken from the current directory.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

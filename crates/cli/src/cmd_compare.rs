@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use report::compare_table::{compare_output, CompareFormat};
 use report::verdict_table::{verdict_json, verdict_text, VerdictOptions};
-use results::stats::verdict::Word;
 
 use crate::term::{note, out, out_data};
 use crate::cmd_report::UnitArg;
@@ -132,26 +131,15 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
         return Ok(Outcome::Partial);
     }
     if let Some(f) = &a.fail_on {
-        // The gate checks many (pair, class, statistic) verdicts at once; each alone is wrong
-        // with probability 1 − confidence, so the gate uses Bonferroni's level over all it checks
-        // and a false alarm on noise stays below 1 − confidence for the whole comparison.
-        let per_class = if f.stat.is_some() { 1 } else { results::stats::verdict::VERDICT_STATS.len() };
-        let checked = (verdicts.classes.len() * per_class).max(1);
-        let gate_conf = results::stats::Confidence::new(1.0 - (1.0 - a.confidence) / checked as f64)?;
-        let gate = if checked > 1 { results::stats::pairs::verdicts(&ra, &rb, &o.comparison, gate_conf)? } else { verdicts };
-        let slower: Vec<String> = gate
-            .classes
-            .iter()
-            .flat_map(|c| c.stats.iter().map(move |s| (c, s)))
-            .filter(|(_, s)| s.word == Word::Slower && f.stat.as_deref().is_none_or(|st| st == s.stat))
-            .map(|(c, s)| format!("{} {} {} (B/A {:.3})", c.config, c.class, s.stat, s.ratio))
-            .collect();
-        if !slower.is_empty() {
+        // Bonferroni's level over every verdict the gate checks (results::stats::gate).
+        let g = results::stats::gate::slower(&ra, &rb, &o.comparison, a.confidence, f.stat.as_deref(), &verdicts).map_err(|e| CliError(e.to_string()))?;
+        if !g.slower.is_empty() {
             note(&format!(
-                "irqlab: compare: B is resolvably slower (each of {checked} checks at {:.4} confidence, {} overall): {}\n",
-                gate_conf.level(),
+                "irqlab: compare: B is resolvably slower (each of {} checks at {:.4} confidence, {} overall): {}\n",
+                g.checked,
+                g.level,
                 a.confidence,
-                results::escape_control(&slower.join("; "))
+                results::escape_control(&g.slower.join("; "))
             ));
             return Ok(Outcome::Regression);
         }

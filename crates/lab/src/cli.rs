@@ -21,12 +21,19 @@ pub enum Mode {
     Guest(GuestArgs),
     /// Boot Debian's arm64 kernel with KVM under QEMU and run `irqlab <args>` inside; the files
     /// irqlab writes to its `--out` come back to that directory on this machine:
-    /// `kvm [--gic v3|v4] [--icount] -- <irqlab arguments with --out DIR>`
+    /// `kvm [--gic v3|v4] [--icount] [--kernel IMAGE|PKG.deb [--modules DIR]] -- timer|ipi|device
+    /// [irqlab run's flags] --out DIR` (the bench first, as in xen; `-- run BENCH …` is accepted
+    /// as an alias, and other irqlab commands such as `-- sim …` pass through)
     Kvm(KvmArgs),
     /// Convert a QEMU ITS trace (`-trace events=…` with gicv3_its_cmd_*, gicv3_redist_*,
     /// gicv3_its_translation_write; what `kvm --trace-its` captures) into an `irqlab its-check`
     /// script at TRACE.its: `its-convert [--gic v3|v4] [--cpus N] [--force] TRACE`
     ItsConvert(ItsConvertArgs),
+    /// A against B in one command (the patch gate, issue 34): `ab kvm|xen --a 'OPTS' --b 'OPTS'
+    /// [--repeat N | --single-run] [--fail-on slower[:STAT]] -- BENCH … --out DIR` runs both sides
+    /// interleaved (a fresh boot each), imports each as repetitions and prints `irqlab compare`'s
+    /// verdicts; exit 4 with --fail-on on a resolvable regression (see docs/patch-gate.md).
+    Ab(crate::ab::AbArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -93,6 +100,25 @@ pub struct KvmArgs {
     /// exception class and guest PC, every event by name) to kvm-exit-reasons.txt in --out.
     #[arg(long)]
     pub exit_reasons: bool,
+    /// Boot your own kernel instead of Debian's: an arm64 `Image` (or `Image.gz`), or a Debian
+    /// kernel package `.deb` (its `boot/vmlinuz-*`, `config-*` and `lib/modules`). Checked before
+    /// booting: arm64 Image header, release, the CONFIG_* the lab needs (own_kernel.rs).
+    #[arg(long, value_name = "IMAGE|PKG.deb")]
+    pub kernel: Option<PathBuf>,
+    /// The `lib/modules/<release>` tree of --kernel IMAGE (vfio modules for --device edu).
+    #[arg(long, value_name = "DIR", requires = "kernel")]
+    pub modules: Option<PathBuf>,
+    /// The .config of --kernel, when it is not embedded (IKCONFIG) nor beside the image.
+    #[arg(long, value_name = "FILE", requires = "kernel")]
+    pub kernel_config: Option<PathBuf>,
+    /// Also run kvm-unit-tests' arm micro-bench (ipi, lpi, timer_10ms) under kvmtool's lkvm in
+    /// the same boot, before irqlab: the kvm-unit-tests source (a tree or a tarball); built into
+    /// the lab cache; its console comes back as micro-bench.txt (peers.rs).
+    #[arg(long, value_name = "TREE|TARBALL", requires = "peer_kvmtool")]
+    pub peer_kvm_unit_tests: Option<PathBuf>,
+    /// kvmtool's source (a tree or a tarball), with --peer-kvm-unit-tests.
+    #[arg(long, value_name = "TREE|TARBALL", requires = "peer_kvm_unit_tests")]
+    pub peer_kvmtool: Option<PathBuf>,
     /// The irqlab arguments, after `--` (must include `--out DIR`).
     #[arg(last = true, required = true)]
     pub args: Vec<String>,

@@ -203,7 +203,7 @@ fn irqlab_binary(k: &KvmArgs) -> Result<PathBuf, LabError> {
 }
 
 pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
-    let (inner, out_dir) = split_out(&k.args)?;
+    let (inner, out_dir) = split_out(&crate::grammar::kvm_words(&k.args))?;
     if out_dir.exists() && !k.force {
         if let Some(p) = ["result.json", "result.csv", "kvm-console.log", crate::kvm_events::FILE].iter().map(|n| out_dir.join(n)).find(|p| p.exists()) {
             return Err(LabError::Usage(format!("--out: {} already exists; not replacing an earlier result (use --force)", p.display())));
@@ -214,9 +214,19 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
             return Err(LabError::Usage(format!("--trace-its: {} already exists; not replacing it (use --force)", p.display())));
         }
     }
+    let own = preflight(k)?;
     let qemu_bin = deps::ensure_tool("qemu-system-aarch64", "qemu-system-arm")?;
     let cache = deps::cache_dir();
-    let kernel = deps::kernel_image(&cache)?;
+    let choice = match own {
+        Some(c) => c,
+        None => {
+            let img = deps::kernel_image(&cache)?;
+            let pkg = img.file_name().and_then(|n| n.to_str()).unwrap_or("").replacen("vmlinuz-", "linux-image-", 1);
+            // Debian's kernel: its vfio modules come from the package (vfio.rs), so no device needs here.
+            crate::own_kernel::check(&img, None, None, false, "(Debian's kernel)", format!("Debian package {pkg}:arm64")).map_err(|e| LabError::Setup(e.to_string()))?
+        }
+    };
+    let kernel = choice.image.clone();
     let busybox = deps::busybox(&cache)?;
     let irqlab = irqlab_binary(k)?;
     let out = output::Out::prepare(&out_dir, true)?;
@@ -233,12 +243,28 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     if k.device == Some(crate::cli::LabDevice::Edu) {
         entries.push(Entry::Dir { path: "/lib".into() });
         entries.push(Entry::Dir { path: "/lib/vfio".into() });
-        let mods = crate::vfio::modules(&cache)?;
+        let mods = match (&k.kernel, &choice.modules) {
+            (None, _) => crate::vfio::modules(&cache)?,
+            (Some(_), Some(tree)) => crate::vfio::modules_in(tree)?,
+            // Checked by preflight: VFIO is built in, nothing to load.
+            (Some(_), None) => Vec::new(),
+        };
         setup += &crate::vfio::init_fragment(&mods.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>());
         for (n, ko) in mods {
             entries.push(Entry::File { path: crate::vfio::module_path(&n).display().to_string(), mode: 0o644, data: ko });
         }
     }
+    let peer = match (&k.peer_kvm_unit_tests, &k.peer_kvmtool) {
+        (Some(kut), Some(tool)) => {
+            let p = crate::peers::build(kut, tool, &cache).map_err(|e| LabError::Setup(e.to_string()))?;
+            entries.push(Entry::Dir { path: "/peer".into() });
+            entries.push(Entry::File { path: "/bin/lkvm".into(), mode: 0o755, data: read(&p.lkvm)? });
+            entries.push(Entry::File { path: "/peer/micro-bench.flat".into(), mode: 0o644, data: read(&p.flat)? });
+            setup += &crate::peers::init_fragment();
+            Some(p)
+        }
+        _ => None,
+    };
     entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script_with(&inner, &setup, k.move_vcpus_ms, k.exit_reasons).into_bytes() });
     let initrd = work.join("initrd.cpio");
     std::fs::write(&initrd, newc(&entries)).map_err(LabError::io(&initrd))?;
@@ -258,14 +284,24 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     let watcher = KvmWatcher::new(Duration::from_secs(120 * slow), Duration::from_secs(k.timeout_s.unwrap_or(600 * slow)));
     eprintln!("irqlab-lab: booting {} under QEMU TCG ({:?}{}); console → {}", kernel.display(), k.gic, if k.icount { ", -icount" } else { "" }, log_path.display());
     let s = crate::session::run(&qemu_bin, &args, &log_path, watcher)?;
+    let mut what_ran = choice.record();
+    if let Some(p) = &peer {
+        what_ran.extend(p.record.clone());
+    }
+    what_ran.insert("lab.irqlab.sha256".into(), crate::kernel_image::sha256_file(&irqlab).map_err(LabError::io(&irqlab))?);
     out.remove_work_dir();
     let files = framed_files(&s.log).map_err(|why| LabError::Boot { why, log: log_path.clone() })?;
     let problem = match &s.outcome {
         Outcome::Done => None,
         Outcome::Failed(w) | Outcome::TimedOut(w) => Some(w.clone()),
     };
+    if let Some((_, b)) = files.iter().find(|(n, _)| peer.is_some() && n == "micro-bench.txt") {
+        let st = crate::peers::status(&String::from_utf8_lossy(b));
+        eprintln!("irqlab-lab: peer micro-bench: {st}");
+        what_ran.insert("lab.peer.status".into(), st);
+    }
     for (name, bytes) in &files {
-        let bytes = if name == "result.json" { label_measured(bytes, k.icount, &command) } else { bytes.clone() };
+        let bytes = if name == "result.json" { record_facts(&label_measured(bytes, k.icount, &command), &what_ran, s.watcher.init_at, s.wall) } else { bytes.clone() };
         out.write_new(name, &bytes)?;
         eprintln!("irqlab-lab: wrote {}", out.path(name).display());
     }
@@ -289,6 +325,33 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
         None if files.is_empty() => Err(LabError::Boot { why: "irqlab inside the lab wrote nothing to --out".into(), log: log_path }),
         None => Ok(0),
     }
+}
+
+/// The user's own kernel (`--kernel`), checked without fetching or booting anything: exit 2
+/// naming the flag and what is wrong (not arm64, no KVM, modules of another release …).
+pub fn preflight(k: &KvmArgs) -> Result<Option<crate::own_kernel::KernelChoice>, LabError> {
+    let Some(kernel) = &k.kernel else { return Ok(None) };
+    crate::own_kernel::choose(kernel, k.modules.as_deref(), k.kernel_config.as_deref(), k.device.is_some(), &deps::cache_dir()).map(Some).map_err(|e| LabError::Usage(e.to_string()))
+}
+
+/// What ran (kernel release and hashes, the irqlab binary's hash) into a measured result's
+/// platform, and the lab's wall-clock figures (QEMU start to /init, the whole session) into every
+/// configuration; a model result is passed through byte for byte, as in [`label_measured`].
+pub fn record_facts(bytes: &[u8], what: &std::collections::BTreeMap<String, String>, init_at: Option<Duration>, wall: Duration) -> Vec<u8> {
+    let Ok(mut r) = results::from_json_str(&String::from_utf8_lossy(bytes), "result.json") else { return bytes.to_vec() };
+    if r.meta.kind != results::ResultKind::Measured {
+        return bytes.to_vec();
+    }
+    for (k, v) in what {
+        r.meta.platform.insert(k.clone(), v.clone());
+    }
+    for c in &mut r.configs {
+        if let Some(t) = init_at {
+            c.set_figure("lab.qemu_start_to_init", t.as_secs_f64(), "s (wall)");
+        }
+        c.set_figure("lab.session_wall", wall.as_secs_f64(), "s (wall)");
+    }
+    results::to_json_string(&r).into_bytes()
 }
 
 /// The lab kernel's host name, so a result's "measured … on HOST" names the lab, not `(none)`.

@@ -1,6 +1,7 @@
 //! The Arm lab's library: everything `irqlab-lab` (src/main.rs) runs, as modules, so the readers
 //! of what the lab gets back from QEMU — console lines, framed result files, QEMU's ITS trace,
 //! the kernel's kvm events — can be fuzzed (fuzz/fuzz_targets/lab_console.rs) and tested.
+pub mod ab;
 pub mod cli;
 pub mod delivery;
 pub mod deps;
@@ -9,12 +10,16 @@ pub mod dom0_result;
 pub mod dts;
 pub mod error;
 pub mod fio_build;
+pub mod grammar;
 pub mod initramfs;
 pub mod its_script;
 pub mod its_trace;
+pub mod kernel_image;
 pub mod kvm;
 pub mod kvm_events;
 pub mod output;
+pub mod own_kernel;
+pub mod peers;
 pub mod qemu;
 pub mod session;
 pub mod vfio;

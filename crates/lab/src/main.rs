@@ -26,8 +26,16 @@ fn main() {
             std::process::exit(code);
         }
     };
+    let words = match &cli.mode {
+        cli::Mode::Xen(x) => Some(&x.bench),
+        cli::Mode::Kvm(k) => Some(&k.args),
+        _ => None,
+    };
+    if let Some(n) = words.and_then(|w| lab::grammar::alias_note(w)) {
+        eprintln!("irqlab-lab: note: {n}");
+    }
     let code = match cli.mode {
-        cli::Mode::Xen(x) if x.bench.first().map(String::as_str) == Some("fio") => match <lab::dom0::FioArgs as clap::Parser>::try_parse_from(&x.bench) {
+        cli::Mode::Xen(x) if lab::grammar::xen_words(&x.bench).first().map(String::as_str) == Some("fio") => match <lab::dom0::FioArgs as clap::Parser>::try_parse_from(lab::grammar::xen_words(&x.bench)) {
             Err(e) => {
                 eprint!("irqlab-lab xen: fio arguments: {e}");
                 2
@@ -40,7 +48,7 @@ fn main() {
                 }
             },
         },
-        cli::Mode::Xen(x) => match cli::BenchArgs::parse_words(&x.bench) {
+        cli::Mode::Xen(x) => match cli::BenchArgs::parse_words(&lab::grammar::xen_words(&x.bench)) {
             Err(e) => {
                 eprint!("irqlab-lab xen: bench arguments: {e}");
                 2
@@ -53,7 +61,7 @@ fn main() {
                 }
             },
         },
-        cli::Mode::Guest(g) => match cli::BenchArgs::parse_words(&g.bench) {
+        cli::Mode::Guest(g) => match cli::BenchArgs::parse_words(&lab::grammar::xen_words(&g.bench)) {
             Err(e) => {
                 eprint!("irqlab-lab guest: bench arguments: {e}");
                 2
@@ -70,6 +78,13 @@ fn main() {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("irqlab-lab: {e}");
+                e.exit_code()
+            }
+        },
+        cli::Mode::Ab(a) => match lab::ab::run(&a, argv) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("irqlab-lab ab: {e}");
                 e.exit_code()
             }
         },

@@ -139,6 +139,14 @@ pub fn modules(cache: &Path) -> Result<Vec<(String, Vec<u8>)>, LabError> {
         .collect())
 }
 
+/// The modules to load, in order, from a `lib/modules/<release>` tree (`--kernel --modules`).
+pub fn modules_in(tree: &Path) -> Result<Vec<(String, Vec<u8>)>, LabError> {
+    let dir = tree.join(MODULE_DIR);
+    let all = if dir.is_dir() { read_modules(&dir)? } else { BTreeMap::new() };
+    let order = load_order(&all, &WANTED).map_err(|e| LabError::Usage(format!("--modules {}: {e}", tree.display())))?;
+    Ok(order.into_iter().map(|n| (n.clone(), all[&n].clone())).collect())
+}
+
 /// Where `/init` finds module `name`.
 pub fn module_path(name: &str) -> PathBuf {
     PathBuf::from(format!("/lib/vfio/{name}.ko"))

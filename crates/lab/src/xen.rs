@@ -31,6 +31,10 @@ pub fn check(x: &XenArgs, b: &BenchArgs) -> Result<(), LabError> {
                 .into(),
         ));
     }
+    if let Some(p) = std::env::var_os("IRQLAB_LAB_XEN").map(PathBuf::from) {
+        let bytes = std::fs::read(&p).map_err(|e| LabError::Usage(format!("IRQLAB_LAB_XEN={}: {e}", p.display())))?;
+        crate::kernel_image::check_xen(&bytes).map_err(|e| LabError::Usage(format!("IRQLAB_LAB_XEN={}: {e}", p.display())))?;
+    }
     if b.bench == crate::cli::BenchKind::Ipi && x.vcpus.unwrap_or(2) < 2 {
         return Err(LabError::Usage("--vcpus: the ipi bench needs at least 2 vCPUs".into()));
     }

@@ -99,10 +99,21 @@ fn a_guest_that_never_reports_is_ended_by_the_bound() {
     }
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
-    // Not a hypervisor: QEMU executes zeroes and prints nothing.
+    // Not a hypervisor: QEMU executes zeroes and prints nothing. Zeroes alone are refused
+    // before booting (not Xen: exit 2); with the arm64 Image header and Xen's banner format
+    // they pass that check and boot, to be ended by the bound.
     let fake = d.path().join("not-xen");
-    std::fs::write(&fake, vec![0u8; 4096]).unwrap();
+    let mut bytes = vec![0u8; 4096];
+    std::fs::write(&fake, &bytes).unwrap();
     let out = d.path().join("o");
+    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).env("IRQLAB_LAB_XEN", &fake).args(["xen", "--", "timer", "--out", out.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("IRQLAB_LAB_XEN") && err.contains("not a Xen/arm64 hypervisor binary"), "{err}");
+    assert!(!out.exists(), "refused before anything was written");
+    bytes[0x38..0x3c].copy_from_slice(b"ARM\x64");
+    bytes[1024..1024 + 18].copy_from_slice(b"Xen version %d.%d\0");
+    std::fs::write(&fake, &bytes).unwrap();
     let t = std::time::Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
         .args(["xen", "--xen", fake.to_str().unwrap(), "--timeout-s", "4", "--", "timer", "--out", out.to_str().unwrap()])

@@ -18,6 +18,7 @@
 //! Special functions (binomial and normal quantiles, Student's t) come from `statrs`; the
 //! Kolmogorov distribution's series, which `statrs` lacks, is in [`ks`].
 pub mod bins;
+pub mod gate;
 pub mod interval;
 pub mod ks;
 pub mod mean_ci;

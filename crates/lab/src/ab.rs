@@ -1,0 +1,632 @@
+//! `irqlab-lab ab kvm|xen --a 'OPTS' --b 'OPTS' [--repeat N | --single-run] [--fail-on
+//! slower[:STAT]] -- BENCH … --out DIR`: the lab as a patch gate (issue 34 item 2). One command
+//! measures a base build (A) against a patched one (B) and says whether B is resolvably slower.
+//!
+//! - A side's options are an opaque string of that mode's own options (`--kernel …` for kvm; for
+//!   xen whatever `irqlab-lab xen` takes, including options added later): they are parsed by the
+//!   same `Cli` the mode uses, so a side is valid exactly when `irqlab-lab MODE OPTS -- BENCH`
+//!   would be. Both sides are validated (flags, the mode's own checks: an own kernel's image and
+//!   configuration, Debian Xen's refusals) before any boot; a bad side exits 2 naming it.
+//! - The bench is given once, after `--`, so both sides run the same one; a side whose options
+//!   carry their own `--`, `--out` or `--force` is refused.
+//! - Runs interleave A B A B …, each repetition a fresh `irqlab-lab` process and so a fresh boot:
+//!   a host whose load drifts loads both sides alike (results::import::irqlab's reason).
+//! - Each run goes to DIR/a/run-N and DIR/b/run-N; each side is imported as repetitions
+//!   (`results::import`, format `irqlab`) into DIR/a/result.json and DIR/b/result.json; the
+//!   comparison and verdicts are `irqlab compare`'s (report::compare_table, report::verdict_table,
+//!   results::stats::gate), written to DIR/comparison.txt and DIR/comparison.json and printed.
+//! - A side that fails stops the A/B (no further boots): every result already taken is kept and
+//!   imported, and the comparison says the verdict could not be given and why (exit 1).
+//!
+//! Exit: 0 a verdict (no resolvable regression, or no `--fail-on`); 4 with `--fail-on` and B
+//! resolvably slower; 2 bad input, nothing booted; 1 a side failed or nothing paired.
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use report::compare_table::{compare_output, CompareFormat};
+use report::verdict_table::{verdict_json, verdict_text, VerdictOptions};
+use results::LatencyUnit;
+
+use crate::cli::{BenchArgs, Cli, Mode};
+
+/// Why an A/B could not be started or finished.
+#[derive(Debug, thiserror::Error)]
+pub enum AbError {
+    /// Bad input: nothing was booted.
+    #[error("{0}")]
+    Usage(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Results(#[from] results::ResultsError),
+    #[error("{0}")]
+    Compare(String),
+}
+
+impl AbError {
+    pub fn exit_code(&self) -> i32 {
+        if matches!(self, AbError::Usage(_)) {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> AbError + '_ {
+    move |source| AbError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AbMode {
+    Kvm,
+    Xen,
+}
+
+impl AbMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            AbMode::Kvm => "kvm",
+            AbMode::Xen => "xen",
+        }
+    }
+}
+
+/// `--fail-on slower[:STAT]`; `stat` is `None` for any statistic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailOn {
+    pub stat: Option<String>,
+}
+
+/// `--fail-on slower[:STAT]`, as `irqlab compare` takes it.
+pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    let (word, stat) = match s.split_once(':') {
+        Some((w, st)) => (w, Some(st.to_string())),
+        None => (s, None),
+    };
+    if word != "slower" {
+        return Err(format!("expected `slower` or `slower:STAT`, got `{s}`"));
+    }
+    if let Some(st) = stat
+        .as_deref()
+        .filter(|st| !results::stats::verdict::VERDICT_STATS.contains(st))
+    {
+        return Err(format!(
+            "unknown statistic `{st}`; expected one of {}",
+            results::stats::verdict::VERDICT_STATS.join(", ")
+        ));
+    }
+    Ok(FailOn { stat })
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct AbArgs {
+    /// The mode both sides run in.
+    #[arg(value_enum)]
+    pub mode: AbMode,
+    /// Side A (the base): that mode's options, one string, e.g. `--kernel base/Image --gic v4`.
+    #[arg(long, value_name = "OPTS", allow_hyphen_values = true)]
+    pub a: String,
+    /// Side B (the patched build): that mode's options, one string.
+    #[arg(long, value_name = "OPTS", allow_hyphen_values = true)]
+    pub b: String,
+    /// Boots per side (interleaved A B A B); the verdict uses the spread between boots.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// One boot per side: the verdict rests on the samples of one run each and cannot see
+    /// boot-to-boot spread (say so explicitly; `--repeat 1` alone is refused).
+    #[arg(long, conflicts_with = "repeat")]
+    pub single_run: bool,
+    /// Exit 4 when B is resolvably slower: `slower` (any statistic) or `slower:p99`.
+    #[arg(long, value_name = "slower[:STAT]", value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
+    /// Confidence level of the verdicts, in (0, 1).
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+    /// The bench and its options, once for both sides, with `--out DIR`.
+    #[arg(last = true, required = true)]
+    pub bench: Vec<String>,
+}
+
+/// A side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::A => "A",
+            Side::B => "B",
+        }
+    }
+    pub fn dir(self) -> &'static str {
+        match self {
+            Side::A => "a",
+            Side::B => "b",
+        }
+    }
+}
+
+/// How one run ended: the lab's exit status and its last line on stderr.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEnd {
+    pub code: i32,
+    pub last_line: String,
+}
+
+/// Runs one side's lab command (`argv` after the program name); a fake in the tests.
+pub trait Runner {
+    fn run(&mut self, side: Side, rep: u32, argv: &[String]) -> RunEnd;
+}
+
+/// The real runner: this `irqlab-lab` again, one process (one QEMU boot) per run.
+pub struct ProcessRunner;
+
+impl Runner for ProcessRunner {
+    fn run(&mut self, side: Side, rep: u32, argv: &[String]) -> RunEnd {
+        let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("irqlab-lab"));
+        eprintln!(
+            "irqlab-lab ab: side {} run {rep}: irqlab-lab {}",
+            side.name(),
+            argv.join(" ")
+        );
+        match std::process::Command::new(exe)
+            .args(argv)
+            .stdin(std::process::Stdio::null())
+            .output()
+        {
+            Ok(o) => {
+                let err = String::from_utf8_lossy(&o.stderr);
+                let last = err
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .to_string();
+                eprintln!(
+                    "irqlab-lab ab: side {} run {rep}: exit {} — {last}",
+                    side.name(),
+                    o.status.code().unwrap_or(-1)
+                );
+                RunEnd {
+                    code: o.status.code().unwrap_or(-1),
+                    last_line: last,
+                }
+            }
+            Err(e) => RunEnd {
+                code: -1,
+                last_line: format!("cannot start irqlab-lab: {e}"),
+            },
+        }
+    }
+}
+
+/// Shell-like splitting of a side's option string: whitespace, '…', "…" and backslash.
+pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+    let (mut out, mut cur, mut has) = (Vec::new(), String::new(), false);
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '\'' => {
+                has = true;
+                loop {
+                    match it.next() {
+                        Some('\'') => break,
+                        Some(ch) => cur.push(ch),
+                        None => return Err("unclosed '".into()),
+                    }
+                }
+            }
+            '"' => {
+                has = true;
+                loop {
+                    match it.next() {
+                        Some('"') => break,
+                        Some('\\') => cur.push(it.next().ok_or("a trailing backslash")?),
+                        Some(ch) => cur.push(ch),
+                        None => return Err("unclosed \"".into()),
+                    }
+                }
+            }
+            '\\' => {
+                has = true;
+                cur.push(it.next().ok_or("a trailing backslash")?);
+            }
+            c if c.is_whitespace() => {
+                if has {
+                    out.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+            }
+            c => {
+                has = true;
+                cur.push(c);
+            }
+        }
+    }
+    if has {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// The bench words with `--out DIR` taken out.
+pub fn take_out(words: &[String]) -> Result<(Vec<String>, PathBuf), AbError> {
+    let (mut rest, mut out) = (Vec::new(), None);
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        if w == "--out" {
+            out = Some(
+                it.next()
+                    .ok_or_else(|| AbError::Usage("--out: needs a directory".into()))?
+                    .clone(),
+            );
+        } else if let Some(v) = w.strip_prefix("--out=") {
+            out = Some(v.to_string());
+        } else {
+            rest.push(w.clone());
+        }
+    }
+    let out = out.ok_or_else(|| AbError::Usage("the bench arguments after `--` need `--out DIR` (DIR/a, DIR/b and the comparison go there)".into()))?;
+    Ok((rest, PathBuf::from(out)))
+}
+
+/// One side, validated: its lab command line without the `--out` of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub side: Side,
+    pub opts: Vec<String>,
+    pub argv_head: Vec<String>,
+}
+
+impl Plan {
+    /// The lab command for run `rep` into `dir`.
+    pub fn argv(&self, bench: &[String], dir: &Path) -> Vec<String> {
+        let mut v = self.argv_head.clone();
+        v.push("--".into());
+        v.extend(bench.iter().cloned());
+        v.extend(["--out".to_string(), dir.display().to_string()]);
+        v
+    }
+}
+
+/// Validates one side without booting: the mode's flags (its own `Cli`) and its own checks.
+pub fn validate_side(
+    mode: AbMode,
+    side: Side,
+    opts: &str,
+    bench: &[String],
+) -> Result<Plan, AbError> {
+    let bad = |why: String| {
+        AbError::Usage(format!(
+            "side {} (--{} '{opts}'): {why}",
+            side.name(),
+            side.dir()
+        ))
+    };
+    let words = split_words(opts).map_err(|e| bad(format!("cannot split the options: {e}")))?;
+    if let Some(w) = words
+        .iter()
+        .find(|w| *w == "--" || *w == "--force" || *w == "--out" || w.starts_with("--out="))
+    {
+        return Err(bad(format!("`{w}` is not a side option: the bench and `--out` come once, after ab's `--`, for both sides (an A/B runs the same bench on both)")));
+    }
+    let mut argv = vec!["irqlab-lab".to_string(), mode.name().to_string()];
+    argv.extend(words.iter().cloned());
+    argv.push("--".into());
+    argv.extend(bench.iter().cloned());
+    argv.extend([
+        "--out".to_string(),
+        "/nonexistent/irqlab-lab-ab-check".to_string(),
+    ]);
+    let cli = Cli::try_parse_from(&argv).map_err(|e| bad(e.to_string().trim().to_string()))?;
+    match cli.mode {
+        Mode::Kvm(k) => {
+            crate::kvm::preflight(&k).map_err(|e| bad(e.to_string()))?;
+            let via_vfio = bench
+                .windows(2)
+                .any(|w| w[0] == "--via" && w[1].starts_with("vfio"))
+                || bench.iter().any(|w| w.starts_with("--via=vfio"));
+            if via_vfio && k.device.is_none() {
+                return Err(bad(
+                    "the bench assigns a device (--via vfio-*) but this side has no `--device edu`"
+                        .into(),
+                ));
+            }
+        }
+        Mode::Xen(x) if crate::grammar::xen_words(&x.bench).first().map(String::as_str) == Some("fio") => {
+            // dom0 fio (issue 33): its own flags and refusals, checked like the domU benches.
+            <crate::dom0::FioArgs as clap::Parser>::try_parse_from(crate::grammar::xen_words(&x.bench))
+                .map_err(|e| bad(e.to_string().trim().to_string()))?;
+            crate::dom0::check(&x).map_err(|e| bad(e.to_string()))?;
+        }
+        Mode::Xen(x) => {
+            let b = BenchArgs::parse_words(&crate::grammar::xen_words(&x.bench))
+                .map_err(|e| bad(e.to_string().trim().to_string()))?;
+            crate::xen::check(&x, &b).map_err(|e| bad(e.to_string()))?;
+        }
+        _ => return Err(bad("not a kvm or xen side".into())),
+    }
+    let argv_head = std::iter::once(mode.name().to_string())
+        .chain(words.iter().cloned())
+        .collect();
+    Ok(Plan {
+        side,
+        opts: words,
+        argv_head,
+    })
+}
+
+/// Everything checked before the first boot: the bench, the output directory, both sides.
+pub fn prepare(a: &AbArgs) -> Result<(Vec<String>, PathBuf, [Plan; 2]), AbError> {
+    if a.repeat == 1 && !a.single_run {
+        return Err(AbError::Usage("--repeat 1: one boot per side cannot show boot-to-boot spread; give --single-run to accept a verdict within one run each, or --repeat 3 (the default)".into()));
+    }
+    if !(a.confidence > 0.0 && a.confidence < 1.0) {
+        return Err(AbError::Usage(format!(
+            "--confidence {}: expected a level in (0, 1) such as 0.95",
+            a.confidence
+        )));
+    }
+    let (bench, out) = take_out(&a.bench)?;
+    if crate::grammar::bench_of(&bench).is_none() {
+        return Err(AbError::Usage(format!(
+            "after `--`: expected a bench first ({}), got `{}`",
+            crate::grammar::BENCHES.join(", "),
+            bench.first().map(String::as_str).unwrap_or("")
+        )));
+    }
+    if let Some(p) = ["a", "b", "comparison.json", "comparison.txt"]
+        .iter()
+        .map(|n| out.join(n))
+        .find(|p| p.exists())
+    {
+        return Err(AbError::Usage(format!(
+            "--out: {} already exists; not replacing an earlier A/B (give another --out)",
+            p.display()
+        )));
+    }
+    let pa = validate_side(a.mode, Side::A, &a.a, &bench)?;
+    let pb = validate_side(a.mode, Side::B, &a.b, &bench)?;
+    Ok((bench, out, [pa, pb]))
+}
+
+/// What happened to each side.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SideRecord {
+    /// Result files of the runs that completed, in run order.
+    pub results: Vec<PathBuf>,
+    pub failure: Option<String>,
+}
+
+/// Runs the interleaved schedule; stops at the first failing run.
+pub fn run_schedule(
+    runner: &mut dyn Runner,
+    plans: &[Plan; 2],
+    bench: &[String],
+    out: &Path,
+    repeat: u32,
+) -> [SideRecord; 2] {
+    let mut rec: [SideRecord; 2] = Default::default();
+    'reps: for rep in 1..=repeat {
+        for (i, p) in plans.iter().enumerate() {
+            let dir = out.join(p.side.dir()).join(format!("run-{rep}"));
+            let end = runner.run(p.side, rep, &p.argv(bench, &dir));
+            let result = dir.join("result.json");
+            let ok = (end.code == 0 || end.code == 3) && result.is_file();
+            if ok {
+                rec[i].results.push(result);
+            } else {
+                let why = if end.code == 0 {
+                    "no result.json written".to_string()
+                } else {
+                    format!("exit {}: {}", end.code, end.last_line)
+                };
+                rec[i].failure = Some(format!(
+                    "side {} failed at run {rep} of {repeat} ({}): {why}",
+                    p.side.name(),
+                    dir.display()
+                ));
+                break 'reps;
+            }
+        }
+    }
+    rec
+}
+
+/// Figures that only some runs have (irqlab records some only when they occur) are left out of
+/// every run before the import, which wants the same configurations, classes and figures in
+/// each repetition; the names left out are returned, for a note.
+pub fn common_figures(runs: &mut [results::RunResult]) -> Vec<String> {
+    let mut dropped = std::collections::BTreeSet::new();
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    let names: Vec<String> = first.configs.iter().map(|c| c.name.clone()).collect();
+    for name in names {
+        let keys = |r: &results::RunResult| {
+            r.configs
+                .iter()
+                .find(|c| c.name == name)
+                .map(|c| {
+                    c.figures
+                        .keys()
+                        .cloned()
+                        .collect::<std::collections::BTreeSet<_>>()
+                })
+                .unwrap_or_default()
+        };
+        let common = runs.iter().skip(1).fold(keys(&runs[0]), |acc, r| {
+            acc.intersection(&keys(r)).cloned().collect()
+        });
+        for r in runs.iter_mut() {
+            for c in r.configs.iter_mut().filter(|c| c.name == name) {
+                c.figures.retain(|k, _| {
+                    let keep = common.contains(k);
+                    if !keep {
+                        dropped.insert(k.clone());
+                    }
+                    keep
+                });
+            }
+        }
+    }
+    dropped.into_iter().collect()
+}
+
+/// Imports one side's runs as repetitions into DIR/<side>/result.json.
+fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbError> {
+    let mut runs = Vec::new();
+    for f in files {
+        runs.push(results::read_json(f)?);
+    }
+    let dropped = common_figures(&mut runs);
+    let texts: Vec<(String, String)> = files
+        .iter()
+        .zip(&runs)
+        .map(|(f, r)| (f.display().to_string(), results::to_json_string(r)))
+        .collect();
+    let mut r = results::import::import_files(
+        "irqlab",
+        &texts,
+        &results::import::ImportOptions::default(),
+        &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")),
+    )
+    .map_err(|e| AbError::Compare(e.to_string()))?;
+    if !dropped.is_empty() {
+        for c in &mut r.configs {
+            c.notes.push(format!(
+                "irqlab-lab ab: figures not in every run left out: {}",
+                dropped.join(", ")
+            ));
+        }
+    }
+    results::write_json(&dir.join("result.json"), &r)?;
+    Ok(r)
+}
+
+/// The whole A/B with a given runner; returns the exit status.
+pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Result<i32, AbError> {
+    let (bench, out, plans) = prepare(a)?;
+    std::fs::create_dir_all(&out).map_err(io(&out))?;
+    let repeat = if a.single_run { 1 } else { a.repeat };
+    let t0 = std::time::Instant::now();
+    let rec = run_schedule(runner, &plans, &bench, &out, repeat);
+    let wall = t0.elapsed().as_secs_f64();
+    let mut sides = Vec::new();
+    for (p, r) in plans.iter().zip(&rec) {
+        let dir = out.join(p.side.dir());
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        sides.push(if r.results.is_empty() {
+            None
+        } else {
+            Some(import_side(&dir, &r.results)?)
+        });
+    }
+    let failure = rec.iter().filter_map(|r| r.failure.clone()).next();
+    let mut doc = serde_json::json!({
+        "ab": {
+            "mode": a.mode.name(),
+            "a": plans[0].opts, "b": plans[1].opts,
+            "bench": bench,
+            "repeat": repeat,
+            "order": "interleaved A B A B, each run a fresh boot",
+            "runs_a": rec[0].results.len(), "runs_b": rec[1].results.len(),
+            "wall_s": wall,
+            "command": command,
+        }
+    });
+    let mut text = format!(
+        "irqlab-lab ab {}: A = `{}`, B = `{}`, {} run(s) each, interleaved, {:.0} s\n",
+        a.mode.name(),
+        plans[0].opts.join(" "),
+        plans[1].opts.join(" "),
+        repeat,
+        wall
+    );
+    let code = match (&sides[0], &sides[1], failure) {
+        (Some(ra), Some(rb), None) => {
+            let (an, bn) = (
+                out.join("a/result.json").display().to_string(),
+                out.join("b/result.json").display().to_string(),
+            );
+            let o = compare_output(ra, rb, &an, &bn, &[], LatencyUnit::Us, CompareFormat::Table);
+            let j = compare_output(ra, rb, &an, &bn, &[], LatencyUnit::Us, CompareFormat::Json);
+            let conf = results::stats::Confidence::new(a.confidence)
+                .map_err(|e| AbError::Usage(e.to_string()))?;
+            let opts = VerdictOptions {
+                confidence: conf,
+                effect: 0.05,
+            };
+            let v = results::stats::pairs::verdicts(ra, rb, &o.comparison, conf)?;
+            text += &o.text;
+            text += &verdict_text(&v, &opts, LatencyUnit::Us);
+            let mut cj: serde_json::Value =
+                serde_json::from_str(&j.text).map_err(|e| AbError::Compare(e.to_string()))?;
+            cj["verdicts"] = verdict_json(&v, &opts);
+            doc["comparison"] = cj;
+            if repeat == 1 {
+                text += "note: --single-run: one boot per side; the verdicts rest on each run's own samples and cannot see boot-to-boot spread\n";
+            }
+            if o.nothing_paired() {
+                doc["verdict"] = serde_json::json!({"given": false, "why": "no configuration of A pairs with one of B"});
+                text += "verdict: not given: no configuration of A pairs with one of B\n";
+                1
+            } else {
+                let stat = a.fail_on.as_ref().and_then(|f| f.stat.clone());
+                let g = results::stats::gate::slower(
+                    ra,
+                    rb,
+                    &o.comparison,
+                    a.confidence,
+                    stat.as_deref(),
+                    &v,
+                )
+                .map_err(|e| AbError::Compare(e.to_string()))?;
+                let regress = !g.slower.is_empty();
+                doc["verdict"] = serde_json::json!({"given": true, "slower": g.slower, "checked": g.checked, "level": g.level, "fail_on": a.fail_on.as_ref().map(|f| f.stat.as_deref().map(|st| format!("slower:{st}")).unwrap_or_else(|| "slower".into()))});
+                text += &if regress {
+                    format!("verdict: B is resolvably slower (each of {} checks at {:.4} confidence): {}\n", g.checked, g.level, results::escape_control(&g.slower.join("; ")))
+                } else {
+                    format!("verdict: B is not resolvably slower on {} ({} checks at {:.4} confidence each)\n", stat.as_deref().unwrap_or("any statistic"), g.checked, g.level)
+                };
+                if regress && a.fail_on.is_some() {
+                    4
+                } else {
+                    0
+                }
+            }
+        }
+        (_, _, why) => {
+            let why = why.unwrap_or_else(|| "a side has no result".into());
+            doc["verdict"] = serde_json::json!({"given": false, "why": why});
+            text += &format!("verdict: not given: {why}; the results taken are kept (A: {} run(s) in {}, B: {} run(s) in {})\n", rec[0].results.len(), out.join("a").display(), rec[1].results.len(), out.join("b").display());
+            1
+        }
+    };
+    results::write_atomic(
+        &out.join("comparison.json"),
+        format!("{}\n", serde_json::to_string_pretty(&doc).expect("json")).as_bytes(),
+    )?;
+    results::write_atomic(&out.join("comparison.txt"), text.as_bytes())?;
+    print!("{text}");
+    Ok(code)
+}
+
+/// `irqlab-lab ab …`.
+pub fn run(a: &AbArgs, command: Vec<String>) -> Result<i32, AbError> {
+    run_with(a, &mut ProcessRunner, command)
+}
+
+#[cfg(test)]
+#[path = "ab_tests.rs"]
+mod tests;
