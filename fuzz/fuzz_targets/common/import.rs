@@ -15,6 +15,8 @@ pub fn check(format: &str, data: &[u8]) {
         tsc_ghz: Some(2.5),
         board: Some("fuzz-board".into()),
         params: vec![("xen.sched".into(), "credit2".into())],
+        // cyclictest's -h text needs its unit; the other formats refuse a contradicting one only.
+        unit: if format == "cyclictest" && !text.trim_start().starts_with('{') { Some(results::import::LatencyUnit::Us) } else { None },
     };
     let r = match import_files(format, &files, &opts, "fuzz") {
         Ok(r) => r,
