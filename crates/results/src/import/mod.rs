@@ -11,7 +11,8 @@
 //! summaries and the pooled distribution) — five fio runs, say, for `compare` to judge.
 //!
 //! Bad input is an error naming the file, the line or key, and what was expected; an importer
-//! never returns a result with a class silently missing.
+//! never returns a result with a class silently missing. Whether the numbers can describe a set
+//! of samples is checked once for every format, in [`validate`] (issue 36).
 use std::collections::BTreeMap;
 
 use crate::run::{ConfigResult, ResultKind, RunMeta, RunResult};
@@ -88,7 +89,7 @@ pub struct Format {
 /// Every format `irqlab import` reads — one line each.
 pub const FORMATS: &[Format] = &[
     Format { name: "fio", about: "fio --output-format=json or json+ (completion latency per job and direction, IOPS, bandwidth)", parse: fio::parse },
-    Format { name: "cyclictest", about: "cyclictest --json=FILE, or its -h/--histogram text (one class per thread)", parse: cyclictest::parse },
+    Format { name: "cyclictest", about: "cyclictest --json=FILE (with -h N for percentiles), or its -h/--histogram text (needs --unit us|ns; one class per thread)", parse: cyclictest::parse },
     Format { name: "rtla-timerlat", about: "rtla timerlat hist output (IRQ and thread latency per CPU as separate classes)", parse: rtla::parse },
     Format { name: "tscdeadline", about: "kvm-unit-tests x86/tscdeadline_latency `latency: N` lines (TSC cycles; needs --tsc-ghz)", parse: tscdeadline::parse },
     Format { name: "ipi-bench", about: "the IPI benchmark module's kernel log lines (Dry-run, Self-IPI, Normal IPI, Broadcast IPI, Broadcast lock)", parse: ipi_bench::parse },
