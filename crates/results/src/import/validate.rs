@@ -218,6 +218,7 @@ pub(crate) fn class_from_buckets(
 /// Checks a class and puts it into `c` as `name`: the class, or — when the histogram holds none
 /// of the samples — its summary as figures `NAME.count/min/mean/max` and a note saying the
 /// percentiles were not measured, `why`, and `fix` (the tool's flag that records them).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn insert_class(
     c: &mut ConfigResult,
     file: &str,

@@ -193,6 +193,7 @@ pub(super) fn cyclictest_json(s: &mut Src) -> Generated {
     }
 }
 
+#[allow(clippy::needless_range_loop)]
 pub(super) fn cyclictest_text(s: &mut Src) -> Generated {
     let threads = s.range(1, 3) as usize;
     let h = s.range(1, 120);
