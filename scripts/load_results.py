@@ -26,9 +26,10 @@ Use it from Python in two lines (from the repository root, or with scripts/ on P
     import sys; sys.path.insert(0, "scripts"); from load_results import read_csv, load
     df = read_csv("out/xen-gicv4-fio/result.csv")      # or: df, hists = load(["out/x/result.json"])
 
-`read_csv` reads result.csv with every parameter column as text: pandas' default reading turns
-the scheduler name `null` (and `NA`, `None`, `nan`…) into NaN, and a groupby then drops those
-rows silently (half of xen-gicv4-fio). Only an empty cell is missing. `load` builds the same
+result.csv loads with pandas' plain `pd.read_csv` without losing a value: a text cell pandas
+would read as missing (the scheduler name `null`, `NA`, `None`, `nan`…) is written with a leading
+`'` (`'null`), as is a value that itself begins with `'`. `read_csv` here reads every parameter
+column as text and removes that mark (`null` again). Only an empty cell is missing. `load` builds the same
 columns from result.json files (latencies in µs, `_us`, as in the CSV) and, when the `hdrh`
 module is installed, decodes every histogram.
 
@@ -50,11 +51,16 @@ def read_csv(path):
     import pandas as pd
 
     df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    # One leading ' marks a text cell pandas would read as missing (docs/results-csv.md).
+    unmark = lambda v: v[1:] if isinstance(v, str) and v.startswith("'") else v
+    df.columns = [unmark(c) for c in df.columns]
     for col in df.columns:
         numeric = col in ("seed", "config_seed", "count", "clamped_low", "clamped_high") or col.endswith("_us") \
             or col.startswith("figure.") or col.startswith("counter.") or col.startswith("segment.")
         if numeric:
             df[col] = pd.to_numeric(df[col], errors="coerce")
+        else:
+            df[col] = df[col].map(unmark)
     return df
 
 

@@ -14,6 +14,12 @@ assert set(df["hypervisor.scheduler"]) == {"credit2", "null"}, set(df["hyperviso
 by = df.groupby("hypervisor.scheduler")["mean_us"].count()
 assert by.sum() == len(df) and by["null"] == by["credit2"], by  # no row lost by the groupby
 assert df["mean_us"].dtype.kind == "f" and (df["mean_us"] > 0).all()
+# pandas' plain read_csv loses nothing either: the null scheduler is marked `'null`, not NaN
+import pandas as pd
+plain = pd.read_csv(f"{d}/result.csv")
+assert plain["hypervisor.scheduler"].isna().sum() == 0, "plain read_csv: a scheduler became NaN"
+assert set(plain["hypervisor.scheduler"]) == {"credit2", "'null"}, set(plain["hypervisor.scheduler"])
+assert len(plain.groupby("hypervisor.scheduler")["mean_us"].count()) == 2
 j, _ = load([f"{d}/result.json"])
 assert set(j["hypervisor.scheduler"]) == {"credit2", "null"}
 m = j.set_index("config")["mean_us"]

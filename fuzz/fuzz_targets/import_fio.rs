@@ -1,8 +1,11 @@
-//! `irqlab import fio` on arbitrary bytes: see common/import.rs for what is checked.
+//! `irqlab import fio` on arbitrary bytes and on a structurally valid file built from them: see common/import.rs.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common/import.rs"]
 mod import;
 
-fuzz_target!(|data: &[u8]| import::check("fio", data));
+fuzz_target!(|data: &[u8]| {
+    import::check("fio", data);
+    import::check_generated("fio", data);
+});

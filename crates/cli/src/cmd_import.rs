@@ -37,6 +37,10 @@ pub struct ImportArgs {
     /// vwfi, xen_version, pinning, debug_build, keep_partial). Repeatable.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
+    /// The unit of a file that does not state it: `us` or `ns` (cyclictest's -h text: us by
+    /// default, ns when cyclictest ran with -N). Refused when the file states another.
+    #[arg(long, value_name = "ns|us")]
+    pub unit: Option<String>,
     /// List the formats and what each reads.
     #[arg(long)]
     pub list: bool,
@@ -62,7 +66,11 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
         let (k, v) = p.split_once('=').filter(|(k, _)| !k.is_empty()).ok_or_else(|| CliError(format!("--param {p}: expected KEY=VALUE")))?;
         params.push((k.to_string(), v.to_string()));
     }
-    let opts = ImportOptions { tsc_ghz: a.tsc_ghz, board: a.board.clone(), params };
+    let unit = match a.unit.as_deref() {
+        None => None,
+        Some(u) => Some(results::import::LatencyUnit::parse(u).ok_or_else(|| CliError(format!("--unit {u}: expected ns or us")))?),
+    };
+    let opts = ImportOptions { tsc_ghz: a.tsc_ghz, board: a.board.clone(), params, unit };
     let mut r = import_files(&format, &files, &opts, sim::runner::TOOL_VERSION)?;
     let dir = a.out.unwrap_or_else(|| PathBuf::from(format!("out/import-{format}")));
     crate::output::check_output_dir(&dir, &a.files)?;

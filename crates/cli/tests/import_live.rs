@@ -95,3 +95,49 @@ fn bad_input_exits_2_naming_the_file() {
     let o = irqlab(&["import", "nope", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Issue 36: `cyclictest --json` without `-h` (the obvious command) writes an empty histogram;
+/// the import states that no percentile was measured and names `-h`, instead of percentiles
+/// equal to the minimum.
+#[test]
+fn cyclictest_json_without_h_imports_no_percentile() {
+    if !have("cyclictest") {
+        eprintln!("SKIP: cyclictest is not installed (rt-tests; scripts/ensure-deps.sh installs it)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("c.json");
+    let st = Command::new("cyclictest").args(["-l", "300", "-i", "200", "-q"]).arg(format!("--json={}", json.display())).output().unwrap();
+    if !st.status.success() || !json.exists() {
+        eprintln!("SKIP: cyclictest could not run here: {}", String::from_utf8_lossy(&st.stderr).trim());
+        return;
+    }
+    let dir = t.path().join("imported");
+    let o = irqlab(&["import", "cyclictest", json.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = &result(&dir)["configs"][0];
+    assert!(c["classes"].as_object().is_none_or(|m| m.is_empty()), "percentiles from an empty histogram: {}", c["classes"]);
+    assert_eq!(c["figures"]["timer.count"]["value"], 300.0);
+    let notes = c["notes"].to_string();
+    assert!(notes.contains("percentiles not measured") && notes.contains("-h N"), "{notes}");
+}
+
+/// Issue 36: cyclictest's `-h` text does not say its unit (`-N` prints ns): `--unit` is
+/// required, and a unit that contradicts a file that states one is refused; exit 2 naming the file.
+#[test]
+fn cyclictest_text_takes_its_unit_from_the_flag() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("hist.txt");
+    std::fs::write(&f, "# Histogram\n000000 000000\n000001 000002\n000002 000001\n# Total: 000000003\n# Min Latencies: 00001\n# Avg Latencies: 00001\n# Max Latencies: 00002\n# Histogram Overflows: 00000\n").unwrap();
+    let out = |n: &str| t.path().join(n).to_str().unwrap().to_string();
+    let o = irqlab(&["import", "cyclictest", f.to_str().unwrap(), "--out", &out("a")]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("hist.txt") && err.contains("--unit"), "{err}");
+    let o = irqlab(&["import", "cyclictest", f.to_str().unwrap(), "--unit", "ns", "--out", &out("b")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(result(&t.path().join("b"))["configs"][0]["classes"]["timer"]["summary"]["max"], 2);
+    let o = irqlab(&["import", "cyclictest", f.to_str().unwrap(), "--unit", "ms", "--out", &out("c")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--unit ms"));
+}

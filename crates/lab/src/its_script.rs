@@ -289,8 +289,13 @@ pub fn convert_command(a: &crate::cli::ItsConvertArgs) -> Result<i32, crate::err
     Ok(0)
 }
 
+/// The most a trace may hold, as every other reader is bounded (`results::read_text_capped`):
+/// a regular file of at most this many bytes, so `/dev/zero` cannot fill the memory and a FIFO
+/// cannot block the command (issue 36). A lab trace of a full run is a few MB.
+pub const MAX_TRACE_BYTES: u64 = results::MAX_RESULT_BYTES;
+
 fn convert_file_with(t: &Path, o: Options, bad: fn(String) -> crate::error::LabError) -> Result<Converted, crate::error::LabError> {
-    let text = std::fs::read_to_string(t).map_err(crate::error::LabError::io(t))?;
+    let text = results::read_text_capped(t, MAX_TRACE_BYTES).map_err(|e| bad(e.to_string()))?;
     let events = its_trace::parse(&text).map_err(|e| bad(format!("{}: {e}", t.display())))?;
     let c = convert(&events, &o).map_err(|e| bad(format!("{}: {e}", t.display())))?;
     let out = script_path(t);

@@ -55,6 +55,36 @@ fn its_convert_writes_the_script_next_to_the_trace_and_names_a_garbled_line() {
     assert_eq!(std::fs::read_to_string(d.path().join("q.trace.its")).unwrap(), script);
 }
 
+/// Issue 36: its-convert read `/dev/zero` until memory ran out and blocked on a FIFO. Now a
+/// trace is a regular file of at most `MAX_TRACE_BYTES`, like every other reader: each is
+/// refused at once with exit 2 naming it, and nothing is written.
+#[test]
+fn its_convert_refuses_devices_fifos_and_oversized_traces_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo.trace");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let big = d.path().join("big.trace");
+    std::fs::File::create(&big).unwrap().set_len(lab::its_script::MAX_TRACE_BYTES + 1).unwrap();
+    for (t, says) in [(std::path::PathBuf::from("/dev/zero"), "regular file"), (fifo, "regular file"), (big.clone(), "")] {
+        let start = std::time::Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).arg("its-convert").arg(&t).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("{}: its-convert still running after 20 s", t.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let err = std::io::read_to_string(child.stderr.take().unwrap()).unwrap();
+        assert_eq!(status.code(), Some(2), "{}: {err}", t.display());
+        assert!(err.contains(&t.display().to_string()) && err.contains(says), "{err}");
+        assert!(!lab::its_script::script_path(&t).exists());
+    }
+}
+
 /// One QEMU boot with everything on; needs QEMU and the cross-built irqlab
 /// (`IRQLAB_LAB_IRQLAB`, as scripts/test.sh runs `needs_arm_lab::`). Counts only, never times.
 mod needs_arm_lab {

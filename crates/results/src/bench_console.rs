@@ -191,6 +191,17 @@ fn start(r: &Record) -> Result<Start, String> {
     if s.freq == 0 {
         return Err("`freq=0`".into());
     }
+    // Issue 36: zero samples printed as an all-zero class, and a warm-up covering every sample
+    // as WARM_MAX 0; both are refused with what was expected.
+    if ticks_to_ns(s.period, s.freq).is_none() {
+        return Err(format!("`period={}` at {} Hz: expected a period below 2^50 ns", s.period, s.freq));
+    }
+    if s.samples == 0 {
+        return Err("`samples=0`: expected at least one sample (nothing was measured)".into());
+    }
+    if s.warmup >= s.samples {
+        return Err(format!("`warmup={}` ≥ `samples={}`: expected a warm-up shorter than the run (no sample would be left for WARM_MAX)", s.warmup, s.samples));
+    }
     Ok(s)
 }
 
@@ -252,6 +263,12 @@ fn collect(st: &Start, recs: &Stream) -> Collected {
                     c.damage = fail(format!("sample {} where sample {idx} was due", v[0]));
                     return c;
                 }
+                // A sample above 2^50 ns (13 days) is no latency: at 2^63 ticks the conversion
+                // wrapped to 96 ns before (issue 36).
+                if let Some(t) = v[1..].iter().find(|t| ticks_to_ns(**t, st.freq).is_none()) {
+                    c.damage = fail(format!("sample {idx}: {t} ticks at {} Hz; expected a latency below 2^50 ns (13 days)", st.freq));
+                    return c;
+                }
                 for (k, t) in v[1..].iter().enumerate() {
                     c.ticks[k].push(*t);
                 }
@@ -305,8 +322,10 @@ fn check_sums(st: &Start, c: &Collected) -> Result<(), String> {
     Ok(())
 }
 
-fn ticks_to_ns(t: u64, freq: u64) -> u64 {
-    ((t as u128 * 1_000_000_000 + freq as u128 / 2) / freq as u128) as u64
+/// `t` ticks at `freq` Hz in ns, rounded; `None` above 2^50 ns (`import::MAX_NS`).
+fn ticks_to_ns(t: u64, freq: u64) -> Option<u64> {
+    let ns = (t as u128 * 1_000_000_000 + freq as u128 / 2) / freq as u128;
+    u64::try_from(ns).ok().filter(|ns| *ns <= 1 << 50)
 }
 
 /// Reads a console log. `source` names it in errors and in the result.
@@ -432,9 +451,14 @@ fn build(meta: &ConsoleMeta, source: &str, key: &str, st: &Start, c: &Collected,
     let mut r = ConfigResult::new(format!("{} {} sched={sched} vwfi={vwfi}", st.bench, st.wait));
     r.params = params;
     for (k, name) in classes(&st.bench).iter().enumerate() {
+        if c.ticks[k].is_empty() {
+            // A partial log that kept no sample: no class (an all-zero one would read as 0 ns).
+            notes.push(format!("class `{name}`: no sample kept"));
+            continue;
+        }
         let mut rec = LatencyRecorder::new(st.warmup);
         for &t in &c.ticks[k] {
-            rec.record(ticks_to_ns(t, st.freq));
+            rec.record(ticks_to_ns(t, st.freq).expect("checked in collect"));
         }
         r.classes.insert(name.to_string(), rec.finish());
     }
@@ -443,7 +467,7 @@ fn build(meta: &ConsoleMeta, source: &str, key: &str, st: &Start, c: &Collected,
     r.set_figure("samples.kept", kept as f64, "samples");
     r.set_figure("samples.lost", st.samples.saturating_sub(kept) as f64, "samples");
     r.set_figure("counter_freq", st.freq as f64, "Hz");
-    r.set_figure("period", ticks_to_ns(st.period, st.freq) as f64, "ns");
+    r.set_figure("period", ticks_to_ns(st.period, st.freq).expect("checked in start") as f64, "ns");
     r.set_figure("noise_lines", noise as f64, "lines");
     if let Some((_, end)) = &c.end {
         for k in ["lost", "spurious"] {

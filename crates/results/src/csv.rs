@@ -12,6 +12,8 @@
 //! - `error` (empty unless the configuration failed).
 //!
 //! Percentile names are the same everywhere: p50, p90, p99, p99.9, p99.99.
+//! A text cell that pandas' plain `read_csv` would read as missing (`null`, `NA`, `None`, … —
+//! [`PANDAS_NA`]) is written with a leading `'`: Xen's `null` scheduler is `'null`.
 //! Control characters in text fields are written as visible escapes (`\n`, `\u{1b}`), so printing
 //! the CSV to a terminal cannot move the cursor or change colours.
 use std::collections::BTreeMap;
@@ -86,8 +88,18 @@ pub fn escape_control(s: &str) -> String {
         .collect()
 }
 
+/// The strings `pandas.read_csv` reads as missing by default (its `na_values`, pandas 1.5–2.x).
+/// Xen's `null` scheduler is one of them: its rows read as NaN and a groupby dropped them.
+pub const PANDAS_NA: [&str; 18] =
+    ["#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"];
+
+/// A text cell: control characters escaped; a value pandas would read as missing (`null`, `NA`,
+/// `None`…) written with a leading `'` (the spreadsheet mark for "text"), and so is a value that
+/// itself begins with `'` — one `'` is always the mark, so the value is unambiguous (quoting
+/// would not help: pandas applies `na_values` to quoted cells too). Only an empty cell is missing.
 fn field(s: &str) -> String {
     let s = escape_control(s);
+    let s = if PANDAS_NA.contains(&s.as_str()) || s.starts_with('\'') { format!("'{s}") } else { s };
     if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -249,6 +261,23 @@ mod tests {
         r.configs.push(c);
         r.configs.push(ConfigResult::failed("bad", BTreeMap::new(), "line one\nline two \u{1b}[31m".into()));
         r
+    }
+
+    /// Issue 36: pandas' plain `read_csv` turned the `null` scheduler into NaN; every value it
+    /// reads as missing is marked, and a value beginning with the mark is marked again.
+    #[test]
+    fn text_that_pandas_reads_as_missing_is_marked() {
+        let mut r = run();
+        r.configs[0].params.insert("hypervisor.scheduler".into(), "null".into());
+        r.configs[1].params.insert("hypervisor.scheduler".into(), "'x".into());
+        let csv = to_csv(&r);
+        let cells: Vec<&str> = csv.lines().flat_map(|l| l.split(',')).collect();
+        assert!(cells.contains(&"'null") && cells.contains(&"''x"), "{csv}");
+        for na in PANDAS_NA {
+            assert!(!cells.contains(&na), "`{na}` would read as NaN: {csv}");
+            assert_eq!(field(na), format!("'{na}"));
+        }
+        assert_eq!(field("credit2"), "credit2");
     }
 
     #[test]

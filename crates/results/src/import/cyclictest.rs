@@ -7,20 +7,28 @@
 //! histogram's top and counted in `clamped_high`: a percentile that falls among them is a lower
 //! bound, which the configuration's note says. One thread gives class `timer`, several
 //! `timer.t0`, `timer.t1`, …. JSON gives the command line, version and host (`sysinfo`); the text
-//! gives none of them. Units: JSON's `resolution_in_ns` says µs (0) or ns (1); the text is read
-//! as µs (cyclictest's default; its `-N` text does not say so).
+//! gives none of them. Units: JSON's `resolution_in_ns` says µs (0) or ns (1); the text does not
+//! say (µs by default, ns with `-N`), so its unit must be given with `--unit us|ns` — reading
+//! `-N` text as µs made every value 1000× too large (issue 36).
+//!
+//! A thread whose histogram holds none of its samples (`--json` without `-h`, or every sample
+//! above `-h N`) has no percentiles: its summary becomes figures and a note names the fix
+//! (`validate::insert_class`).
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{class_from_buckets, count_sum, num, scaled, scaled_f, Exact, ImportError, ImportOptions, Origin, Parsed};
+use super::{count_sum, finite, insert_class, num, scaled, scaled_f, strict_json, unit_agrees, unit_ns, Exact, ImportError, ImportOptions, Origin, Parsed};
 use crate::run::ConfigResult;
 
-pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Parsed, ImportError> {
+pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, ImportError> {
     if text.trim_start().starts_with('{') {
-        parse_json(text, file)
+        parse_json(text, file, opts)
     } else {
-        parse_hist(text, file)
+        let unit = opts.unit.ok_or_else(|| {
+            ImportError::other(file, "cyclictest's -h text does not state its unit: give --unit us (cyclictest's default) or --unit ns (run with -N)")
+        })?;
+        parse_hist(text, file, unit_ns(unit))
     }
 }
 
@@ -28,25 +36,28 @@ struct Thread {
     label: String,
     buckets: Vec<(u64, u64)>,
     exact: Exact,
+    /// Why the histogram may hold none of the samples, and the flag that fixes it.
+    why: String,
 }
+
+const FIX: &str = "run cyclictest with -h N (N above the largest latency; in µs, or ns with -N)";
 
 fn config(file: &str, threads: Vec<Thread>) -> Result<ConfigResult, ImportError> {
     let mut c = ConfigResult::new("cyclictest");
     let one = threads.len() == 1;
     for t in threads {
         let class = if one { "timer".to_string() } else { format!("timer.{}", t.label) };
-        if t.exact.overflow > 0 {
-            c.notes.push(format!("class `{class}`: {} samples above the histogram; percentiles among them are lower bounds", t.exact.overflow));
-        }
         if t.buckets.iter().all(|b| b.1 == 0) {
             // Stated, not dropped silently: the thread ran but its histogram holds nothing.
             c.notes.push(format!("class `{class}`: no samples in its histogram"));
             continue;
         }
-        let got = class_from_buckets(file, &format!("thread {}", t.label), &t.buckets, t.exact)?;
-        c.classes.insert(class, got);
+        insert_class(&mut c, file, &format!("thread {}", t.label), &class, &t.buckets, t.exact, &t.why, FIX)?;
+        if t.exact.overflow > 0 && c.classes.contains_key(&class) {
+            c.notes.push(format!("class `{class}`: {} samples above the histogram; percentiles among them are lower bounds", t.exact.overflow));
+        }
     }
-    if c.classes.is_empty() {
+    if c.classes.is_empty() && c.figures.is_empty() {
         return Err(ImportError::other(file, "every thread's histogram is empty"));
     }
     Ok(c)
@@ -56,14 +67,15 @@ fn field<'a>(v: &'a Value, k: &str) -> Option<&'a Value> {
     v.get(k).or_else(|| v.get(format!("{k}:")))
 }
 
-fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| ImportError::line(file, e.line(), "complete cyclictest JSON", e.to_string()))?;
+fn parse_json(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, ImportError> {
+    let doc: Value = strict_json(text, file, "complete cyclictest JSON")?;
     let threads = doc.get("thread").and_then(Value::as_object).ok_or_else(|| ImportError::key(file, "thread", "an object of threads (cyclictest --json)", "nothing"))?;
     let scale = match doc.get("resolution_in_ns").and_then(Value::as_u64) {
         Some(1) => 1,
         Some(0) | None => 1000,
         Some(other) => return Err(ImportError::key(file, "resolution_in_ns", "0 (µs) or 1 (ns)", other.to_string())),
     };
+    unit_agrees(file, opts, scale, "`resolution_in_ns`")?;
     let s = |k: &str| field(&doc, k).and_then(Value::as_str).map(String::from);
     let command = s("cmdline");
     let limit = command.as_deref().and_then(histogram_limit);
@@ -96,7 +108,12 @@ fn parse_json(text: &str, file: &str) -> Result<Parsed, ImportError> {
         }
         let mean = t.get("avg").and_then(Value::as_f64).map(|a| a * scale as f64);
         let min = scaled(file, &key("min"), u("min")?, scale)?;
-        out.push(Thread { label: format!("t{id}"), buckets, exact: Exact { min: Some(min), max: Some(max), mean, overflow } });
+        let why = match limit {
+            None => "cyclictest wrote no histogram (its command has no -h)".to_string(),
+            Some(n) => format!("all {overflow} samples are above the histogram's top (-h {n})"),
+        };
+        let exact = Exact { min: Some(min), max: Some(max), mean, overflow, resolution: scale, ..Default::default() };
+        out.push(Thread { label: format!("t{id}"), buckets, exact, why });
     }
     if out.is_empty() {
         return Err(ImportError::key(file, "thread", "at least one thread", "none"));
@@ -137,7 +154,7 @@ fn columns(file: &str, lineno: usize, rest: &str, want: Option<usize>, what: &st
     Ok(v)
 }
 
-fn parse_hist(text: &str, file: &str) -> Result<Parsed, ImportError> {
+fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError> {
     let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
     let mut threads: Option<usize> = None;
     let mut tail: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
@@ -151,6 +168,9 @@ fn parse_hist(text: &str, file: &str) -> Result<Parsed, ImportError> {
             continue;
         }
         if let Some(label) = labels.iter().find(|lb| l.starts_with(**lb)) {
+            if tail.contains_key(label) {
+                return Err(ImportError::line(file, n, format!("one `{label}` line"), "a second one"));
+            }
             tail.insert(label, columns(file, n, &l[label.len()..], threads, "a count or latency")?);
             continue;
         }
@@ -182,21 +202,30 @@ fn parse_hist(text: &str, file: &str) -> Result<Parsed, ImportError> {
     for k in 0..t {
         let mut buckets = Vec::with_capacity(rows.len());
         for (b, c) in &rows {
-            buckets.push((scaled(file, &format!("histogram row {b}"), *b, 1000)?, c[k]));
+            buckets.push((scaled(file, &format!("histogram row {b}"), *b, scale)?, c[k]));
         }
-        let total = tail["# Total:"][k] as u64;
+        let whole = |label: &str| -> Result<u64, ImportError> {
+            let v = finite(file, &format!("`{label}` thread {k}"), tail[label][k], false)?;
+            if v.fract() != 0.0 || v > super::MAX_COUNT as f64 {
+                return Err(ImportError::other(file, format!("`{label}` thread {k}: expected a whole count, found {v}")));
+            }
+            Ok(v as u64)
+        };
+        let total = whole("# Total:")?;
         let in_hist = count_sum(file, &format!("thread {k}"), buckets.iter().map(|b| b.1))?;
         if in_hist != total {
             return Err(ImportError::other(file, format!("thread {k}: histogram rows sum to {in_hist}, `# Total:` says {total} (truncated?)")));
         }
-        let overflow = tail.get("# Histogram Overflows:").map(|v| v[k] as u64).unwrap_or(0);
-        let max = scaled_f(file, &format!("`# Max Latencies:` thread {k}"), tail["# Max Latencies:"][k], 1000.0)?;
+        let overflow = if tail.contains_key("# Histogram Overflows:") { whole("# Histogram Overflows:")? } else { 0 };
+        let max = scaled_f(file, &format!("`# Max Latencies:` thread {k}"), tail["# Max Latencies:"][k], scale as f64)?;
         if overflow > 0 {
-            buckets.push((top.saturating_mul(1000).min(max), overflow));
+            buckets.push((top.saturating_mul(scale).min(max), overflow));
         }
-        let min = scaled_f(file, &format!("`# Min Latencies:` thread {k}"), tail["# Min Latencies:"][k], 1000.0)?;
-        let exact = Exact { min: Some(min), max: Some(max), mean: Some(tail["# Avg Latencies:"][k] * 1000.0), overflow };
-        out.push(Thread { label: format!("t{k}"), buckets, exact });
+        let min = scaled_f(file, &format!("`# Min Latencies:` thread {k}"), tail["# Min Latencies:"][k], scale as f64)?;
+        let mean = finite(file, &format!("`# Avg Latencies:` thread {k}"), tail["# Avg Latencies:"][k], false)? * scale as f64;
+        let exact = Exact { min: Some(min), max: Some(max), mean: Some(mean), overflow, resolution: scale, ..Default::default() };
+        let why = format!("all {overflow} samples are above the histogram (`# Histogram Overflows:`)");
+        out.push(Thread { label: format!("t{k}"), buckets, exact, why });
     }
     if out.iter().all(|t| t.buckets.iter().all(|b| b.1 == 0)) {
         return Err(ImportError::other(file, "every histogram count is 0"));

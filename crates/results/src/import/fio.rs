@@ -12,32 +12,45 @@
 //! is then rebuilt with each percentile's share of samples at its value, and the configuration
 //! says so — percentiles between fio's printed ones, and intervals, are then only as good as that
 //! reconstruction (use json+). Count, min, mean and max are fio's own in both cases.
+//!
+//! `numjobs=N` without `group_reporting` gives N jobs of one name; each becomes configuration
+//! `NAME.jobI` (I its place among the jobs of that name, in fio's order) with `fio.job_index`,
+//! so repetitions still pair them and no reader sees one name twice (issue 36).
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{class_from_buckets, count_sum, Exact, ImportError, ImportOptions, Origin, Parsed};
+use super::{class_from_buckets, count_sum, strict_json, Exact, ImportError, ImportOptions, Origin, Parsed};
 use crate::run::ConfigResult;
 
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
 
 pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Parsed, ImportError> {
     let start = text.find('{').ok_or_else(|| ImportError::other(file, "no JSON object: expected fio --output-format=json output"))?;
-    let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-    let doc = match stream.next() {
-        Some(Ok(v)) => v,
-        Some(Err(e)) => {
-            let line = text[..start].lines().count() + e.line().saturating_sub(1) + usize::from(start == 0 || text[..start].ends_with('\n'));
-            return Err(ImportError::line(file, line.max(1), "complete fio JSON", format!("{e}")));
-        }
-        None => return Err(ImportError::other(file, "empty JSON")),
-    };
+    // fio may print warnings before its JSON: blanked, so error lines stay the file's own.
+    let blanked: String = text[..start].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).chain(text[start..].chars()).collect();
+    let doc = strict_json(&blanked, file, "complete fio JSON")?;
     let version = doc.get("fio version").and_then(Value::as_str).ok_or_else(|| ImportError::key(file, "fio version", "fio's version string (is this fio JSON?)", "nothing"))?;
     let jobs = doc.get("jobs").and_then(Value::as_array).ok_or_else(|| ImportError::key(file, "jobs", "an array of jobs", "nothing"))?;
     let mut configs = Vec::new();
+    let names: Vec<&str> = jobs
+        .iter()
+        .enumerate()
+        .map(|(j, job)| job.get("jobname").and_then(Value::as_str).ok_or_else(|| ImportError::key(file, &format!("jobs[{j}].jobname"), "a string", "nothing")))
+        .collect::<Result<_, _>>()?;
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (j, job) in jobs.iter().enumerate() {
-        let name = job.get("jobname").and_then(Value::as_str).ok_or_else(|| ImportError::key(file, &format!("jobs[{j}].jobname"), "a string", "nothing"))?;
-        let mut c = ConfigResult::new(name);
+        let name = names[j];
+        let index = seen.entry(name).or_insert(0);
+        let mut c = if names.iter().filter(|n| **n == name).count() > 1 {
+            let mut c = ConfigResult::new(format!("{name}.job{index}"));
+            c.params.insert("fio.job_index".into(), index.to_string());
+            c.notes.push(format!("fio job `{name}` appears {} times (numjobs without group_reporting): this is its job {index}", names.iter().filter(|n| **n == name).count()));
+            c
+        } else {
+            ConfigResult::new(name)
+        };
+        *index += 1;
         if let Some(opts) = job.get("job options").and_then(Value::as_object) {
             for (k, v) in opts {
                 c.params.insert(format!("fio.{k}"), v.as_str().map(String::from).unwrap_or_else(|| v.to_string()));
@@ -54,7 +67,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
             let clat = &dir["clat_ns"];
             let n = clat["N"].as_u64().expect("filtered on N");
             let get_u = |k: &str| clat.get(k).and_then(Value::as_u64).ok_or_else(|| ImportError::key(file, &key(&format!("clat_ns.{k}")), "an unsigned integer (ns)", "nothing"));
-            let exact = Exact { min: Some(get_u("min")?), max: Some(get_u("max")?), mean: clat.get("mean").and_then(Value::as_f64), overflow: 0 };
+            let exact = Exact { min: Some(get_u("min")?), max: Some(get_u("max")?), mean: clat.get("mean").and_then(Value::as_f64), resolution: 1, relative_width: 1.0 / 64.0, ..Default::default() };
             let (buckets, rebuilt) = if let Some(bins) = clat.get("bins").and_then(Value::as_object) {
                 let mut b = Vec::with_capacity(bins.len());
                 for (v, cnt) in bins {
@@ -89,6 +102,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         }
         configs.push(c);
     }
+    super::unique(file, "jobs[].jobname", "configuration name", configs.iter().map(|c| c.name.as_str()))?;
     if configs.iter().all(|c| c.classes.is_empty()) {
         return Err(ImportError::key(file, "jobs", "at least one job with completed I/O (clat_ns.N > 0)", "none"));
     }

@@ -5,7 +5,7 @@
 //! not distributions, so they become figures named as irqlab's IPI model names them
 //! (`normal_ipi.delivery`, `normal_ipi.total`, …) and `fit` can use them as references. All five
 //! rows must be there, once each.
-use super::{num, ImportError, ImportOptions, Origin, Parsed};
+use super::{finite, num, ImportError, ImportOptions, Origin, Parsed};
 use crate::run::ConfigResult;
 
 const ROWS: [(&str, &str); 5] =
@@ -26,6 +26,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         let rest = rest.strip_suffix("ns").ok_or_else(|| ImportError::line(file, n, format!("`{label}: DELIVERY, TOTAL ns`"), l))?;
         let (d, t) = rest.split_once(',').ok_or_else(|| ImportError::line(file, n, format!("`{label}: DELIVERY, TOTAL ns`"), l))?;
         let (d, t): (f64, f64) = (num(file, n, "a delivery time in ns", d)?, num(file, n, "a total time in ns", t)?);
+        let (d, t) = (finite(file, &format!("line {n}: {label} delivery"), d, false)?, finite(file, &format!("line {n}: {label} total"), t, false)?);
         if let Some((first, _, _)) = found[k] {
             return Err(ImportError::line(file, n, format!("one `{label}` row per file (one run)"), format!("a second one (the first is on line {first})")));
         }

@@ -11,10 +11,10 @@
 //! summaries and the pooled distribution) — five fio runs, say, for `compare` to judge.
 //!
 //! Bad input is an error naming the file, the line or key, and what was expected; an importer
-//! never returns a result with a class silently missing.
+//! never returns a result with a class silently missing. Whether the numbers can describe a set
+//! of samples is checked once for every format, in [`validate`] (issue 36).
 use std::collections::BTreeMap;
 
-use crate::latency::{LatencyClass, LatencyRecorder};
 use crate::run::{ConfigResult, ResultKind, RunMeta, RunResult};
 
 mod bench_console;
@@ -25,6 +25,10 @@ mod ipi_bench;
 mod rtla;
 mod tbm;
 mod tscdeadline;
+mod validate;
+
+pub(crate) use validate::{class_from_buckets, finite, insert_class, strict_json, unique, Exact};
+pub use crate::csv::LatencyUnit;
 
 /// Options some formats need.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +39,25 @@ pub struct ImportOptions {
     pub board: Option<String>,
     /// `--param KEY=VALUE`: settings the file does not state (Xen's scheduler, vwfi…).
     pub params: Vec<(String, String)>,
+    /// `--unit ns|us`: the unit of a file that does not state it (cyclictest's `-h` text: µs,
+    /// or ns with `-N`). Given for a file that states its unit, it must agree.
+    pub unit: Option<LatencyUnit>,
+}
+
+/// ns per unit of `u`.
+pub(crate) fn unit_ns(u: LatencyUnit) -> u64 {
+    match u {
+        LatencyUnit::Us => 1000,
+        LatencyUnit::Ns => 1,
+    }
+}
+
+/// Refuses `--unit` when the file states another (`stated`: ns per unit the file says).
+pub(crate) fn unit_agrees(file: &str, opts: &ImportOptions, stated: u64, where_: &str) -> Result<(), ImportError> {
+    match opts.unit {
+        Some(u) if unit_ns(u) != stated => Err(ImportError::other(file, format!("--unit {} contradicts the file: {where_} says {}", u.ascii(), if stated == 1 { "ns" } else { "µs" }))),
+        _ => Ok(()),
+    }
 }
 
 /// What one file says about where it came from.
@@ -66,7 +89,7 @@ pub struct Format {
 /// Every format `irqlab import` reads — one line each.
 pub const FORMATS: &[Format] = &[
     Format { name: "fio", about: "fio --output-format=json or json+ (completion latency per job and direction, IOPS, bandwidth)", parse: fio::parse },
-    Format { name: "cyclictest", about: "cyclictest --json=FILE, or its -h/--histogram text (one class per thread)", parse: cyclictest::parse },
+    Format { name: "cyclictest", about: "cyclictest --json=FILE (with -h N for percentiles), or its -h/--histogram text (needs --unit us|ns; one class per thread)", parse: cyclictest::parse },
     Format { name: "rtla-timerlat", about: "rtla timerlat hist output (IRQ and thread latency per CPU as separate classes)", parse: rtla::parse },
     Format { name: "tscdeadline", about: "kvm-unit-tests x86/tscdeadline_latency `latency: N` lines (TSC cycles; needs --tsc-ghz)", parse: tscdeadline::parse },
     Format { name: "ipi-bench", about: "the IPI benchmark module's kernel log lines (Dry-run, Self-IPI, Normal IPI, Broadcast IPI, Broadcast lock)", parse: ipi_bench::parse },
@@ -151,70 +174,8 @@ pub(crate) fn count_sum(file: &str, at: &str, counts: impl IntoIterator<Item = u
     Ok(total)
 }
 
-fn bad_at(file: &str, at: &str, expected: impl Into<String>, found: impl Into<String>) -> ImportError {
+pub(crate) fn bad_at(file: &str, at: &str, expected: impl Into<String>, found: impl Into<String>) -> ImportError {
     ImportError::Bad { file: file.into(), at: at.into(), expected: expected.into(), found: shorten(&found.into()) }
-}
-
-/// A latency class from (value in ns, count) buckets, with the tool's exact count, min, mean and
-/// max where it prints them (percentiles come from the buckets, clamped into [min, max]).
-/// The one gate every importer's numbers pass (`at` names the class in errors): values below
-/// [`MAX_NS`], counts below [`MAX_COUNT`], min ≤ max, a finite mean — a file that contradicts
-/// itself is refused, never turned into percentiles outside the range it states.
-pub(crate) fn class_from_buckets(file: &str, at: &str, buckets: &[(u64, u64)], exact: Exact) -> Result<LatencyClass, ImportError> {
-    count_sum(file, at, buckets.iter().map(|b| b.1))?;
-    if let Some((v, _)) = buckets.iter().find(|b| b.0 > MAX_NS) {
-        return Err(bad_at(file, at, "latencies below 13 days", format!("{v} ns")));
-    }
-    for (what, v) in [("min", exact.min), ("max", exact.max)] {
-        if let Some(v) = v.filter(|v| *v > MAX_NS) {
-            return Err(bad_at(file, &format!("{at} {what}"), "a latency below 13 days", format!("{v} ns")));
-        }
-    }
-    if let (Some(lo), Some(hi)) = (exact.min, exact.max) {
-        if lo > hi {
-            return Err(bad_at(file, at, "min ≤ max", format!("min {lo} ns > max {hi} ns")));
-        }
-    }
-    if let Some(m) = exact.mean.filter(|m| !m.is_finite() || *m < 0.0) {
-        return Err(bad_at(file, &format!("{at} mean"), "a finite mean ≥ 0", format!("{m}")));
-    }
-    let mut rec = LatencyRecorder::new(0);
-    for &(v, n) in buckets {
-        rec.record_n(v, n);
-    }
-    let mut class = rec.finish();
-    let s = &mut class.summary;
-    if let Some(v) = exact.min {
-        s.min = v;
-    }
-    if let Some(v) = exact.max {
-        s.max = v;
-        // imported samples have no warm-up: warm max is the max
-        s.warm_max = v;
-    }
-    if let Some(v) = exact.mean {
-        s.mean = v;
-    }
-    if s.count > 0 && s.min > s.max {
-        // One of min/max was stated and the buckets lie wholly on the wrong side of it.
-        return Err(bad_at(file, at, "buckets within the stated min and max", format!("samples at {} ns with max {} ns", s.min, s.max)));
-    }
-    let (lo, hi) = (s.min, s.max);
-    for p in [&mut s.p50, &mut s.p90, &mut s.p99, &mut s.p999, &mut s.p9999] {
-        *p = (*p).clamp(lo, hi);
-    }
-    s.clamped_high += exact.overflow;
-    Ok(class)
-}
-
-/// What a tool prints exactly beside its buckets.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Exact {
-    pub min: Option<u64>,
-    pub max: Option<u64>,
-    pub mean: Option<f64>,
-    /// Samples above the tool's histogram (recorded at its top; their true values are unknown).
-    pub overflow: u64,
 }
 
 /// Import `files` (name, text) of one format. One file: its configurations. Several: the same
@@ -295,7 +256,7 @@ mod tests {
 
     #[test]
     fn exact_values_override_and_percentiles_stay_inside() {
-        let c = class_from_buckets("f", "c", &[(1000, 10), (2000, 80), (9000, 10)], Exact { min: Some(1200), max: Some(8500), mean: Some(2500.5), overflow: 0 }).unwrap();
+        let c = class_from_buckets("f", "c", &[(1000, 10), (2000, 80), (9000, 10)], Exact { min: Some(1200), max: Some(8500), mean: Some(2500.5), resolution: 1000, ..Default::default() }).unwrap();
         let s = c.summary;
         assert_eq!((s.count, s.min, s.max, s.mean), (100, 1200, 8500, 2500.5));
         assert!(s.p50 >= 1999 && s.p50 <= 2001 && s.p9999 == 8500, "{s:?}");

@@ -9,7 +9,7 @@
 //! recorded at the top and counted in `clamped_high`. The counts of every column must add up to
 //! its `count:`, so a truncated file is refused. The Debian 12 kernel here has no timerlat
 //! tracer, so the checked-in example follows the documented layout rather than a local run.
-use super::{class_from_buckets, count_sum, num, scaled, scaled_f, Exact, ImportError, ImportOptions, Origin, Parsed};
+use super::{count_sum, finite, insert_class, num, scaled, scaled_f, unique, unit_agrees, Exact, ImportError, ImportOptions, Origin, Parsed};
 use crate::run::ConfigResult;
 
 fn class_name(file: &str, line: usize, col: &str) -> Result<String, ImportError> {
@@ -24,7 +24,7 @@ fn class_name(file: &str, line: usize, col: &str) -> Result<String, ImportError>
     Ok(format!("{kind}.cpu{cpu}"))
 }
 
-pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Parsed, ImportError> {
+pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, ImportError> {
     let mut scale: Option<u64> = None;
     let mut duration = None;
     let mut cols: Vec<String> = Vec::new();
@@ -62,6 +62,8 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
                 return Err(ImportError::line(file, n, "one `Index …` header per file (one rtla timerlat hist output)", l));
             }
             cols = rest.split_whitespace().map(|c| class_name(file, n, c)).collect::<Result<_, _>>()?;
+            // A column named twice would overwrite another CPU's class (issue 36).
+            unique(file, &format!("line {n}"), "column (IRQ-NNN, Thr-NNN, Usr-NNN)", rest.split_whitespace())?;
             continue;
         }
         if cols.is_empty() {
@@ -73,7 +75,9 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
             if v.len() != cols.len() {
                 return Err(ImportError::line(file, n, format!("{} values (one per column)", cols.len()), format!("{} values", v.len())));
             }
-            foot.insert(f, v);
+            if foot.insert(f, v).is_some() {
+                return Err(ImportError::line(file, n, format!("one `{f}` row"), "a second one"));
+            }
             continue;
         }
         let mut it = l.split_whitespace();
@@ -85,6 +89,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         rows.push((idx, counts));
     }
     let scale = scale.ok_or_else(|| ImportError::other(file, "no `# Time unit is …` line: expected rtla timerlat hist output"))?;
+    unit_agrees(file, opts, scale, "`# Time unit is`")?;
     if cols.is_empty() {
         return Err(ImportError::other(file, "no `Index IRQ-000 Thr-000 …` header: expected rtla timerlat hist output"));
     }
@@ -100,8 +105,14 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
     }
     for (k, class) in cols.iter().enumerate() {
         let get = |f: &str| foot[f][k];
-        let count = get("count:").unwrap_or(0.0) as u64;
-        let over = get("over:").unwrap_or(0.0) as u64;
+        let whole = |f: &str| -> Result<u64, ImportError> {
+            let v = finite(file, &format!("`{f}` column {class}"), get(f).unwrap_or(0.0), false)?;
+            if v.fract() != 0.0 || v > super::MAX_COUNT as f64 {
+                return Err(ImportError::other(file, format!("`{f}` column {class}: expected a whole count, found {v}")));
+            }
+            Ok(v as u64)
+        };
+        let (count, over) = (whole("count:")?, whole("over:")?);
         let mut buckets = Vec::with_capacity(rows.len());
         for (b, cnt) in &rows {
             buckets.push((scaled(file, &format!("histogram row {b}"), *b, scale)?, cnt[k]));
@@ -117,13 +128,17 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         let max = get("max:").map(|v| scaled_f(file, &format!("`max:` column {class}"), v, scale as f64)).transpose()?;
         if over > 0 {
             buckets.push((top.saturating_mul(scale).min(max.unwrap_or(u64::MAX)), over));
-            c.notes.push(format!("class `{class}`: {over} samples above the histogram; percentiles among them are lower bounds"));
         }
         let min = get("min:").map(|v| scaled_f(file, &format!("`min:` column {class}"), v, scale as f64)).transpose()?;
-        let exact = Exact { min, max, mean: get("avg:").map(|v| v * scale as f64), overflow: over };
-        c.classes.insert(class.clone(), class_from_buckets(file, &format!("column {class}"), &buckets, exact)?);
+        let width = rows.windows(2).map(|w| w[1].0.saturating_sub(w[0].0)).filter(|d| *d > 0).min().unwrap_or(1);
+        let exact = Exact { min, max, mean: get("avg:").map(|v| v * scale as f64), overflow: over, resolution: width.saturating_mul(scale), ..Default::default() };
+        let why = format!("all {over} samples are above the histogram (`over:`)");
+        insert_class(&mut c, file, &format!("column {class}"), class, &buckets, exact, &why, "run rtla timerlat hist with a larger --entries or --bucket-size")?;
+        if over > 0 && c.classes.contains_key(class) {
+            c.notes.push(format!("class `{class}`: {over} samples above the histogram; percentiles among them are lower bounds"));
+        }
     }
-    if c.classes.is_empty() {
+    if c.classes.is_empty() && c.figures.is_empty() {
         return Err(ImportError::other(file, "every column has count 0"));
     }
     Ok(Parsed { origin: Origin { tool: "rtla timerlat".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
