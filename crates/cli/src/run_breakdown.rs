@@ -36,18 +36,18 @@ pub fn measure(cfg: &BenchConfig, name: &str, progress: &dyn Fn(u64), keep_paths
     Ok(m)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn trace_file_names_are_safe() {
-        assert_eq!(super::file_name("via=msi, wait=hlt"), "trace-via_msi__wait_hlt.txt");
-    }
-}
-
 /// Text on stdout from inside a measurement, which returns its result rather than an error: a
 /// failed write is said on stderr and the measurement goes on.
 fn report_out(s: &str) {
     if let Err(e) = crate::term::out(s) {
         crate::term::note(&format!("irqlab: {}\n", e.0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn trace_file_names_are_safe() {
+        assert_eq!(super::file_name("via=msi, wait=hlt"), "trace-via_msi__wait_hlt.txt");
     }
 }

@@ -137,6 +137,7 @@ fn whole_loop_on_this_hosts_kvm() {
             .arg("300")
             .env("IRQLAB", env!("CARGO_BIN_EXE_irqlab"))
             // SCHED_FIFO keeps the other work of a shared host off the primitives' tails (root only).
+            // SAFETY: geteuid takes no arguments and cannot fail.
             .env("RUN_FLAGS", if unsafe { libc_geteuid() } == 0 { "--priority 50" } else { "" })
             .output()
             .unwrap();

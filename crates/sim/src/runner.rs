@@ -308,7 +308,7 @@ fn percentile_targets(c: &ConfigResult, p: f64) -> BTreeMap<String, SimTime> {
         .iter()
         .filter_map(|(name, l)| {
             let h = l.histogram(name).ok()?;
-            (h.len() > 0).then(|| (name.clone(), SimTime::from_ns(h.value_at_quantile(p / 100.0))))
+            (!h.is_empty()).then(|| (name.clone(), SimTime::from_ns(h.value_at_quantile(p / 100.0))))
         })
         .collect()
 }

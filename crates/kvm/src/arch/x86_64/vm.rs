@@ -44,14 +44,14 @@ pub struct Vm {
     pub in_force: Vec<(String, String)>,
 }
 
-fn setup<T>(step: &'static str) -> impl FnOnce(vmm_sys_util::errno::Error) -> VmError {
+fn setup(step: &'static str) -> impl FnOnce(vmm_sys_util::errno::Error) -> VmError {
     VmError::setup(step)
 }
 
 impl Vm {
     pub fn create(cfg: &BenchConfig, kind_code: u64, delta_cycles: u64) -> Result<Vm, VmError> {
         let kvm = Kvm::new().map_err(|e| VmError::Unavailable(e.to_string()))?;
-        let fd = kvm.create_vm().map_err(setup::<()>("KVM_CREATE_VM"))?;
+        let fd = kvm.create_vm().map_err(setup("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
         let mut in_force = Vec::new();
         crate::arch::common::request_halt_poll(&fd, cfg.halt_poll_ns, &mut caps, &mut in_force);
@@ -74,8 +74,8 @@ impl Vm {
             userspace_addr: host as u64,
         };
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
-        unsafe { fd.set_user_memory_region(region) }.map_err(setup::<()>("KVM_SET_USER_MEMORY_REGION"))?;
-        fd.create_irq_chip().map_err(setup::<()>("KVM_CREATE_IRQCHIP"))?;
+        unsafe { fd.set_user_memory_region(region) }.map_err(setup("KVM_SET_USER_MEMORY_REGION"))?;
+        fd.create_irq_chip().map_err(setup("KVM_CREATE_IRQCHIP"))?;
         let vm = Vm { kvm, fd, mem, caps, in_force };
         vm.write_boot_structures(kind_code, delta_cycles, cfg)?;
         vm.set_routing()?;
@@ -140,23 +140,23 @@ impl Vm {
         nowhere.u.msi.address_lo = 0xfee0_0000 | (crate::abi::NO_APIC_ID as u32) << 12;
         entries.push(nowhere);
         let routing = KvmIrqRouting::from_entries(&entries).map_err(|e| VmError::Memory(format!("routing table: {e:?}")))?;
-        self.fd.set_gsi_routing(&routing).map_err(setup::<()>("KVM_SET_GSI_ROUTING"))?;
+        self.fd.set_gsi_routing(&routing).map_err(setup("KVM_SET_GSI_ROUTING"))?;
         // IOAPIC redirection: edge pin → DEVICE, level pin → DEVICE_LEVEL (bit 15), both to APIC 0.
         let mut chip = kvm_bindings::kvm_irqchip { chip_id: 2, ..Default::default() };
-        self.fd.get_irqchip(&mut chip).map_err(setup::<()>("KVM_GET_IRQCHIP"))?;
+        self.fd.get_irqchip(&mut chip).map_err(setup("KVM_GET_IRQCHIP"))?;
         // SAFETY: chip_id 2 selects the IOAPIC member of the union.
         unsafe {
             chip.chip.ioapic.redirtbl[EDGE_PIN as usize].bits = vector::DEVICE as u64;
             chip.chip.ioapic.redirtbl[LEVEL_PIN as usize].bits = vector::DEVICE_LEVEL as u64 | 1 << 15;
         }
-        self.fd.set_irqchip(&chip).map_err(setup::<()>("KVM_SET_IRQCHIP"))?;
+        self.fd.set_irqchip(&chip).map_err(setup("KVM_SET_IRQCHIP"))?;
         Ok(())
     }
 
     /// Create vCPU `id` in 64-bit mode with x2APIC enabled and the LAPIC programmed.
     pub fn create_vcpu(&self, id: u32) -> Result<VcpuFd, VmError> {
-        let vcpu = self.fd.create_vcpu(id as u64).map_err(setup::<()>("KVM_CREATE_VCPU"))?;
-        let mut cpuid = self.kvm.get_supported_cpuid(KVM_MAX_CPUID_ENTRIES).map_err(setup::<()>("KVM_GET_SUPPORTED_CPUID"))?;
+        let vcpu = self.fd.create_vcpu(id as u64).map_err(setup("KVM_CREATE_VCPU"))?;
+        let mut cpuid = self.kvm.get_supported_cpuid(KVM_MAX_CPUID_ENTRIES).map_err(setup("KVM_GET_SUPPORTED_CPUID"))?;
         for e in cpuid.as_mut_slice() {
             match e.function {
                 1 => e.ebx = (e.ebx & 0x00ff_ffff) | (id << 24),
@@ -164,8 +164,8 @@ impl Vm {
                 _ => {}
             }
         }
-        vcpu.set_cpuid2(&cpuid).map_err(setup::<()>("KVM_SET_CPUID2"))?;
-        let mut s = vcpu.get_sregs().map_err(setup::<()>("KVM_GET_SREGS"))?;
+        vcpu.set_cpuid2(&cpuid).map_err(setup("KVM_SET_CPUID2"))?;
+        let mut s = vcpu.get_sregs().map_err(setup("KVM_GET_SREGS"))?;
         let code = kvm_segment { base: 0, limit: 0xffff_ffff, selector: layout::KERNEL_CS, type_: 0xb, present: 1, dpl: 0, db: 0, s: 1, l: 1, g: 1, ..Default::default() };
         let data = kvm_segment { selector: layout::KERNEL_DS, type_: 0x3, l: 0, db: 1, ..code };
         s.cs = code;
@@ -180,13 +180,13 @@ impl Vm {
         s.cr3 = layout::PML4;
         s.cr4 = 0x620; // PAE | OSFXSR | OSXMMEXCPT
         s.efer = 0x500; // LME | LMA
-        vcpu.set_sregs(&s).map_err(setup::<()>("KVM_SET_SREGS"))?;
-        let mut r = vcpu.get_regs().map_err(setup::<()>("KVM_GET_REGS"))?;
+        vcpu.set_sregs(&s).map_err(setup("KVM_SET_SREGS"))?;
+        let mut r = vcpu.get_regs().map_err(setup("KVM_GET_REGS"))?;
         r.rip = layout::CODE;
         r.rsp = layout::stack_top(id);
         r.rdi = id as u64;
         r.rflags = 2;
-        vcpu.set_regs(&r).map_err(setup::<()>("KVM_SET_REGS"))?;
+        vcpu.set_regs(&r).map_err(setup("KVM_SET_REGS"))?;
         let apic_base = 0xfee0_0000u64 | 0x800 | 0x400 | if id == 0 { 0x100 } else { 0 };
         let msrs = [
             (0x1b, apic_base),                                  // IA32_APIC_BASE: enabled, x2APIC
@@ -198,7 +198,7 @@ impl Vm {
         ];
         let entries: Vec<kvm_msr_entry> = msrs.iter().map(|(i, d)| kvm_msr_entry { index: *i, data: *d, ..Default::default() }).collect();
         let m = Msrs::from_entries(&entries).map_err(|e| VmError::Memory(format!("MSR list: {e:?}")))?;
-        let n = vcpu.set_msrs(&m).map_err(setup::<()>("KVM_SET_MSRS"))?;
+        let n = vcpu.set_msrs(&m).map_err(setup("KVM_SET_MSRS"))?;
         if n != entries.len() {
             return Err(VmError::Setup {
                 step: "KVM_SET_MSRS (APIC setup)",
@@ -206,7 +206,7 @@ impl Vm {
             });
         }
         if id != 0 {
-            vcpu.set_mp_state(kvm_mp_state { mp_state: KVM_MP_STATE_RUNNABLE }).map_err(setup::<()>("KVM_SET_MP_STATE"))?;
+            vcpu.set_mp_state(kvm_mp_state { mp_state: KVM_MP_STATE_RUNNABLE }).map_err(setup("KVM_SET_MP_STATE"))?;
         }
         Ok(vcpu)
     }
