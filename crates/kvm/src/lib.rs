@@ -72,8 +72,8 @@ pub fn host_description() -> std::collections::BTreeMap<String, String> {
 pub const ARCH: &str = arch::Imp::NAME;
 
 /// Whether /dev/kvm can be used here; the error says why not (for skipping tests).
-pub fn kvm_available() -> Result<(), String> {
-    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
+pub fn kvm_available() -> Result<(), host::KvmUnavailable> {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(host::KvmUnavailable)
 }
 
 /// Refuse flags this architecture does not have, before anything runs.
