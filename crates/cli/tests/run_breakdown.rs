@@ -18,7 +18,7 @@ fn trace_needs_breakdown() {
 }
 
 fn usable() -> Result<(), String> {
-    kvm::kvm_available()?;
+    kvm::kvm_available().map_err(|e| e.to_string())?;
     kvm::preflight(&kvm::BenchConfig::default()).map(|_| ()).map_err(|e| e.to_string())
 }
 
