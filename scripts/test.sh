@@ -3,9 +3,14 @@
 #  1. `cargo test --workspace --release`: every test that needs nothing from the host; tests that
 #     need a resource are #[ignore]d with the reason and listed by libtest as ignored.
 #  2. For each resource this host has, those tests (module `needs_<resource>::`) with --ignored;
-#     for each it lacks, the tests skipped and why. Run by hand without the resource they fail.
+#     for each it lacks, the tests skipped and why — or, with CI set, a failure when the resource
+#     is one scripts/ensure-deps.sh installs (`installed_by_project`). Run by hand without the
+#     resource they fail (testkit::require). The probes match crates/testkit/src/probe.rs.
 #  3. `cargo check --target aarch64-unknown-linux-gnu --workspace`: the arm64 build stays whole;
 #     then irqlab built for aarch64 and run on real KVM/arm64 in the QEMU lab (needs_arm_lab::).
+#  4. The code gates: `cargo fmt --check` and `cargo clippy --workspace --all-targets --release --
+#     -D warnings` (the lints are [workspace.lints] in Cargo.toml; unwrap_used outside tests only);
+#     a failing gate fails the run after the tests have been reported.
 # Each section header says the seconds elapsed, and the last line what the arm64 part took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +22,14 @@ has_tracefs() { has_kvm && [ "$(id -u)" -eq 0 ] && grep -qw tracefs /proc/filesy
 has_strace()  { command -v strace >/dev/null && strace -f -qq -o /dev/null true 2>/dev/null; }
 has_two_cpus() { command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; }
 has_chattr()  { local f; f=$(mktemp) && chattr +i "$f" 2>/dev/null && chattr -i "$f" && rm -f "$f"; }
+has_arm_guest() { command -v aarch64-linux-gnu-as >/dev/null; }
+has_qemu_arm() { command -v qemu-system-aarch64 >/dev/null && has_arm_guest; }
+has_cross_lab() { command -v qemu-system-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null; }
+has_fio()     { command -v fio >/dev/null; }
+has_cyclictest() { command -v cyclictest >/dev/null && cyclictest -l 2 -i 200 -q >/dev/null 2>&1; }
+has_cpio()    { command -v cpio >/dev/null; }
+# What scripts/ensure-deps.sh installs: with CI set, one of these missing is a failure.
+installed_by_project="strace arm_guest qemu_arm cross_lab fio cyclictest"
 why() {
   case $1 in
     kvm) echo "/dev/kvm does not open here" ;;
@@ -24,13 +37,22 @@ why() {
     strace) echo "strace is missing or ptrace is not permitted" ;;
     two_cpus) echo "needs taskset and 2 CPUs" ;;
     chattr) echo "chattr +i does not work here (needs root and a filesystem with the immutable flag)" ;;
+    arm_guest) echo "aarch64-linux-gnu-as is missing (binutils-aarch64-linux-gnu; the armguest image)" ;;
+    qemu_arm) echo "qemu-system-aarch64 or aarch64-linux-gnu-as is missing" ;;
+    cross_lab) echo "qemu-system-aarch64 or aarch64-linux-gnu-gcc is missing" ;;
+    fio) echo "fio is missing" ;;
+    cyclictest) echo "cyclictest (rt-tests) is missing or may not run here" ;;
+    cpio) echo "cpio is missing" ;;
   esac
 }
 skipped=()
-for r in kvm tracefs strace two_cpus chattr; do
+for r in kvm tracefs strace two_cpus chattr arm_guest qemu_arm cross_lab fio cyclictest cpio; do
   if "has_$r"; then
     echo "== [${SECONDS} s] tests that need $r: running"
     cargo test --workspace --release -- --ignored "needs_$r::"
+  elif [ -n "${CI:-}" ] && [[ " $installed_by_project " == *" $r "* ]]; then
+    echo "test.sh: CI is set and $r is missing: $(why "$r") (scripts/ensure-deps.sh installs it)" >&2
+    exit 1
   else
     echo "== [${SECONDS} s] tests that need $r: SKIPPED ($(why "$r")):"
     cargo test --workspace --release -q -- --list --ignored "needs_$r::" 2>/dev/null | grep ': test$' | sed 's/^/   /' || true
@@ -70,4 +92,14 @@ else
   skipped+=("arm_lab")
 fi
 if [ ${#skipped[@]} -gt 0 ]; then echo "== [${SECONDS} s] skipped on this host (reasons above): ${skipped[*]}"; else echo "== [${SECONDS} s] no test skipped"; fi
+gates_failed=()
+echo "== [${SECONDS} s] gate: cargo fmt --check"
+cargo fmt --all --check >/dev/null 2>&1 || { echo "   cargo fmt --check: FAILED (run cargo fmt --all)"; gates_failed+=(fmt); }
+# Every target (tests included) with every lint but unwrap_used, then the libraries and binaries
+# with it too: clippy.toml's allow-unwrap-in-tests covers #[test] functions only, not the helpers
+# of integration-test files.
+echo "== [${SECONDS} s] gate: cargo clippy --workspace --all-targets --release -- -D warnings (unwrap allowed in tests)"
+cargo clippy --workspace --all-targets --release -q -- -D warnings -A clippy::unwrap_used || gates_failed+=(clippy)
+cargo clippy --workspace --lib --bins --release -q -- -D warnings || gates_failed+=(clippy-unwrap)
 echo "== [${SECONDS} s] done; the arm64 part (check, unit tests under qemu-aarch64, cross build, lab boots) took $((SECONDS - arm_start)) s"
+if [ ${#gates_failed[@]} -gt 0 ]; then echo "test.sh: code gates failed: ${gates_failed[*]}" >&2; exit 1; fi

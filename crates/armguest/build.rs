@@ -3,6 +3,7 @@
 //! empty on an aarch64 host). The guest is linked at two bases and the flat images compared, so a
 //! non-PC-relative reference fails the build. Without binutils the crate still builds: it sets
 //! no `armguest_image` cfg and `image()` returns the reason (`ARMGUEST_MISSING`).
+#![allow(clippy::unwrap_used)] // a build script fails by panicking: unwrap is its error path
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

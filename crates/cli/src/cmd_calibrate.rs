@@ -157,7 +157,7 @@ fn markdown(head: &[String], body: &[Vec<String>]) -> String {
 fn show(rows: &[Comparison], names: &[String], table: Option<&Target>, host: &str) -> Result<(), CliError> {
     let (head, body) = comparison_rows(rows, names);
     crate::term::out(&format!("\nmeasured on {host} vs predicted (µs; ERR = predicted/measured − 1; target: held-out p50 within ±30 %, p99 within ×2)\n"))?;
-    crate::term::out(&format!("{}", report::table::render_grid(&head, &body, 3)))?;
+    crate::term::out(&report::table::render_grid(&head, &body, 3))?;
     let held: Vec<&Comparison> = rows.iter().filter(|c| !c.train && c.on_target().is_some()).collect();
     let ok = held.iter().filter(|c| c.on_target() == Some(true)).count();
     crate::term::out(&format!("held-out paths on target: {ok} of {}\n", held.len()))?;
@@ -260,13 +260,13 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
         crate::term::note(&format!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…\n", free.join(", "), a.max_iters, a.fit_samples));
         calibrate::fit_restarting(&p.scenario, &free, a.max_iters, !a.no_loo, a.restarts)?
     };
-    crate::term::out(&format!("\nFREE                          START        FITTED   FACTOR\n"))?;
+    crate::term::out("\nFREE                          START        FITTED   FACTOR\n")?;
     for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
         crate::term::out(&format!("{:<24} {:>11.1} {:>13.1} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x))?;
     }
     crate::term::out(&format!("objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n", rep.fit.objective, rep.fit.evaluations))?;
     let loo: Vec<&ReferenceOutcome> = rep.leave_one_out.iter().collect();
-    crate::term::out(&format!("{}", crate::cmd_fit::grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo)))?;
+    crate::term::out(&(crate::cmd_fit::grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo)))?;
     let fitted = fitted_result(&p.scenario, &rep)?;
     let paths: Vec<_> = p.paths.iter().map(|(m, _)| m.clone()).collect();
     show(&compare(&paths, &[fitted]), &["calibrated".into()], table.as_ref(), &host)?;

@@ -77,7 +77,7 @@ pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
     s.push_str(&grid("held-out errors (check references, never fitted: predictions)", &checks));
     let loo: Vec<&ReferenceOutcome> = rep.leave_one_out.iter().collect();
     s.push_str(&grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo));
-    crate::term::out(&format!("{s}"))?;
+    crate::term::out(&s)?;
 
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let residuals: Vec<String> =

@@ -21,7 +21,6 @@
 //! with the bounded reader ([`results::read_text_capped`]), and its `name` becomes a directory
 //! through [`crate::output::safe_dir_name`], the function `sim` uses for scenario names.
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use kvm::{BenchConfig, BenchKind};
 use serde::{Deserialize, Serialize};
@@ -187,7 +186,7 @@ pub fn config_from(t: &RunTable) -> Result<BenchConfig, String> {
     };
     let duration = match &t.duration {
         None => None,
-        Some(d) => Some(Duration::from(humantime::parse_duration(d).map_err(|e| format!("--duration: `{d}`: {e} (expected e.g. 30s, 10m, 1h)"))?)),
+        Some(d) => Some(humantime::parse_duration(d).map_err(|e| format!("--duration: `{d}`: {e} (expected e.g. 30s, 10m, 1h)"))?),
     };
     let stop_above_ns = match t.stop_above_us {
         None => None,
@@ -357,7 +356,7 @@ mod tests {
         assert_eq!(expected("gicv4"), "on or off", "each key's message names what it takes");
         let (_, pts) = points(&flags, None, &["pin=0-1".into(), "duration=30s".into()], &[]).unwrap();
         let c = pts[0].1.as_ref().unwrap();
-        assert_eq!((c.pin.clone(), c.duration, c.samples), (vec![0, 1], Some(Duration::from_secs(30)), kvm::abi::MAX_SAMPLES));
+        assert_eq!((c.pin.clone(), c.duration, c.samples), (vec![0, 1], Some(std::time::Duration::from_secs(30)), kvm::abi::MAX_SAMPLES));
     }
 
     #[test]

@@ -49,6 +49,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; boxing the flags would only add noise
 enum Cmd {
     /// Simulate a scenario (a file, or the name of a shipped scenario) and write its results.
     #[command(visible_alias = "sweep")]

@@ -1,11 +1,7 @@
 //! `irqlab sim` opens with the answer to the scenario's question, the report too, and
 //! `irqlab compare RESULT --by PARAM=A,B` asks the same of any result.
-use std::path::Path;
-use std::process::{Command, Output};
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 #[test]
 fn sim_and_report_open_with_the_answer() {

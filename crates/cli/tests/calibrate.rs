@@ -6,9 +6,7 @@ use std::process::{Command, Output};
 
 use sim::platform::{Basis, Platform};
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
@@ -139,6 +137,7 @@ fn whole_loop_on_this_hosts_kvm() {
             .arg("300")
             .env("IRQLAB", env!("CARGO_BIN_EXE_irqlab"))
             // SCHED_FIFO keeps the other work of a shared host off the primitives' tails (root only).
+            // SAFETY: geteuid takes no arguments and cannot fail.
             .env("RUN_FLAGS", if unsafe { libc_geteuid() } == 0 { "--priority 50" } else { "" })
             .output()
             .unwrap();

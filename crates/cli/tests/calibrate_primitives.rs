@@ -4,13 +4,11 @@
 //! while the host was loaded), and `irqlab run primitives`'s refusals. The live run is in
 //! crates/kvm/tests/kvm_guests.rs (`needs_kvm::primitives_*`).
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use sim::platform::{Basis, Platform};
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))

@@ -2,11 +2,8 @@
 //! `--fail-on slower` exits 4 on a real slow-down and 0 on a rerun of the same configuration, and
 //! the JSON output carries the verdicts.
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn irqlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).output().unwrap()
-}
+testkit::irqlab_fn!(no_cwd);
 
 fn sim(dir: &Path, name: &str, seed: &str, extra: &[&str]) -> String {
     let out = dir.join(name);

@@ -1,13 +1,11 @@
 //! `irqlab compare` and `irqlab report` end to end: pairing by parameters, `--map`, the exit
 //! status when nothing pairs, output formats, escaping of hostile text, and report flags.
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use results::{ConfigResult, LatencyRecorder, ResultKind, RunMeta, RunResult};
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())

@@ -1,12 +1,8 @@
 //! What `irqlab sim` records reaches the HTML report: the "vs published" references (held-out
 //! checks apart from fit residuals) and, with `--seeds N`, the spread over seeds; `--unit ns`
 //! changes the printed table.
-use std::path::Path;
-use std::process::{Command, Output};
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 #[test]
 fn references_and_seed_spread_are_in_the_html_report() {

@@ -1,12 +1,9 @@
 //! `irqlab run … --breakdown`: flag errors, and on a host with /dev/kvm and tracefs (root) a run
 //! that prints sample paths and a breakdown, records it like a simulated one (report and compare
 //! read it), and saves a recording the splitter re-reads. KVM parts skip with a printed reason.
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
@@ -21,8 +18,8 @@ fn trace_needs_breakdown() {
 }
 
 fn usable() -> Result<(), String> {
-    kvm::kvm_available()?;
-    kvm::tracefs::preflight(&kvm::BenchConfig::default()).map(|_| ()).map_err(|e| e.to_string())
+    kvm::kvm_available().map_err(|e| e.to_string())?;
+    kvm::preflight(&kvm::BenchConfig::default()).map(|_| ()).map_err(|e| e.to_string())
 }
 
 mod needs_tracefs {

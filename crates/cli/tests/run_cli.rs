@@ -2,12 +2,9 @@
 //! apply only where they mean something, `--set`/`--config`, and on a host with /dev/kvm the
 //! duration, stop-above, histogram, per-sample output, provenance and overwrite rules. KVM parts
 //! skip with a printed reason elsewhere.
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())

@@ -1,11 +1,9 @@
 //! `irqlab sim --shard I/N` + `irqlab merge`: the merged result is byte-identical to the
 //! unsharded run (provenance aside) for any sharding, and bad sets of parts are refused.
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_irqlab")).args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 fn ok(o: Output) -> Output {
     assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));

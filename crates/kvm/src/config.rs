@@ -133,9 +133,25 @@ pub fn stall_timeout_from_secs(s: f64) -> Result<Duration, ConfigError> {
     }
 }
 
-/// The host CPU ids this process may run on (see [`crate::host::threads::allowed_cpus`]).
+/// The host CPU ids this process may run on: the affinity mask, which is what `taskset` or a
+/// container allow, which is not `0..count` (under `taskset -c 1` the only CPU is 1). Read once,
+/// at the first call: the affinity is per thread, and a thread irqlab has pinned (the primitives
+/// bench pins its measuring thread) must not shrink what later runs may use. It lives with the
+/// configuration because `--pin` is checked against it.
 pub fn allowed_cpus() -> Vec<usize> {
-    crate::host::threads::allowed_cpus()
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    ALLOWED.get_or_init(read_allowed_cpus).clone()
+}
+
+fn read_allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t filled by the kernel for this thread; read with CPU_ISSET.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+            return (0..libc::CPU_SETSIZE as usize).filter(|c| libc::CPU_ISSET(*c, &set)).collect();
+        }
+    }
+    (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect()
 }
 
 /// `0-3,6` for a sorted list of CPU ids.
@@ -203,13 +219,6 @@ impl BenchConfig {
             return Err(ConfigError::NotApplicable { flag: "--pv-ipi", bench: self.kind.name() });
         }
         let vfio = self.kind == BenchKind::Device && self.via.is_vfio();
-        // A spinning guest: the timer bench always; the device bench where the host can trigger
-        // while the guest spins (x86: a ring-3 loop) or where the guest raises the interrupt
-        // itself (an assigned device, `--via vfio-*`).
-        let device_busy = <crate::arch::Imp as crate::arch::Arch>::DEVICE_BUSY || vfio;
-        if self.wait == WaitMode::Busy && self.kind == BenchKind::Device && !device_busy {
-            return Err(ConfigError::NotApplicable { flag: "--wait busy (the device bench spins only with --via vfio-msi or vfio-intx here, where the guest raises the interrupt)", bench: self.kind.name() });
-        }
         if self.wait == WaitMode::Busy && self.kind == BenchKind::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
         }
@@ -218,6 +227,19 @@ impl BenchConfig {
         }
         if self.vfio_device.is_some() && !vfio {
             return Err(ConfigError::NotApplicable { flag: "--vfio-device (with --via vfio-msi or vfio-intx)", bench: self.kind.name() });
+        }
+        Ok(())
+    }
+
+    /// The spin rule, which depends on the architecture (`Arch::check_flags` applies it with
+    /// `Arch::DEVICE_BUSY`): a spinning guest is allowed for the timer bench always, and for the
+    /// device bench where the host can trigger while the guest spins (`device_busy`; x86: a
+    /// ring-3 loop) or where the guest raises the interrupt itself (an assigned device,
+    /// `--via vfio-*`).
+    pub fn check_device_spin(&self, device_busy: bool) -> Result<(), ConfigError> {
+        let vfio = self.kind == BenchKind::Device && self.via.is_vfio();
+        if self.wait == WaitMode::Busy && self.kind == BenchKind::Device && !(device_busy || vfio) {
+            return Err(ConfigError::NotApplicable { flag: "--wait busy (the device bench spins only with --via vfio-msi or vfio-intx here, where the guest raises the interrupt)", bench: self.kind.name() });
         }
         Ok(())
     }
@@ -251,10 +273,12 @@ mod tests {
         assert!(e(BenchConfig { pin: vec![0, 1], ..ok.clone() }).contains("one host CPU per vCPU"));
         assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 is not one this process may run on (allowed: 0-1)"));
         assert_eq!(e(BenchConfig { pv_ipi: true, ..ok.clone() }), "--pv-ipi does not apply to `timer`");
-        let device_busy = BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() }.validate(&[0, 1]);
-        assert_eq!(device_busy.is_ok(), <crate::arch::Imp as crate::arch::Arch>::DEVICE_BUSY, "{device_busy:?}");
+        let device_busy = BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() };
+        assert!(device_busy.validate(&[0, 1]).is_ok(), "the spin rule is the architecture's (check_device_spin)");
+        assert!(device_busy.check_device_spin(true).is_ok());
+        assert!(device_busy.check_device_spin(false).unwrap_err().to_string().starts_with("--wait busy (the device bench spins only"));
         let vfio = BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, wait: WaitMode::Busy, vfio_device: Some("0000:00:02.0".into()), ..ok.clone() };
-        assert!(vfio.validate(&[0, 1]).is_ok(), "an assigned device's guest may spin");
+        assert!(vfio.validate(&[0, 1]).is_ok() && vfio.check_device_spin(false).is_ok(), "an assigned device's guest may spin");
         assert!(e(BenchConfig { via: DeviceVia::Irqfd, wait: WaitMode::Hlt, ..vfio.clone() }).starts_with("--vfio-device (with --via vfio-msi or vfio-intx) does not apply"));
         assert!(e(BenchConfig { kind: BenchKind::Ipi, vcpus: 2, ..vfio }).contains("--wait busy does not apply to `ipi`"));
         assert_eq!(e(BenchConfig { priority: Some(0), ..ok.clone() }), "--priority: expected a SCHED_FIFO priority 1 to 99, got 0");

@@ -1,40 +1,56 @@
-//! Errors of the micro-VMM; the messages are what the user reads, the variants what tests match.
+//! The crate's public error, at the facade: each layer keeps its own error (`config::ConfigError`,
+//! `host::threads::ThreadError`, `tracefs::TraceError`, `arch::VmError`, `runner::RunError` and
+//! the drivers' `runner::DriverError`) and this one is built from them with `#[from]`, so no layer
+//! below has to know it. Every variant is transparent: the messages are the layers' own.
 
 /// Why a measurement could not run or ended early.
 #[derive(Debug, thiserror::Error)]
 pub enum KvmError {
-    /// /dev/kvm is missing or cannot be opened.
-    #[error("/dev/kvm is not usable here: {0}")]
-    Unavailable(String),
     /// The configuration is impossible (or names a flag this architecture does not have).
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// A KVM ioctl failed during setup.
-    #[error("KVM setup failed at {step}: {source}")]
-    Setup { step: &'static str, source: std::io::Error },
     /// A host-side setting of the run (--mlock, --priority, --pin) was refused.
     #[error(transparent)]
     Thread(#[from] crate::host::threads::ThreadError),
-    /// Guest memory could not be set up.
-    #[error("guest memory: {0}")]
-    Memory(String),
-    /// The guest image is missing or does not fit this VMM.
-    #[error("guest image: {0}")]
-    Guest(String),
-    /// The run loop failed before any measurement existed.
-    #[error(transparent)]
-    Run(#[from] crate::runner::RunError),
     /// `--breakdown` cannot trace on this host.
     #[error(transparent)]
     Trace(#[from] crate::tracefs::TraceError),
-    /// Not available on this architecture or host (the message says what and why).
-    #[error("{0}")]
-    Unsupported(String),
+    /// The VM could not be set up, loaded or triggered.
+    #[error(transparent)]
+    Vm(#[from] crate::arch::VmError),
+    /// The run loop failed before any measurement existed.
+    #[error(transparent)]
+    Run(#[from] crate::runner::RunError),
 }
 
-impl KvmError {
-    /// A KVM ioctl's errno as a setup error at `step`.
-    pub fn setup(step: &'static str) -> impl FnOnce(vmm_sys_util::errno::Error) -> KvmError {
-        move |e| KvmError::Setup { step, source: std::io::Error::from_raw_os_error(e.errno()) }
+impl From<crate::runner::DriverError> for KvmError {
+    fn from(e: crate::runner::DriverError) -> Self {
+        use crate::runner::DriverError as D;
+        match e {
+            D::Config(e) => e.into(),
+            D::Thread(e) => e.into(),
+            D::Trace(e) => e.into(),
+            D::Vm(e) => e.into(),
+            D::Run(e) => e.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::{DriverError, RunError};
+
+    #[test]
+    fn driver_errors_flatten_with_their_message_unchanged() {
+        let run = RunError::AllVcpusEnded;
+        let msg = run.to_string();
+        let k = KvmError::from(DriverError::from(run));
+        assert!(matches!(k, KvmError::Run(RunError::AllVcpusEnded)));
+        assert_eq!(k.to_string(), msg);
+        let vm = crate::arch::VmError::Unsupported("not here".into());
+        let k = KvmError::from(DriverError::from(vm));
+        assert!(matches!(k, KvmError::Vm(_)));
+        assert_eq!(k.to_string(), "not here");
     }
 }

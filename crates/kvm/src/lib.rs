@@ -12,12 +12,19 @@
 //! Every run records KVM's binary stats and a host description; a watchdog ends a run that stops
 //! making progress, keeping the samples taken.
 //!
-//! Layout (Firecracker's `arch/` split): the architecture-neutral parts — [`config`] (the one
-//! bench/wait/via vocabulary), [`error`], [`abi`] (the guest contract; `build.rs` generates the
-//! guest assembly's constants from it), [`exit`] (neutral exits), [`runner`] (the run loop and
-//! its watchdog), [`host`], [`tracefs`], [`measurement`] — build on every target; everything
-//! architecture-specific sits behind [`arch::Arch`] in `arch/x86_64/` and `arch/aarch64/`, and
-//! `#[cfg(target_arch)]` appears only in `arch/mod.rs` and `build.rs`.
+//! Layout: five layers, each importing only from the layers above it in this list (the test
+//! `tests/layers.rs` reads the crate's sources and fails on an upward import):
+//! 1. contracts and data — [`abi`] (the guest contract and [`abi::SharedPage`]; `build.rs`
+//!    generates the guest assembly's constants from it), [`config`] (the one bench/wait/via
+//!    vocabulary; a leaf), [`exit`] (neutral exits), [`measurement`] (with the breakdown's data);
+//! 2. host services — [`host`], [`tracefs`], [`vfio`];
+//! 3. architectures — [`arch`]: [`arch::Arch`] runs a VM, [`arch::DescribeHost`] and
+//!    [`arch::TraceDialect`] describe the host and the trace; `arch/x86_64/` and `arch/aarch64/`
+//!    (Firecracker's split), `#[cfg(target_arch)]` only in `arch/mod.rs` and `build.rs`;
+//! 4. drivers — [`runner`] (the run loop, its watchdog, the traced run), [`primitives`];
+//! 5. facade — this file and [`KvmError`], built from each layer's own error.
+//!
+//! The layers below the architectures build and unit-test on every target.
 
 /// The guest contract: shared-page slots, sample ring, benchmark and completion codes.
 pub mod abi;
@@ -36,17 +43,37 @@ use arch::Arch;
 
 pub use config::{BenchConfig, BenchKind, ConfigError, DeviceVia, WaitMode};
 pub use error::KvmError;
-pub use host::describe::host_description;
 pub use measurement::{Measurement, Threads};
-pub use primitives::run_primitives;
-pub use runner::{run_bench, RunError};
+pub use runner::traced::{preflight, TraceOptions};
+pub use runner::RunError;
+
+/// Run one measurement (see [`runner::run_bench`]).
+pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
+    Ok(runner::run_bench(cfg, progress)?)
+}
+
+/// Run one measurement under `--breakdown`'s trace (see [`runner::traced::run_traced`]).
+pub fn run_traced(cfg: &BenchConfig, progress: &dyn Fn(u64), opts: &TraceOptions) -> Result<Measurement, KvmError> {
+    Ok(runner::traced::run_traced(cfg, progress, opts)?)
+}
+
+/// Run the primitives bench (see [`primitives::run_primitives`]).
+pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
+    Ok(primitives::run_primitives(cfg, progress)?)
+}
+
+/// CPU model, kernel, KVM module and parameters, and this architecture's part (see
+/// [`host::describe::host_description_with`]).
+pub fn host_description() -> std::collections::BTreeMap<String, String> {
+    host::describe::host_description_with(<arch::Imp as arch::DescribeHost>::describe_host)
+}
 
 /// The architecture this build measures on (`x86_64`, `aarch64`).
 pub const ARCH: &str = arch::Imp::NAME;
 
 /// Whether /dev/kvm can be used here; the error says why not (for skipping tests).
-pub fn kvm_available() -> Result<(), String> {
-    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
+pub fn kvm_available() -> Result<(), host::KvmUnavailable> {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(host::KvmUnavailable)
 }
 
 /// Refuse flags this architecture does not have, before anything runs.
@@ -56,5 +83,5 @@ pub fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
 
 /// Probe the PV IPI hypercall: "supported: …" or "unsupported on this host: …", within `timeout`.
 pub fn probe_pv_ipi(timeout: std::time::Duration) -> Result<String, KvmError> {
-    arch::Imp::probe_pv_ipi(timeout)
+    Ok(runner::pv_ipi::probe_pv_ipi(timeout)?)
 }

@@ -2,11 +2,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use results::{ConfigResult, LatencyRecorder};
+use results::{ConfigResult, LatencyRecorder, SegmentStat};
 
 use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
-use crate::tracefs::split::Stamps;
-use crate::tracefs::Breakdown;
 
 /// Why a run ended before taking `samples`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,6 +187,57 @@ impl Measurement {
             b.apply(&mut r);
         }
         r
+    }
+}
+
+/// One sample's stamps in host TSC cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamps {
+    pub start: u64,
+    pub arrival: u64,
+}
+
+/// A run's breakdown, ready to go into its `ConfigResult`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Breakdown {
+    /// The latency class it explains (e.g. `timer`, `device_irqfd`, `ipi_one_way`).
+    pub class: String,
+    pub segments: Vec<SegmentStat>,
+    pub counters: BTreeMap<String, u64>,
+    pub figures: Vec<(String, f64, &'static str)>,
+    pub notes: Vec<String>,
+    /// Rendered sample paths (`--trace N`).
+    pub paths: Vec<String>,
+}
+
+impl Breakdown {
+    /// Put the breakdown into a result: segments, counters, figures, notes, and how the sum of
+    /// segment means compares with the class's measured mean (all samples, traced run).
+    pub fn apply(&self, r: &mut ConfigResult) {
+        r.breakdown.insert(self.class.clone(), self.segments.clone());
+        r.counters.extend(self.counters.clone());
+        for (k, v, u) in &self.figures {
+            r.set_figure(k, *v, u);
+        }
+        if let Some(mean) = r.classes.get(&self.class).map(|c| c.summary.mean) {
+            let sum: f64 = self.segments.iter().map(|x| x.mean_ns).sum();
+            if mean > 0.0 {
+                let dev = (sum - mean) / mean * 100.0;
+                r.set_figure("breakdown_vs_measured_mean", dev, "%");
+                r.notes.push(format!("breakdown: segment means add up to {sum:.0} ns; measured mean {mean:.0} ns ({dev:+.1}%)"));
+            }
+        }
+        r.notes.extend(self.notes.iter().cloned());
+    }
+}
+
+/// The main class's latency of one raw sample record (`abi::SharedPage::record`) in TSC cycles (signed: a timer can fire before its
+/// deadline): timer arrival − deadline, device arrival − trigger, IPI one-way.
+pub fn main_cycles(kind: BenchKind, r: &[u64; 3], offset: i64) -> i64 {
+    match kind {
+        BenchKind::Timer => r[1] as i64,
+        BenchKind::Device => (r[1] as i64).wrapping_sub(offset).wrapping_sub(r[0] as i64),
+        BenchKind::Ipi => (r[1] as i64).wrapping_sub(r[0] as i64),
     }
 }
 

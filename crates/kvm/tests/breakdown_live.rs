@@ -3,7 +3,7 @@
 //! Needs /dev/kvm and tracefs with root: `#[ignore]`d with that reason, run by `scripts/test.sh`
 //! (`--ignored needs_tracefs::`) where both are there; run without them, it fails with the reason.
 mod needs_tracefs {
-use kvm::tracefs::{preflight, run_traced, TraceOptions};
+use kvm::{preflight, run_traced, TraceOptions};
 use kvm::{BenchConfig, BenchKind};
 
 /// The tests share this process's tracefs instance names (`irqlab-<pid>-N`) and check that none

@@ -71,12 +71,16 @@ mod tests {
         assert_eq!(newc(&[Entry::Dir { path: "/bin".into() }]), newc(&[Entry::Dir { path: "/bin".into() }]), "deterministic");
     }
 
+}
+
+#[cfg(test)]
+mod needs_cpio {
+    use super::*;
+
     #[test]
+    #[ignore = "needs cpio(1): scripts/test.sh runs it where cpio is"]
     fn cpio_tool_reads_it_when_present() {
-        let Ok(true) = std::process::Command::new("cpio").arg("--version").output().map(|o| o.status.success()) else {
-            eprintln!("SKIP: cpio(1) not installed");
-            return;
-        };
+        testkit::require(testkit::Resource::Cpio);
         let a = newc(&[Entry::Dir { path: "/bin".into() }, Entry::File { path: "/bin/x".into(), mode: 0o755, data: vec![7; 5] }, Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 }]);
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("a.cpio");

@@ -1,22 +1,12 @@
 //! Boots Debian's Xen under QEMU for real with small sample counts (about 10 s per run here).
-//! Skipped with a printed reason when qemu-system-aarch64 is missing and `CI` is not set; with
-//! `CI` set a missing QEMU fails (the lab installs what it needs; `.ci/run` runs as root).
+//! The boots need QEMU and the guest image (`needs_qemu_arm`, `needs_arm_guest`): ignored with the
+//! reason, run by scripts/test.sh where they are, a failure with CI set where they are not.
 use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
 /// One QEMU at a time: the machine has 2 cores.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn lab_available() -> bool {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path).any(|d| d.join("qemu-system-aarch64").is_file());
-    if !found && std::env::var_os("CI").is_none() {
-        eprintln!("SKIP: qemu-system-aarch64 not installed (install qemu-system-arm, or set CI to make this a failure)");
-        return false;
-    }
-    true
-}
 
 fn lab(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(args).output().unwrap();
@@ -39,11 +29,13 @@ fn run_one(dir: &Path, flags: &[&str], bench: &[&str]) -> results::RunResult {
     r
 }
 
+mod needs_qemu_arm {
+use super::*;
+
 #[test]
+#[ignore = "needs qemu-system-aarch64 and the guest image: scripts/test.sh runs it where they are"]
 fn xen_timer_and_ipi_credit2_trap_and_native() {
-    if !lab_available() {
-        return;
-    }
+    testkit::require(testkit::Resource::QemuArm);
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     for (bench, classes) in [("timer", &["timer"][..]), ("ipi", &["ipi", "ipi_rtt"][..])] {
@@ -77,10 +69,9 @@ fn xen_timer_and_ipi_credit2_trap_and_native() {
 }
 
 #[test]
+#[ignore = "needs qemu-system-aarch64 and the guest image: scripts/test.sh runs it where they are"]
 fn busy_neighbour_runs_beside_the_guest() {
-    if !lab_available() {
-        return;
-    }
+    testkit::require(testkit::Resource::QemuArm);
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let r = run_one(d.path(), &["--neighbour", "busy", "--timeout-s", "240"], &["timer", "--samples", "4", "--warmup", "1"]);
@@ -93,10 +84,9 @@ fn busy_neighbour_runs_beside_the_guest() {
 }
 
 #[test]
+#[ignore = "needs qemu-system-aarch64 and the guest image: scripts/test.sh runs it where they are"]
 fn a_guest_that_never_reports_is_ended_by_the_bound() {
-    if !lab_available() {
-        return;
-    }
+    testkit::require(testkit::Resource::QemuArm);
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     // Not a hypervisor: QEMU executes zeroes and prints nothing. Zeroes alone are refused
@@ -126,6 +116,8 @@ fn a_guest_that_never_reports_is_ended_by_the_bound() {
     assert!(!out.join("result.json").exists(), "no result from a guest that never reported");
 }
 
+}
+
 #[test]
 fn null_scheduler_and_bad_flags_exit_2_before_anything_runs() {
     let d = tempfile::tempdir().unwrap();
@@ -142,15 +134,16 @@ fn null_scheduler_and_bad_flags_exit_2_before_anything_runs() {
     assert!(err.contains("--wait"), "{err}");
 }
 
+mod needs_arm_guest {
+use super::*;
+
 #[test]
+#[ignore = "needs the aarch64 cross binutils (the guest image): scripts/test.sh runs it where they are"]
 fn guest_image_for_a_board_is_patched_and_never_replaced() {
+    testkit::require(testkit::Resource::ArmGuest);
     let d = tempfile::tempdir().unwrap();
     let out = d.path().to_str().unwrap();
     let (code, err) = lab(&["guest", "--counter-hz", "100000000", "--", "ipi", "--samples", "10", "--warmup", "2", "--period-us", "50", "--out", out]);
-    if code == 1 && err.contains("not built") && std::env::var_os("CI").is_none() {
-        eprintln!("SKIP: {err}");
-        return;
-    }
     assert_eq!(code, 0, "{err}");
     let img = std::fs::read(d.path().join("armguest-ipi.bin")).unwrap();
     let p = armguest::read_params(&img).unwrap();
@@ -159,4 +152,5 @@ fn guest_image_for_a_board_is_patched_and_never_replaced() {
     let (code, err) = lab(&["guest", "--", "ipi", "--out", out]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(std::fs::read(d.path().join("armguest-ipi.bin")).unwrap(), img);
+}
 }

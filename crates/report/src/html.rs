@@ -175,7 +175,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
                 values.extend([s.mean, s.min as f64, s.max as f64, s.warm_max as f64, s.p50 as f64, s.p90 as f64, s.p99 as f64, s.p999 as f64, s.p9999 as f64].map(|v| latency(v, unit)));
                 summary.push(SummaryRow { run: label.clone(), anchor: anchor.clone(), config: c.name.clone(), class: class.clone(), caveat: caveat.is_some(), values, error: None });
                 let h = l.histogram(class)?;
-                if h.len() > 0 {
+                if !h.is_empty() {
                     histograms.push(histogram_svg(&format!("{} — {class}", c.name), &h, 60, unit, 640.0));
                     by_class.entry(class.clone()).or_default().push((group_key.clone(), series.clone(), h));
                 }

@@ -73,7 +73,7 @@ pub fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<Tick> {
         (d0..=d1)
             .filter(|d| (d - d0) % every == 0)
             .flat_map(|d| mantissas.iter().map(move |m| m * 10f64.powi(d)))
-            .map(|v| round_sig(v))
+            .map(round_sig)
             .filter(|v| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9))
             .map(tick)
             .collect()

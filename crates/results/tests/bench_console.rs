@@ -155,8 +155,12 @@ mod garbage {
     proptest! {
         #[test]
         fn random_text_never_panics(s in "(\\PC|\n|\r|@irqlab v1 [0-9 a-z=*]{0,30}){0,40}") {
-            let _ = parse(&s, "fuzz", ConsoleMeta { keep_partial: true, ..Default::default() });
-            let _ = parse(&s, "fuzz", ConsoleMeta::default());
+            // Random lines never make a whole checksummed report: refused when strict, and any
+            // partial result says it is damaged.
+            if let Ok(r) = parse(&s, "fuzz", ConsoleMeta { keep_partial: true, ..Default::default() }) {
+                prop_assert!(r.configs.iter().all(|c| c.error.is_some()), "{:?}", r.configs.iter().map(|c| &c.error).collect::<Vec<_>>());
+            }
+            prop_assert!(parse(&s, "fuzz", ConsoleMeta::default()).is_err());
         }
 
         #[test]
@@ -166,7 +170,17 @@ mod garbage {
             let i = at % b.len();
             b[i] = byte;
             let s = String::from_utf8_lossy(&b);
-            let _ = parse(&s, "fuzz", ConsoleMeta { keep_partial: true, ..Default::default() });
+            // Damage never adds samples, and a result without an error kept all of them.
+            let whole = parse(&data("xen-credit2-trap-timer.log"), "fuzz", ConsoleMeta::default()).unwrap().configs[0].classes["timer"].summary.count;
+            if let Ok(r) = parse(&s, "fuzz", ConsoleMeta { keep_partial: true, ..Default::default() }) {
+                for c in &r.configs {
+                    let kept = c.classes.get("timer").map_or(0, |t| t.summary.count);
+                    prop_assert!(kept <= whole, "{kept} > {whole}");
+                    if c.error.is_none() {
+                        prop_assert_eq!(kept, whole);
+                    }
+                }
+            }
         }
     }
 }

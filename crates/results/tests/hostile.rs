@@ -115,8 +115,15 @@ proptest! {
     #[test]
     fn reader_survives_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         let text = String::from_utf8_lossy(&bytes);
-        if let Ok(r) = results::from_json_str(&text, "p.json") {
-            results::from_json_str(&results::to_json_string(&r), "again.json").unwrap();
+        match results::from_json_str(&text, "p.json") {
+            // What is read writes back to the same text, and is read again the same.
+            Ok(r) => {
+                let json = results::to_json_string(&r);
+                let again = results::from_json_str(&json, "again.json").unwrap();
+                prop_assert_eq!(results::to_json_string(&again), json);
+            }
+            // A refusal names the file.
+            Err(e) => prop_assert!(e.to_string().contains("p.json"), "{e}"),
         }
     }
 

@@ -124,7 +124,7 @@ pub fn with_factors(sc: &Scenario, free: &[Free], factors: &[f64], source: &str)
 
 /// Run the scenario and return its reference outcomes.
 pub fn outcomes(sc: &Scenario) -> Result<Vec<ReferenceOutcome>, ScenarioError> {
-    let out = run_scenario(sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} })?;
+    let out = run_scenario(sc, &ScenarioOpts::quiet())?;
     Ok(out.result.references)
 }
 

@@ -39,6 +39,19 @@ pub struct ScenarioOpts<'a> {
     pub progress: &'a (dyn Fn(u64) + Sync),
 }
 
+impl ScenarioOpts<'static> {
+    /// The scenario's own seed and seed count, no traces kept, no progress shown: what a library
+    /// caller or a test starts from (`ScenarioOpts { keep_traces: 1, ..ScenarioOpts::quiet() }`).
+    pub fn quiet() -> Self {
+        ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }
+    }
+
+    /// [`ScenarioOpts::quiet`] with the seed overridden.
+    pub fn with_seed(seed: Option<u64>) -> Self {
+        ScenarioOpts { seed, ..ScenarioOpts::quiet() }
+    }
+}
+
 /// A point that panicked: a bug in irqlab, reported as that point's failure.
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
@@ -308,7 +321,7 @@ fn percentile_targets(c: &ConfigResult, p: f64) -> BTreeMap<String, SimTime> {
         .iter()
         .filter_map(|(name, l)| {
             let h = l.histogram(name).ok()?;
-            (h.len() > 0).then(|| (name.clone(), SimTime::from_ns(h.value_at_quantile(p / 100.0))))
+            (!h.is_empty()).then(|| (name.clone(), SimTime::from_ns(h.value_at_quantile(p / 100.0))))
         })
         .collect()
 }
@@ -418,6 +431,14 @@ fn run_points(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quiet_options_keep_the_scenarios_seeds_and_no_traces() {
+        let o = ScenarioOpts::quiet();
+        assert_eq!((o.seed, o.seeds, o.keep_traces), (None, None, 0));
+        let o = ScenarioOpts { keep_traces: 2, ..ScenarioOpts::with_seed(Some(7)) };
+        assert_eq!((o.seed, o.keep_traces), (Some(7), 2));
+    }
 
     fn class_of(warmup: u64, n: u64) -> ConfigResult {
         let mut c = ConfigResult::new("p");

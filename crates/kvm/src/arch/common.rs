@@ -7,7 +7,7 @@ use kvm_bindings::{kvm_enable_cap, KVM_CAP_HALT_POLL};
 use kvm_ioctls::{VcpuExit, VmFd};
 use vmm_sys_util::eventfd::{EventFd, EFD_NONBLOCK};
 
-use crate::error::KvmError;
+use crate::arch::VmError;
 use crate::exit::Exit;
 
 /// The exits that mean the same on every architecture; the architecture's own completion signal
@@ -48,8 +48,8 @@ pub fn request_halt_poll(fd: &VmFd, ns: Option<u64>, caps: &mut BTreeMap<String,
 }
 
 /// A non-blocking eventfd for a trigger (irqfd, resamplefd).
-pub fn eventfd(step: &'static str) -> Result<EventFd, KvmError> {
-    EventFd::new(EFD_NONBLOCK).map_err(|e| KvmError::Setup { step, source: e })
+pub fn eventfd(step: &'static str) -> Result<EventFd, VmError> {
+    EventFd::new(EFD_NONBLOCK).map_err(|e| VmError::Setup { step, source: e })
 }
 
 #[cfg(test)]

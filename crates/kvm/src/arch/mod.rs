@@ -7,14 +7,14 @@
 //! `vm.rs` (VM, irqchip, vCPUs), `trigger.rs` (device-interrupt injection), and `exits.rs`
 //! (KVM exits decoded into the neutral [`crate::exit::Exit`]).
 use std::os::fd::RawFd;
-use std::time::Duration;
 
 use kvm_ioctls::VcpuFd;
 
 use crate::config::{BenchConfig, ConfigError};
-use crate::error::KvmError;
+pub mod error;
+pub use error::VmError;
 use crate::exit::Exit;
-use crate::runner::watch::SharedPage;
+use crate::abi::SharedPage;
 
 pub mod common;
 
@@ -54,7 +54,7 @@ pub trait GuestVm: SharedPage + Sync {
 /// Raises the device benchmark's interrupt from a host thread.
 pub trait Trigger {
     /// Raise one interrupt.
-    fn fire(&mut self) -> Result<(), KvmError>;
+    fn fire(&mut self) -> Result<(), VmError>;
     /// Level-triggered paths: whether the guest's EOI has come back (resamplefd); edge paths
     /// answer `true` at once.
     fn resampled(&mut self) -> bool;
@@ -64,7 +64,7 @@ pub trait Trigger {
         false
     }
     /// Called once the guest has signalled READY, before the first sample.
-    fn connect(&mut self) -> Result<(), KvmError> {
+    fn connect(&mut self) -> Result<(), VmError> {
         Ok(())
     }
     /// Counters and notes this path adds once `delivered` interrupts were taken.
@@ -73,7 +73,9 @@ pub trait Trigger {
     }
 }
 
-/// One architecture's micro-VMM.
+/// One architecture's micro-VMM: creating its VM and vCPUs, its counter, decoding exits and
+/// triggering interrupts. Describing the host ([`DescribeHost`]) and the trace dialect
+/// ([`TraceDialect`]) are traits of their own.
 pub trait Arch {
     type Vm: GuestVm;
     /// `x86_64` / `aarch64`, as results record it.
@@ -87,33 +89,66 @@ pub trait Arch {
     /// Whether the guest's device bench can spin instead of halting (`wait = busy`): a device
     /// interrupt to a running vCPU (the primitives bench's `irq_running`).
     const DEVICE_BUSY: bool = false;
-    /// Refuse flags this architecture does not have (exit 2 naming the flag and the architecture).
+    /// Refuse flags this architecture does not have (exit 2 naming the flag and the architecture),
+    /// and a spinning device bench where it cannot spin ([`BenchConfig::check_device_spin`]).
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError>;
     /// Create the VM with the guest loaded and its vCPUs ready to run; also returns the counter
     /// frequency in kHz (x86: TSC; arm64: the generic timer's CNTFRQ).
-    fn create(cfg: &BenchConfig) -> Result<(Self::Vm, Vec<VcpuFd>, u64), KvmError>;
+    fn create(cfg: &BenchConfig) -> Result<(Self::Vm, Vec<VcpuFd>, u64), VmError>;
     /// The host's reading of the counter the guest stamps samples with.
     fn counter() -> u64;
     /// Decode one KVM_RUN outcome.
     fn decode_exit(r: Result<kvm_ioctls::VcpuExit<'_>, vmm_sys_util::errno::Error>) -> Exit;
     /// The device benchmark's trigger for `cfg.via`.
-    fn trigger<'a>(vm: &'a Self::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError>;
+    fn trigger<'a>(vm: &'a Self::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, VmError>;
     /// The primitives bench's host-timed KVM calls that deliver nothing (`crate::primitives`):
     /// (class, a trigger). Default: none (the architecture has no primitives bench).
-    fn primitive_calls<'a>(_vm: &'a Self::Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + 'a>)>, KvmError> {
+    fn primitive_calls<'a>(_vm: &'a Self::Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + 'a>)>, VmError> {
         Ok(Vec::new())
     }
-    /// x86: probe the PV IPI hypercall; other architectures say it does not exist there.
-    fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError>;
+    /// x86: the PV IPI hypercall probe's VM (guest bench `PV_IPI_PROBE`, two vCPUs for `cfg`), or
+    /// `None` when the host does not advertise KVM_FEATURE_PV_SEND_IPI; other architectures say
+    /// the hypercall does not exist there. The driver (`runner::pv_ipi`) runs it.
+    fn pv_ipi_vm(cfg: &BenchConfig) -> Result<Option<(Self::Vm, Vec<VcpuFd>)>, VmError>;
+
+}
+
+
+/// What an architecture adds to describing the host and reading a finished run — apart from
+/// running a VM ([`Arch`]), so that describing needs no VM.
+pub trait DescribeHost {
     /// This architecture's part of the host description (CPU model, virtualization support,
     /// interrupt controller), from /proc/cpuinfo's text and the files it reads itself.
     fn describe_host(cpuinfo: &str, m: &mut std::collections::BTreeMap<String, String>);
     /// What this architecture reads off a finished run's counters (notes, policies in force).
     fn after_run(_m: &mut crate::measurement::Measurement) {}
+}
+
+/// How `--breakdown` reads this architecture's trace: its clock and the measured interrupt's
+/// target in the trace's terms (the dialect `tracefs::path` speaks for it).
+pub trait TraceDialect {
     /// The trace clock `--breakdown` uses: `x86-tsc` counts in the counter's own ticks; a ns
     /// clock (`mono_raw`) is mapped onto the counter (`tracefs::clock`).
     fn trace_clock() -> &'static str;
     /// The measured interrupt's target and number in the trace's terms (x86: APIC id and vector;
     /// arm64: vCPU index and INTID), or why this path cannot be broken down on this architecture.
     fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{BenchKind, WaitMode};
+
+    /// The spin rule moved out of `BenchConfig::validate`: each architecture's `check_flags`
+    /// applies it with its own `DEVICE_BUSY`.
+    #[test]
+    fn check_flags_applies_the_spin_rule_of_this_architecture() {
+        let busy_device = BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..Default::default() };
+        let r = Imp::check_flags(&busy_device);
+        assert_eq!(r.is_ok(), Imp::DEVICE_BUSY, "{r:?}");
+        if let Err(e) = r {
+            assert!(e.to_string().starts_with("--wait busy (the device bench spins only"), "{e}");
+        }
+    }
 }

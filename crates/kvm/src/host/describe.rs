@@ -2,14 +2,16 @@
 //! VT-x, on AMD SVM and on nested PVM (where guest ring 0 is emulated), so every result carries this.
 use std::collections::BTreeMap;
 
-use crate::arch::{Arch, Imp};
 
 pub(crate) fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
 
-/// CPU model, kernel, KVM module and parameters, whether guest ring 0 is emulated.
-pub fn host_description() -> BTreeMap<String, String> {
+/// CPU model, kernel, KVM module and parameters, whether guest ring 0 is emulated: the common
+/// part here, the architecture's part (`arch_part`, given /proc/cpuinfo's text) added last. The
+/// facade's `host_description` passes the architecture's `DescribeHost::describe_host`, so this
+/// layer never names an architecture.
+pub fn host_description_with(arch_part: impl FnOnce(&str, &mut BTreeMap<String, String>)) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     m.insert("host.arch".into(), std::env::consts::ARCH.into());
@@ -33,7 +35,7 @@ pub fn host_description() -> BTreeMap<String, String> {
             }
         }
     }
-    <Imp as Arch>::describe_host(&cpuinfo, &mut m);
+    arch_part(&cpuinfo, &mut m);
     m
 }
 

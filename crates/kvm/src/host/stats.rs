@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 fn u32_at(b: &[u8], off: usize) -> Option<u32> {
-    b.get(off..off + 4).map(|s| u32::from_le_bytes(s.try_into().unwrap()))
+    b.get(off..off + 4).map(|s| u32::from_le_bytes(s.try_into().expect("a 4-byte slice")))
 }
 
 /// One statistic's descriptor.
@@ -36,9 +36,9 @@ pub fn parse_layout(b: &[u8]) -> Result<StatsLayout, String> {
         let name_bytes = &rec[16..];
         let end = name_bytes.iter().position(|c| *c == 0).unwrap_or(name_bytes.len());
         descs.push(StatDesc {
-            flags: u32::from_le_bytes(rec[0..4].try_into().unwrap()),
-            size: u16::from_le_bytes(rec[6..8].try_into().unwrap()),
-            offset: u32::from_le_bytes(rec[8..12].try_into().unwrap()),
+            flags: u32::from_le_bytes(rec[0..4].try_into().expect("4 bytes")),
+            size: u16::from_le_bytes(rec[6..8].try_into().expect("2 bytes")),
+            offset: u32::from_le_bytes(rec[8..12].try_into().expect("4 bytes")),
             name: String::from_utf8_lossy(&name_bytes[..end]).into_owned(),
         });
     }
@@ -52,7 +52,7 @@ pub fn values(layout: &StatsLayout, data: &[u8]) -> BTreeMap<String, u64> {
         .iter()
         .filter_map(|d| {
             let off = d.offset as usize;
-            data.get(off..off + 8).map(|s| (d.name.clone(), u64::from_le_bytes(s.try_into().unwrap())))
+            data.get(off..off + 8).map(|s| (d.name.clone(), u64::from_le_bytes(s.try_into().expect("an 8-byte slice"))))
         })
         .collect()
 }

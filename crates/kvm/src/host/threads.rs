@@ -75,25 +75,7 @@ pub fn mlock_all() -> Result<(), ThreadError> {
     }
 }
 
-/// The host CPU ids this process may run on (`sched_getaffinity`): what `taskset`, cgroups or a
-/// container allow, which is not `0..count` (under `taskset -c 1` the only CPU is 1). Read once,
-/// at the first call: the affinity is per thread, and a thread irqlab has pinned (the primitives
-/// bench pins its measuring thread) must not shrink what later runs may use.
-pub fn allowed_cpus() -> Vec<usize> {
-    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
-    ALLOWED.get_or_init(read_allowed_cpus).clone()
-}
-
-fn read_allowed_cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t filled by the kernel for this thread; read with CPU_ISSET.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
-            return (0..libc::CPU_SETSIZE as usize).filter(|c| libc::CPU_ISSET(*c, &set)).collect();
-        }
-    }
-    (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect()
-}
+pub use crate::config::allowed_cpus;
 
 /// The `processor` field (39) of a `/proc/.../stat` line. The command name (field 2) may hold
 /// spaces and parentheses, so fields are counted from its last `)`.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use vmm_sys_util::eventfd::EventFd;
 
 use crate::arch::{Arch, Imp};
-use crate::error::KvmError;
+use crate::arch::VmError;
 use crate::host::threads;
 
 /// What the host-only primitives need to know.
@@ -48,12 +48,12 @@ fn spin_until(t: Instant) {
     }
 }
 
-fn stalled(what: &str, k: u64, stall: Duration) -> KvmError {
-    KvmError::Unsupported(format!("primitive {what}: sample {k} did not complete within {stall:?}"))
+fn stalled(what: &str, k: u64, stall: Duration) -> VmError {
+    VmError::Unsupported(format!("primitive {what}: sample {k} did not complete within {stall:?}"))
 }
 
 /// The waiting thread's placement, as a vCPU thread's (`runner::ThreadSetup`).
-fn place(pin: Option<usize>, priority: Option<i32>) -> Result<(), KvmError> {
+fn place(pin: Option<usize>, priority: Option<i32>) -> Result<(), VmError> {
     if let Some(c) = pin {
         threads::pin_current(c)?;
     }
@@ -68,7 +68,7 @@ struct Waiter {
     stamp: Arc<AtomicU64>,
     seen: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<Result<(), KvmError>>>,
+    handle: Option<std::thread::JoinHandle<Result<(), VmError>>>,
 }
 
 impl Waiter {
@@ -93,7 +93,7 @@ impl Waiter {
     }
 
     /// Wait until the waiter has seen `n` events; its stamp for the last one.
-    fn stamp_of(&self, n: u64, stall: Duration, what: &str) -> Result<u64, KvmError> {
+    fn stamp_of(&self, n: u64, stall: Duration, what: &str) -> Result<u64, VmError> {
         let t = Instant::now();
         while self.seen.load(Ordering::Acquire) < n {
             if t.elapsed() > stall {
@@ -104,27 +104,27 @@ impl Waiter {
         Ok(self.stamp.load(Ordering::Acquire))
     }
 
-    fn finish(mut self, unblock: impl FnOnce()) -> Result<(), KvmError> {
+    fn finish(mut self, unblock: impl FnOnce()) -> Result<(), VmError> {
         self.stop.store(true, Ordering::Release);
         unblock();
         match self.handle.take().map(|h| h.join()) {
             Some(Ok(r)) => r,
-            _ => Err(KvmError::Unsupported("a primitive's waiter thread panicked".into())),
+            _ => Err(VmError::Unsupported("a primitive's waiter thread panicked".into())),
         }
     }
 }
 
 /// Counter ticks from a write to an eventfd until a thread blocked in read(2) on it runs again.
-pub fn eventfd_wake(r: &HostRun) -> Result<Vec<i64>, KvmError> {
-    let fd = EventFd::new(0).map_err(|e| KvmError::Setup { step: "eventfd (blocking)", source: e })?;
-    let rd = fd.try_clone().map_err(|e| KvmError::Setup { step: "eventfd clone", source: e })?;
+pub fn eventfd_wake(r: &HostRun) -> Result<Vec<i64>, VmError> {
+    let fd = EventFd::new(0).map_err(|e| VmError::Setup { step: "eventfd (blocking)", source: e })?;
+    let rd = fd.try_clone().map_err(|e| VmError::Setup { step: "eventfd clone", source: e })?;
     let w = Waiter::spawn("prim-eventfd", r, move |stop| rd.read().is_ok() && !stop.load(Ordering::Acquire));
     let mut out = Vec::with_capacity(r.samples as usize);
     let mut next = Instant::now() + r.period;
     for k in 0..r.samples {
         spin_until(next);
         let t0 = Imp::counter();
-        fd.write(1).map_err(|e| KvmError::Setup { step: "eventfd write", source: e })?;
+        fd.write(1).map_err(|e| VmError::Setup { step: "eventfd write", source: e })?;
         let t1 = w.stamp_of(k + 1, r.stall, "eventfd_wake")?;
         out.push(t1 as i64 - t0 as i64);
         next = Instant::now() + r.period;
@@ -137,7 +137,7 @@ pub fn eventfd_wake(r: &HostRun) -> Result<Vec<i64>, KvmError> {
 
 /// Counter ticks from a store on this thread until a thread spinning on it sees it (another CPU
 /// when pinned apart).
-pub fn spin_wake(r: &HostRun) -> Result<Vec<i64>, KvmError> {
+pub fn spin_wake(r: &HostRun) -> Result<Vec<i64>, VmError> {
     let seq = Arc::new(AtomicU64::new(0));
     let s2 = seq.clone();
     let mut last = 0;
@@ -189,16 +189,16 @@ pub enum TimerWait {
 
 /// Counter ticks from a CLOCK_MONOTONIC deadline one period ahead until the waiting thread sees
 /// it expire (the deadline is placed on the counter by reading both clocks back to back).
-pub fn hrtimer(r: &HostRun, how: TimerWait) -> Result<Vec<i64>, KvmError> {
+pub fn hrtimer(r: &HostRun, how: TimerWait) -> Result<Vec<i64>, VmError> {
     let r = *r;
     let h = std::thread::Builder::new()
         .name("prim-hrtimer".into())
-        .spawn(move || -> Result<Vec<i64>, KvmError> {
+        .spawn(move || -> Result<Vec<i64>, VmError> {
             place(r.pin, r.priority)?;
             // SAFETY: timerfd_create takes flags only; the fd is closed below.
             let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
             if fd < 0 {
-                return Err(KvmError::Setup { step: "timerfd_create", source: std::io::Error::last_os_error() });
+                return Err(VmError::Setup { step: "timerfd_create", source: std::io::Error::last_os_error() });
             }
             let period_ticks = r.period.as_nanos() as u64 * r.khz / 1_000_000;
             let mut out = Vec::with_capacity(r.samples as usize);
@@ -213,7 +213,7 @@ pub fn hrtimer(r: &HostRun, how: TimerWait) -> Result<Vec<i64>, KvmError> {
                         let spec = libc::itimerspec { it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 }, it_value: deadline };
                         // SAFETY: fd is a timerfd; spec lives across the call.
                         if unsafe { libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) } != 0 {
-                            res = Err(KvmError::Setup { step: "timerfd_settime", source: std::io::Error::last_os_error() });
+                            res = Err(VmError::Setup { step: "timerfd_settime", source: std::io::Error::last_os_error() });
                             break;
                         }
                         let mut buf = 0u64;
@@ -246,5 +246,5 @@ pub fn hrtimer(r: &HostRun, how: TimerWait) -> Result<Vec<i64>, KvmError> {
             res.map(|_| out)
         })
         .expect("spawn hrtimer primitive");
-    h.join().map_err(|_| KvmError::Unsupported("the hrtimer primitive's thread panicked".into()))?
+    h.join().map_err(|_| VmError::Unsupported("the hrtimer primitive's thread panicked".into()))?
 }

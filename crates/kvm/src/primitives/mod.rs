@@ -39,9 +39,11 @@ use results::ConfigResult;
 use crate::abi::{bench, slot, RING};
 use crate::arch::{Arch, GuestVm, Imp};
 use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode, DISCARDED_FIRST};
-use crate::error::KvmError;
+use crate::arch::VmError;
+use crate::runner::DriverError;
 use crate::measurement::Measurement;
-use crate::runner::watch::{wait_loop, SharedPage, SystemClock, Watch};
+use crate::abi::SharedPage;
+use crate::runner::watch::{wait_loop, SystemClock, Watch};
 use crate::runner::{install_kick, run_bench, spawn_vcpu, stop_all, KvmStats, ThreadSetup};
 use host::{HostRun, TimerWait};
 
@@ -86,7 +88,7 @@ fn kept(v: Vec<f64>) -> Vec<f64> {
 /// Run every primitive; progress is reported in samples (16 classes × `samples`). The vCPU, the
 /// waiting threads and this thread run on `--pin`'s CPU (default: the first allowed), a spinner
 /// and the remote trigger on another; this thread's affinity is restored afterwards.
-pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
+pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, DriverError> {
     let vcfg = vm_config(cfg);
     vcfg.validate(&crate::host::threads::allowed_cpus())?;
     Imp::check_flags(&vcfg)?;
@@ -98,7 +100,7 @@ pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measu
     let allowed = crate::host::threads::allowed_cpus();
     let local = vcfg.pin.first().copied().unwrap_or(allowed[0]);
     let remote = allowed.iter().copied().find(|c| *c != local).ok_or_else(|| {
-        KvmError::Unsupported(format!("irqlab run {BENCH}: needs two host CPUs (a remote wake-up and a spinning thread); this process may run on {allowed:?} only"))
+        VmError::Unsupported(format!("irqlab run {BENCH}: needs two host CPUs (a remote wake-up and a spinning thread); this process may run on {allowed:?} only"))
     })?;
     let vcfg = BenchConfig { pin: vec![local], ..vcfg };
     crate::host::threads::pin_current(local)?;
@@ -108,7 +110,7 @@ pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measu
     out
 }
 
-fn measure(vcfg: &BenchConfig, host_poll: Option<u64>, local: usize, remote: usize, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
+fn measure(vcfg: &BenchConfig, host_poll: Option<u64>, local: usize, remote: usize, progress: &dyn Fn(u64)) -> Result<Measurement, DriverError> {
     let cfg = &BenchConfig { halt_poll_ns: host_poll, ..vcfg.clone() };
     let vcfg = vcfg.clone();
     let started = Instant::now();
@@ -137,7 +139,7 @@ fn measure(vcfg: &BenchConfig, host_poll: Option<u64>, local: usize, remote: usi
     let count = w.raw.len() as u64;
     let mut records = Vec::with_capacity(count as usize);
     for (k, r) in w.raw.iter().enumerate() {
-        let w3 = vm.record_word3(k as u64).ok_or_else(|| KvmError::Unsupported(format!("irqlab run {BENCH}: the {} guest has no primitives bench", Imp::NAME)))?;
+        let w3 = vm.record_word3(k as u64).ok_or_else(|| VmError::Unsupported(format!("irqlab run {BENCH}: the {} guest has no primitives bench", Imp::NAME)))?;
         records.push([r[0], r[1], r[2], w3]);
     }
     for (name, v) in guest::classes(&records, khz) {
@@ -183,7 +185,7 @@ fn measure(vcfg: &BenchConfig, host_poll: Option<u64>, local: usize, remote: usi
         let run = run_bench(&BenchConfig { halt_poll_ns: poll, wait, ..vcfg.clone() }, progress)?;
         crate::host::threads::pin_current(local)?;
         if let Some(e) = &run.error {
-            return Err(KvmError::Unsupported(format!("primitive {name}: {e}")));
+            return Err(VmError::Unsupported(format!("primitive {name}: {e}")).into());
         }
         let samples = run.classes.first().map(|c| c.1.clone()).unwrap_or_default();
         m.classes.push((name.into(), samples));
@@ -197,7 +199,7 @@ fn measure(vcfg: &BenchConfig, host_poll: Option<u64>, local: usize, remote: usi
 
     // 4. Host only: thread wake-ups and hrtimer expiry.
     let hr = HostRun { samples: vcfg.samples + DISCARDED_FIRST, period, khz, pin: Some(local), remote: Some(remote), priority: vcfg.priority, stall: vcfg.stall_timeout };
-    let host_parts: [(&str, &dyn Fn(&HostRun) -> Result<Vec<i64>, KvmError>); 4] = [
+    let host_parts: [(&str, &dyn Fn(&HostRun) -> Result<Vec<i64>, VmError>); 4] = [
         ("eventfd_wake", &host::eventfd_wake),
         ("spin_wake", &host::spin_wake),
         ("hrtimer_spin", &|r| host::hrtimer(r, TimerWait::Spin)),

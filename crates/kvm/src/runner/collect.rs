@@ -21,15 +21,8 @@ pub fn tsc_offset(entry: u64, before: u64, after: u64) -> (i64, String) {
     }
 }
 
-/// The main class's latency of one raw record in TSC cycles (signed: a timer can fire before its
-/// deadline): timer arrival − deadline, device arrival − trigger, IPI one-way.
-pub fn main_cycles(kind: BenchKind, r: &[u64; 3], offset: i64) -> i64 {
-    match kind {
-        BenchKind::Timer => r[1] as i64,
-        BenchKind::Device => (r[1] as i64).wrapping_sub(offset).wrapping_sub(r[0] as i64),
-        BenchKind::Ipi => (r[1] as i64).wrapping_sub(r[0] as i64),
-    }
-}
+pub use crate::measurement::main_cycles;
+
 
 /// Where a timer sample's deadline comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

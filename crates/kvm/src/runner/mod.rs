@@ -7,7 +7,12 @@
 //! and a run whose sample counter stops moving for the watchdog's time ends with an error that
 //! keeps the samples taken so far ([`watch`]).
 pub mod collect;
+mod error;
+pub mod pv_ipi;
+pub mod traced;
 pub mod watch;
+
+pub use error::DriverError;
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
@@ -21,14 +26,14 @@ use kvm_ioctls::VcpuFd;
 use vmm_sys_util::signal::{register_signal_handler, Killable, SIGRTMIN};
 
 use crate::abi::slot;
-use crate::arch::{Arch, GuestVm, Imp, Trigger};
+use crate::arch::{Arch, DescribeHost, GuestVm, Imp, Trigger, VmError};
 use crate::config::{BenchConfig, BenchKind, DISCARDED_FIRST};
-use crate::error::KvmError;
 use crate::exit::{handle_exit, Action};
 use crate::host::stats::{delta, fd::StatsFd};
 use crate::host::threads::{self, gettid};
 use crate::measurement::{Measurement, Threads};
-use watch::{wait_loop, Clock, SharedPage, SystemClock, Watch};
+use crate::abi::SharedPage;
+use watch::{wait_loop, Clock, SystemClock, Watch};
 
 /// Why a run ended before it finished; the samples taken before are kept in the measurement.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,8 +55,9 @@ pub enum RunError {
     AllVcpusEnded,
     #[error("a vCPU thread did not leave KVM_RUN within 5 s of being kicked")]
     Unkickable,
-    #[error("guest memory: {0}")]
-    Memory(String),
+    /// A shared-page slot could not be written.
+    #[error(transparent)]
+    Slot(#[from] crate::abi::SlotError),
     #[error("{0}")]
     Trigger(String),
 }
@@ -87,8 +93,8 @@ impl KvmStats {
 extern "C" fn on_kick(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {}
 
 /// Install the (empty) handler whose signal interrupts KVM_RUN.
-pub(crate) fn install_kick() -> Result<(), KvmError> {
-    register_signal_handler(SIGRTMIN(), on_kick).map_err(|e| KvmError::Setup { step: "signal handler", source: std::io::Error::from_raw_os_error(e.errno()) })
+pub(crate) fn install_kick() -> Result<(), VmError> {
+    register_signal_handler(SIGRTMIN(), on_kick).map_err(|e| VmError::Setup { step: "signal handler", source: std::io::Error::from_raw_os_error(e.errno()) })
 }
 
 /// What a vCPU thread sets up for itself before entering the guest.
@@ -159,13 +165,13 @@ pub(crate) fn stop_all(stop: &AtomicBool, threads: Vec<JoinHandle<()>>) -> Optio
 }
 
 /// Run one measurement. Progress is reported as samples taken so far.
-pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
+pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, DriverError> {
     run_bench_with(cfg, progress, &mut |_| Ok(()))
 }
 
 /// [`run_bench`], calling `on_threads` once the vCPU threads exist and before any of them enters
 /// the guest (tracing is armed there, filtered to those threads).
-pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mut dyn FnMut(&Threads) -> Result<(), KvmError>) -> Result<Measurement, KvmError> {
+pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mut dyn FnMut(&Threads) -> Result<(), DriverError>) -> Result<Measurement, DriverError> {
     cfg.validate(&threads::allowed_cpus())?;
     Imp::check_flags(cfg)?;
     if cfg.mlock {
@@ -208,7 +214,7 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     }
     m.threads = Threads { vcpu_tids, host_tid: gettid() };
     let armed = match setup_error {
-        Some(e) => Err(KvmError::Thread(e)),
+        Some(e) => Err(DriverError::Thread(e)),
         None => on_threads(&m.threads),
     };
     let host_before = Imp::counter();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::collect::main_cycles;
 use super::RunError;
-use crate::abi::{slot, RING};
+use crate::abi::{slot, SharedPage, RING};
 use crate::config::{BenchConfig, DISCARDED_FIRST};
 use crate::exit::Action;
 use crate::host::threads::CpuSamples;
@@ -27,15 +27,6 @@ impl Clock for SystemClock {
     fn now(&self) -> Instant {
         Instant::now()
     }
-}
-
-/// The guest's shared data page and sample ring, as the host sees them.
-pub trait SharedPage {
-    /// A u64 slot of the shared page (`abi::slot::*`).
-    fn slot(&self, s: u64) -> u64;
-    fn set_slot(&self, s: u64, v: u64) -> Result<(), RunError>;
-    /// Sample record `k` (ring position `k % RING`): start, arrival, reply stamps.
-    fn record(&self, k: u64) -> [u64; 3];
 }
 
 /// The run's watcher (see the module doc).
@@ -173,6 +164,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::abi::SlotError;
     use crate::config::BenchKind;
 
     /// Time moves only when told to (or by `step` at every look).
@@ -218,7 +210,7 @@ mod tests {
             }
             slots.get(&s).copied().unwrap_or(0)
         }
-        fn set_slot(&self, s: u64, v: u64) -> Result<(), RunError> {
+        fn set_slot(&self, s: u64, v: u64) -> Result<(), SlotError> {
             self.slots.borrow_mut().insert(s, v);
             Ok(())
         }

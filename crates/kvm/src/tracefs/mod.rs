@@ -21,12 +21,6 @@ pub mod record;
 pub mod split;
 
 pub mod instance;
-mod run;
-pub use run::{preflight, run_traced, TraceOptions};
-
-use std::collections::BTreeMap;
-
-use results::{ConfigResult, SegmentStat};
 
 pub use record::Recording;
 
@@ -59,18 +53,7 @@ pub enum TraceError {
     Recording { file: String, line: usize, what: String },
 }
 
-/// A run's breakdown, ready to go into its `ConfigResult`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Breakdown {
-    /// The latency class it explains (e.g. `timer`, `device_irqfd`, `ipi_one_way`).
-    pub class: String,
-    pub segments: Vec<SegmentStat>,
-    pub counters: BTreeMap<String, u64>,
-    pub figures: Vec<(String, f64, &'static str)>,
-    pub notes: Vec<String>,
-    /// Rendered sample paths (`--trace N`).
-    pub paths: Vec<String>,
-}
+pub use crate::measurement::Breakdown;
 
 /// Split a recording's samples; `keep` paths are rendered for printing.
 pub fn analyse(rec: &Recording, class: &str, keep: usize) -> Breakdown {
@@ -126,23 +109,3 @@ pub fn analyse(rec: &Recording, class: &str, keep: usize) -> Breakdown {
     b
 }
 
-impl Breakdown {
-    /// Put the breakdown into a result: segments, counters, figures, notes, and how the sum of
-    /// segment means compares with the class's measured mean (all samples, traced run).
-    pub fn apply(&self, r: &mut ConfigResult) {
-        r.breakdown.insert(self.class.clone(), self.segments.clone());
-        r.counters.extend(self.counters.clone());
-        for (k, v, u) in &self.figures {
-            r.set_figure(k, *v, u);
-        }
-        if let Some(mean) = r.classes.get(&self.class).map(|c| c.summary.mean) {
-            let sum: f64 = self.segments.iter().map(|x| x.mean_ns).sum();
-            if mean > 0.0 {
-                let dev = (sum - mean) / mean * 100.0;
-                r.set_figure("breakdown_vs_measured_mean", dev, "%");
-                r.notes.push(format!("breakdown: segment means add up to {sum:.0} ns; measured mean {mean:.0} ns ({dev:+.1}%)"));
-            }
-        }
-        r.notes.extend(self.notes.iter().cloned());
-    }
-}

@@ -15,12 +15,7 @@ use results::BreakdownBuilder;
 use super::parse::{Event, Trace};
 use super::path::{Context, Milestone, Roles, GUEST_SEGMENT};
 
-/// One sample's stamps in host TSC cycles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamps {
-    pub start: u64,
-    pub arrival: u64,
-}
+pub use crate::measurement::Stamps;
 
 /// The outcome of splitting every sample of a run.
 #[derive(Debug, Clone, Default)]

@@ -57,6 +57,7 @@ pub struct Assigned {
 // SAFETY: `bar` is a shared MMIO mapping only handed to KVM and unmapped on drop; VfioDevice is
 // Send + Sync.
 unsafe impl Send for Assigned {}
+// SAFETY: as for Send: the mapping is only read and written through volatile accesses.
 unsafe impl Sync for Assigned {}
 
 fn vfio(step: &'static str) -> impl FnOnce(vfio_ioctls::VfioError) -> VfioError {

@@ -19,7 +19,7 @@ pub enum State {
 impl State {
     /// From the kernel log (`dmesg`) and /proc/cmdline.
     pub fn from_log(kmsg: &str) -> State {
-        if let Some(l) = kmsg.lines().filter(|l| l.contains("GICv4") && l.contains(" support ")).last() {
+        if let Some(l) = kmsg.lines().rfind(|l| l.contains("GICv4") && l.contains(" support ")) {
             return if l.contains("support enabled") { State::On } else { State::Off };
         }
         if kmsg.contains("Booting Linux") {

@@ -186,7 +186,7 @@ pub struct Plan {
 }
 
 fn run_whole(sc: &Scenario) -> Result<RunResult, ScenarioError> {
-    Ok(run_scenario(sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} })?.result)
+    Ok(run_scenario(sc, &ScenarioOpts::quiet())?.result)
 }
 
 fn reparse(base: &Scenario, doc: &toml::Table) -> Result<Scenario, CalibrateError> {

@@ -8,6 +8,7 @@
 //!   hypervisor: wake the pCPU → handler → unblock the vCPU → restore its context → inject → enter;
 //! - guest idle, WFI native (`idle = "native"`): the pCPU sleeps inside the guest's WFI; the
 //!   interrupt wakes it with a trap straight to the handler, no vCPU context switch.
+//!
 //! Latency = guest acknowledge − deadline. Each segment is charged from the platform profile.
 use serde::Deserialize;
 

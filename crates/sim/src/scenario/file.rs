@@ -64,7 +64,7 @@ impl ScenarioHeader {
         if (1..=MAX_SEEDS).contains(&n) {
             Ok(())
         } else {
-            Err(ScenarioError::invalid(file, key, &format!("a number of seeds per point from 1 to {MAX_SEEDS}"), n))
+            Err(ScenarioError::invalid(file, key, format!("a number of seeds per point from 1 to {MAX_SEEDS}"), n))
         }
     }
 }
@@ -363,7 +363,7 @@ impl Scenario {
             let err = |expected: String, got: String| ScenarioError::invalid("--set", k, expected, got);
             check_key(k).map_err(|e| err("a dotted key".into(), e))?;
             if let Some((axis, _)) = self.axes.iter().find(|(a, _)| keys_overlap(a, k)) {
-                return Err(err(format!("a key the scenario does not sweep (remove the axis from [sweep] to set it)"), format!("swept as `{axis}`")));
+                return Err(err("a key the scenario does not sweep (remove the axis from [sweep] to set it)".to_string(), format!("swept as `{axis}`")));
             }
             for (name, set) in &self.configs {
                 let mut flat = Vec::new();

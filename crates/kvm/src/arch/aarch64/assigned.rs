@@ -26,7 +26,7 @@ use super::vm::Vm;
 use crate::arch::common::eventfd;
 use crate::arch::Trigger;
 use crate::config::DeviceVia;
-use crate::error::KvmError;
+use crate::arch::VmError;
 use crate::vfio::delivery::{self, Snapshot};
 
 pub struct AssignedTrigger<'a> {
@@ -43,18 +43,18 @@ fn interrupts() -> String {
     std::fs::read_to_string("/proc/interrupts").unwrap_or_default()
 }
 
-pub fn create(vm: &Vm, via: DeviceVia, how: crate::config::VfioTrigger) -> Result<AssignedTrigger<'_>, KvmError> {
-    let dev = vm.assigned.as_ref().ok_or_else(|| KvmError::Unsupported(format!("--via {}: no device was assigned to this VM", via.name())))?;
+pub fn create(vm: &Vm, via: DeviceVia, how: crate::config::VfioTrigger) -> Result<AssignedTrigger<'_>, VmError> {
+    let dev = vm.assigned.as_ref().ok_or_else(|| VmError::Unsupported(format!("--via {}: no device was assigned to this VM", via.name())))?;
     if via == DeviceVia::VfioMsi && vm.its.is_none() {
-        return Err(KvmError::Unsupported("--via vfio-msi: this host's KVM has no vITS (KVM_DEV_TYPE_ARM_VGIC_ITS) to translate the device's MSI".into()));
+        return Err(VmError::Unsupported("--via vfio-msi: this host's KVM has no vITS (KVM_DEV_TYPE_ARM_VGIC_ITS) to translate the device's MSI".into()));
     }
     let msi = via == DeviceVia::VfioMsi;
     Ok(AssignedTrigger { vm, how, msi, efd: eventfd("VFIO eventfd")?, resample: eventfd("VFIO unmask eventfd")?, handler: delivery::host_handler_name(msi, &dev.bdf), before: None })
 }
 
 impl Trigger for AssignedTrigger<'_> {
-    fn fire(&mut self) -> Result<(), KvmError> {
-        Err(KvmError::Unsupported("the guest raises the assigned device's interrupt itself".into()))
+    fn fire(&mut self) -> Result<(), VmError> {
+        Err(VmError::Unsupported("the guest raises the assigned device's interrupt itself".into()))
     }
 
     fn resampled(&mut self) -> bool {
@@ -65,16 +65,16 @@ impl Trigger for AssignedTrigger<'_> {
         true
     }
 
-    fn connect(&mut self) -> Result<(), KvmError> {
+    fn connect(&mut self) -> Result<(), VmError> {
         let dev = self.vm.assigned.as_ref().expect("checked in create");
-        let vfio = |e: crate::vfio::VfioError| KvmError::Unsupported(e.to_string());
+        let vfio = |e: crate::vfio::VfioError| VmError::Unsupported(e.to_string());
         if self.msi {
-            let routing = KvmIrqRouting::from_entries(&super::trigger::routing_entries()).map_err(|e| KvmError::Memory(format!("routing table: {e:?}")))?;
-            self.vm.fd.set_gsi_routing(&routing).map_err(KvmError::setup("KVM_SET_GSI_ROUTING"))?;
-            self.vm.fd.register_irqfd(&self.efd, MSI_GSI).map_err(KvmError::setup("KVM_IRQFD (VFIO MSI)"))?;
+            let routing = KvmIrqRouting::from_entries(&super::trigger::routing_entries()).map_err(|e| VmError::Memory(format!("routing table: {e:?}")))?;
+            self.vm.fd.set_gsi_routing(&routing).map_err(VmError::setup("KVM_SET_GSI_ROUTING"))?;
+            self.vm.fd.register_irqfd(&self.efd, MSI_GSI).map_err(VmError::setup("KVM_IRQFD (VFIO MSI)"))?;
             dev.enable_msi(&self.efd).map_err(vfio)?;
         } else {
-            self.vm.fd.register_irqfd_with_resample(&self.efd, &self.resample, LEVEL_SPI - 32).map_err(KvmError::setup("KVM_IRQFD (VFIO INTx, resample)"))?;
+            self.vm.fd.register_irqfd_with_resample(&self.efd, &self.resample, LEVEL_SPI - 32).map_err(VmError::setup("KVM_IRQFD (VFIO INTx, resample)"))?;
             dev.enable_intx(&self.efd, &self.resample).map_err(vfio)?;
         }
         if self.how == crate::config::VfioTrigger::Dma {
@@ -88,7 +88,7 @@ impl Trigger for AssignedTrigger<'_> {
         }
         // After the host handler exists (it is named in /proc/interrupts from SET_IRQS on).
         self.before = Some(Snapshot::read(&interrupts(), &self.handler));
-        self.vm.mem.write_obj(1u64, GuestAddress(DEVICE_GO)).map_err(|e| KvmError::Memory(e.to_string()))
+        self.vm.mem.write_obj(1u64, GuestAddress(DEVICE_GO)).map_err(|e| VmError::Memory(e.to_string()))
     }
 
     fn finish(&mut self, delivered: u64) -> (BTreeMap<String, u64>, Vec<String>) {

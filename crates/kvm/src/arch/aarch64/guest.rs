@@ -8,11 +8,11 @@ use armguest::{Bench, Device, DeviceIrq, MmioTrigger, Params, Report, Trigger, W
 use super::boot;
 use crate::abi::{done, RING};
 use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
-use crate::error::KvmError;
+use crate::arch::VmError;
 
 /// The guest image ready to load at `boot::IMAGE`, for `cfg` with the counter at `counter_khz`.
-pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, KvmError> {
-    let image = armguest::image().map_err(|e| KvmError::Guest(e.to_string()))?;
+pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, VmError> {
+    let image = armguest::image().map_err(|e| VmError::Guest(e.to_string()))?;
     let bench = match cfg.kind {
         BenchKind::Timer => Bench::Timer,
         BenchKind::Ipi => Bench::Ipi,
@@ -32,9 +32,9 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Kv
         exit_addr: boot::EXIT_MMIO,
     };
     if image.len() as u64 > boot::IMAGE_MAX {
-        return Err(KvmError::Guest(format!("the arm64 guest is {} bytes, more than the {} this VMM's layout leaves", image.len(), boot::IMAGE_MAX)));
+        return Err(VmError::Guest(format!("the arm64 guest is {} bytes, more than the {} this VMM's layout leaves", image.len(), boot::IMAGE_MAX)));
     }
-    armguest::patch(image, &params).map_err(|e| KvmError::Guest(e.to_string()))
+    armguest::patch(image, &params).map_err(|e| VmError::Guest(e.to_string()))
 }
 
 /// The assigned device's trigger, after the host's go: `raise` writes 1 to edu's raise register
@@ -106,7 +106,7 @@ pub fn signal_of_exit_value(value: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::collect::main_cycles;
+    use crate::measurement::main_cycles;
 
     #[test]
     fn records_land_where_the_run_loop_reads_them() {

@@ -1,12 +1,11 @@
 //! aarch64: the arm64 benchmark guest (the `armguest` image shared with the Xen lab) on KVM's
 //! vGICv3 with the virtual timer, SGIs, SPIs and the in-kernel vITS.
-use std::time::Duration;
 
 use kvm_ioctls::VcpuFd;
 
-use crate::arch::{Arch, Trigger};
+use crate::arch::{Arch, DescribeHost, TraceDialect, Trigger};
 use crate::config::{BenchConfig, BenchKind, ConfigError};
-use crate::error::KvmError;
+use crate::arch::VmError;
 use crate::exit::Exit;
 
 pub mod assigned;
@@ -38,6 +37,7 @@ impl Arch for Aarch64 {
     const TIMER_RECORDS_DEADLINE: bool = true;
 
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
+        cfg.check_device_spin(Self::DEVICE_BUSY)?;
         let wrong = |flag: &str| Err(ConfigError::WrongArch { flag: flag.into(), arch: Self::NAME });
         if cfg.pv_ipi {
             return wrong("--pv-ipi");
@@ -64,7 +64,7 @@ impl Arch for Aarch64 {
         Ok(())
     }
 
-    fn create(cfg: &BenchConfig) -> Result<(vm::Vm, Vec<VcpuFd>, u64), KvmError> {
+    fn create(cfg: &BenchConfig) -> Result<(vm::Vm, Vec<VcpuFd>, u64), VmError> {
         vm::Vm::create(cfg)
     }
 
@@ -76,14 +76,16 @@ impl Arch for Aarch64 {
         exits::decode(r)
     }
 
-    fn trigger<'a>(vm: &'a vm::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError> {
+    fn trigger<'a>(vm: &'a vm::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, VmError> {
         vm.trigger(cfg)
     }
 
-    fn probe_pv_ipi(_timeout: Duration) -> Result<String, KvmError> {
-        Err(KvmError::Unsupported("the PV IPI hypercall is x86 KVM's (KVM_HC_SEND_IPI); arm64 has no equivalent".into()))
+    fn pv_ipi_vm(_cfg: &BenchConfig) -> Result<Option<(vm::Vm, Vec<VcpuFd>)>, VmError> {
+        Err(VmError::Unsupported("the PV IPI hypercall is x86 KVM's (KVM_HC_SEND_IPI); arm64 has no equivalent".into()))
     }
+}
 
+impl DescribeHost for Aarch64 {
     fn describe_host(cpuinfo: &str, m: &mut std::collections::BTreeMap<String, String>) {
         describe::describe(cpuinfo, m)
     }
@@ -91,7 +93,9 @@ impl Arch for Aarch64 {
     fn after_run(m: &mut crate::measurement::Measurement) {
         m.notes.push(wfi_policy_note(&m.counters));
     }
+}
 
+impl TraceDialect for Aarch64 {
     fn trace_clock() -> &'static str {
         "mono_raw"
     }
@@ -147,7 +151,7 @@ mod tests {
     #[test]
     fn duration_and_stop_above_are_accepted_for_every_bench_and_device_path() {
         use crate::config::DeviceVia;
-        let early = |kind, via| BenchConfig { kind, via, duration: Some(Duration::from_secs(2)), stop_above_ns: Some(50_000), ..Default::default() };
+        let early = |kind, via| BenchConfig { kind, via, duration: Some(std::time::Duration::from_secs(2)), stop_above_ns: Some(50_000), ..Default::default() };
         for kind in [BenchKind::Timer, BenchKind::Ipi, BenchKind::Device] {
             for via in [DeviceVia::Irqfd, DeviceVia::Msi, DeviceVia::Line, DeviceVia::Level] {
                 assert_eq!(Aarch64::check_flags(&early(kind, via)), Ok(()), "{kind:?} --via {}", via.name());

@@ -19,7 +19,7 @@ use super::boot::{self, EDGE_SPI, GITS_TRANSLATER, ITS_DEVICE_ID, ITS_EVENT_ID, 
 use super::vm::Vm;
 use crate::arch::Trigger;
 use crate::config::DeviceVia;
-use crate::error::KvmError;
+use crate::arch::VmError;
 
 /// The INTID the guest waits for on each path.
 pub fn intid_for(via: DeviceVia) -> u32 {
@@ -74,35 +74,35 @@ pub struct ArmTrigger<'a> {
     resample: EventFd,
 }
 
-pub fn create(vm: &Vm, via: DeviceVia) -> Result<ArmTrigger<'_>, KvmError> {
+pub fn create(vm: &Vm, via: DeviceVia) -> Result<ArmTrigger<'_>, VmError> {
     let irqfd = eventfd("irqfd eventfd")?;
     let resample = eventfd("resamplefd eventfd")?;
     if matches!(via, DeviceVia::Irqfd | DeviceVia::Msi) && vm.its.is_none() {
-        return Err(KvmError::Unsupported(format!("--via {}: this host's KVM has no vITS (KVM_DEV_TYPE_ARM_VGIC_ITS), so there is no MSI to send", via.name())));
+        return Err(VmError::Unsupported(format!("--via {}: this host's KVM has no vITS (KVM_DEV_TYPE_ARM_VGIC_ITS), so there is no MSI to send", via.name())));
     }
     match via {
         DeviceVia::Irqfd => {
-            let routing = KvmIrqRouting::from_entries(&routing_entries()).map_err(|e| KvmError::Memory(format!("routing table: {e:?}")))?;
-            vm.fd.set_gsi_routing(&routing).map_err(KvmError::setup("KVM_SET_GSI_ROUTING"))?;
-            vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(KvmError::setup("KVM_IRQFD"))?;
+            let routing = KvmIrqRouting::from_entries(&routing_entries()).map_err(|e| VmError::Memory(format!("routing table: {e:?}")))?;
+            vm.fd.set_gsi_routing(&routing).map_err(VmError::setup("KVM_SET_GSI_ROUTING"))?;
+            vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(VmError::setup("KVM_IRQFD"))?;
         }
-        DeviceVia::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_SPI - 32).map_err(KvmError::setup("KVM_IRQFD (resample)"))?,
+        DeviceVia::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_SPI - 32).map_err(VmError::setup("KVM_IRQFD (resample)"))?,
         DeviceVia::Msi | DeviceVia::Line => {}
-        DeviceVia::VfioMsi | DeviceVia::VfioIntx => return Err(KvmError::Unsupported("the VFIO paths have their own trigger (assigned.rs)".into())),
+        DeviceVia::VfioMsi | DeviceVia::VfioIntx => return Err(VmError::Unsupported("the VFIO paths have their own trigger (assigned.rs)".into())),
     }
     Ok(ArmTrigger { vm, via, irqfd, resample })
 }
 
 impl Trigger for ArmTrigger<'_> {
-    fn fire(&mut self) -> Result<(), KvmError> {
+    fn fire(&mut self) -> Result<(), VmError> {
         match self.via {
-            DeviceVia::Irqfd | DeviceVia::Level => self.irqfd.write(1).map_err(|e| KvmError::Setup { step: "irqfd write", source: e }),
-            DeviceVia::Msi => self.vm.fd.signal_msi(its_msi()).map(|_| ()).map_err(KvmError::setup("KVM_SIGNAL_MSI")),
+            DeviceVia::Irqfd | DeviceVia::Level => self.irqfd.write(1).map_err(|e| VmError::Setup { step: "irqfd write", source: e }),
+            DeviceVia::Msi => self.vm.fd.signal_msi(its_msi()).map(|_| ()).map_err(VmError::setup("KVM_SIGNAL_MSI")),
             DeviceVia::Line => {
                 let irq = irq_line_spi(EDGE_SPI);
-                self.vm.fd.set_irq_line(irq, true).and_then(|_| self.vm.fd.set_irq_line(irq, false)).map_err(KvmError::setup("KVM_IRQ_LINE"))
+                self.vm.fd.set_irq_line(irq, true).and_then(|_| self.vm.fd.set_irq_line(irq, false)).map_err(VmError::setup("KVM_IRQ_LINE"))
             }
-            DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(KvmError::Unsupported("the guest triggers the assigned device".into())),
+            DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(VmError::Unsupported("the guest triggers the assigned device".into())),
         }
     }
 

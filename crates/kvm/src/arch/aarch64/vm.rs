@@ -20,9 +20,8 @@ use super::guest;
 use crate::abi::slot;
 use crate::arch::{GuestVm, Trigger};
 use crate::config::BenchConfig;
-use crate::error::KvmError;
-use crate::runner::watch::SharedPage;
-use crate::runner::RunError;
+use crate::arch::VmError;
+use crate::abi::{SharedPage, SlotError};
 
 pub struct Vm {
     pub kvm: Kvm,
@@ -41,9 +40,9 @@ pub struct Vm {
 }
 
 /// Set one device attribute whose value is the u64 at `value`.
-fn set_attr(dev: &DeviceFd, group: u32, attr: u64, value: Option<&u64>, step: &'static str) -> Result<(), KvmError> {
+fn set_attr(dev: &DeviceFd, group: u32, attr: u64, value: Option<&u64>, step: &'static str) -> Result<(), VmError> {
     let a = kvm_device_attr { flags: 0, group, attr, addr: value.map(|v| v as *const u64 as u64).unwrap_or(0) };
-    dev.set_device_attr(&a).map_err(KvmError::setup(step))
+    dev.set_device_attr(&a).map_err(VmError::setup(step))
 }
 
 /// The counter frequency the guest sees (CNTFRQ_EL0, Hz): the host's own.
@@ -56,20 +55,20 @@ fn cntfrq() -> u64 {
 
 impl Vm {
     /// The VM with guest, vGIC, vITS and vCPUs; and the counter frequency in kHz.
-    pub fn create(cfg: &BenchConfig) -> Result<(Vm, Vec<VcpuFd>, u64), KvmError> {
+    pub fn create(cfg: &BenchConfig) -> Result<(Vm, Vec<VcpuFd>, u64), VmError> {
         let counter_khz = cntfrq() / 1000;
         let image = guest::prepared_image(cfg, counter_khz)?;
-        let kvm = Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
-        let fd = kvm.create_vm().map_err(KvmError::setup("KVM_CREATE_VM"))?;
+        let kvm = Kvm::new().map_err(|e| VmError::Unavailable(e.to_string()))?;
+        let fd = kvm.create_vm().map_err(VmError::setup("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
         let mut in_force = Vec::new();
         crate::arch::common::request_halt_poll(&fd, cfg.halt_poll_ns, &mut caps, &mut in_force);
-        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(RAM), RAM_SIZE as usize)]).map_err(|e| KvmError::Memory(e.to_string()))?;
-        let host = mem.get_host_address(GuestAddress(RAM)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(RAM), RAM_SIZE as usize)]).map_err(|e| VmError::Memory(e.to_string()))?;
+        let host = mem.get_host_address(GuestAddress(RAM)).map_err(|e| VmError::Memory(e.to_string()))?;
         let region = kvm_userspace_memory_region { slot: 0, flags: 0, guest_phys_addr: RAM, memory_size: RAM_SIZE, userspace_addr: host as u64 };
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
-        unsafe { fd.set_user_memory_region(region) }.map_err(KvmError::setup("KVM_SET_USER_MEMORY_REGION"))?;
-        mem.write_slice(&image, GuestAddress(boot::IMAGE)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        unsafe { fd.set_user_memory_region(region) }.map_err(VmError::setup("KVM_SET_USER_MEMORY_REGION"))?;
+        mem.write_slice(&image, GuestAddress(boot::IMAGE)).map_err(|e| VmError::Memory(e.to_string()))?;
         let vfio = cfg.kind == crate::config::BenchKind::Device && cfg.via.is_vfio();
         let assigned = if vfio { Some(assign(&fd, cfg, &mut caps)?) } else { None };
         let gicv4 = crate::vfio::gicv4::State::from_log(&crate::vfio::gicv4::kernel_log());
@@ -77,26 +76,26 @@ impl Vm {
 
         // vCPUs first: the vGIC's redistributors are sized and initialised for them.
         let mut kvi = kvm_vcpu_init::default();
-        fd.get_preferred_target(&mut kvi).map_err(KvmError::setup("KVM_ARM_PREFERRED_TARGET"))?;
+        fd.get_preferred_target(&mut kvi).map_err(VmError::setup("KVM_ARM_PREFERRED_TARGET"))?;
         kvi.features[0] |= 1 << KVM_ARM_VCPU_PSCI_0_2;
         let mut vcpus = Vec::new();
         for id in 0..cfg.vcpus {
-            let v = fd.create_vcpu(id as u64).map_err(KvmError::setup("KVM_CREATE_VCPU"))?;
+            let v = fd.create_vcpu(id as u64).map_err(VmError::setup("KVM_CREATE_VCPU"))?;
             let mut init = kvi;
             if id != 0 {
                 init.features[0] |= 1 << KVM_ARM_VCPU_POWER_OFF;
             }
-            v.vcpu_init(&init).map_err(KvmError::setup("KVM_ARM_VCPU_INIT"))?;
+            v.vcpu_init(&init).map_err(VmError::setup("KVM_ARM_VCPU_INIT"))?;
             if id == 0 {
-                v.set_one_reg(boot::reg_pstate(), &boot::PSTATE_EL1H_MASKED.to_le_bytes()).map_err(KvmError::setup("KVM_SET_ONE_REG pstate"))?;
-                v.set_one_reg(boot::reg_pc(), &boot::IMAGE.to_le_bytes()).map_err(KvmError::setup("KVM_SET_ONE_REG pc"))?;
-                v.set_one_reg(boot::reg_x(0), &0u64.to_le_bytes()).map_err(KvmError::setup("KVM_SET_ONE_REG x0"))?;
+                v.set_one_reg(boot::reg_pstate(), &boot::PSTATE_EL1H_MASKED.to_le_bytes()).map_err(VmError::setup("KVM_SET_ONE_REG pstate"))?;
+                v.set_one_reg(boot::reg_pc(), &boot::IMAGE.to_le_bytes()).map_err(VmError::setup("KVM_SET_ONE_REG pc"))?;
+                v.set_one_reg(boot::reg_x(0), &0u64.to_le_bytes()).map_err(VmError::setup("KVM_SET_ONE_REG x0"))?;
             }
             vcpus.push(v);
         }
 
         let mut dev = kvm_create_device { type_: kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, fd: 0, flags: 0 };
-        let gic = fd.create_device(&mut dev).map_err(KvmError::setup("KVM_CREATE_DEVICE (vGICv3)"))?;
+        let gic = fd.create_device(&mut dev).map_err(VmError::setup("KVM_CREATE_DEVICE (vGICv3)"))?;
         set_attr(&gic, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_DIST as u64, Some(&boot::GICD), "vGICv3 distributor address")?;
         set_attr(&gic, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_REDIST as u64, Some(&boot::GICR), "vGICv3 redistributor address")?;
         let nr = boot::NR_IRQS as u64;
@@ -127,7 +126,7 @@ impl Vm {
             for _ in 0..16 {
                 let mut buf = [0u8; 8];
                 let before = super::Aarch64::counter_now();
-                vcpus[0].get_one_reg(boot::reg_timer_cnt(), &mut buf).map_err(KvmError::setup("KVM_GET_ONE_REG timer count"))?;
+                vcpus[0].get_one_reg(boot::reg_timer_cnt(), &mut buf).map_err(VmError::setup("KVM_GET_ONE_REG timer count"))?;
                 let after = super::Aarch64::counter_now();
                 let off = u64::from_le_bytes(buf) as i64 - (before / 2 + after / 2) as i64;
                 if best.is_none_or(|(spread, _)| after - before < spread) {
@@ -146,7 +145,7 @@ impl Vm {
     }
 
     /// The device benchmark's trigger for `cfg.via`.
-    pub fn trigger<'a>(&'a self, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError> {
+    pub fn trigger<'a>(&'a self, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, VmError> {
         if cfg.via.is_vfio() {
             return Ok(Box::new(super::assigned::create(self, cfg.via, cfg.vfio_trigger)?));
         }
@@ -156,19 +155,19 @@ impl Vm {
 
 /// Open the device `--vfio-device` names (or the only one bound to vfio-pci) and map its BAR0 at
 /// `boot::DEVICE_BAR` (a VM_PFNMAP mapping: KVM/arm64 maps it as device memory at stage 2).
-fn assign(fd: &VmFd, cfg: &BenchConfig, caps: &mut BTreeMap<String, String>) -> Result<crate::vfio::device::Assigned, KvmError> {
+fn assign(fd: &VmFd, cfg: &BenchConfig, caps: &mut BTreeMap<String, String>) -> Result<crate::vfio::device::Assigned, VmError> {
     let flag = crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name());
-    let path = crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| KvmError::Unsupported(format!("{flag}: {e}")))?;
-    let mut dev = crate::vfio::device::Assigned::open(&path).map_err(|e| KvmError::Unsupported(format!("{flag}: {e}")))?;
+    let path = crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| VmError::Unsupported(format!("{flag}: {e}")))?;
+    let mut dev = crate::vfio::device::Assigned::open(&path).map_err(|e| VmError::Unsupported(format!("{flag}: {e}")))?;
     if cfg.vfio_trigger == crate::config::VfioTrigger::Dma {
-        dev.map_dma_page().map_err(|e| KvmError::Unsupported(format!("--vfio-trigger dma: {e}")))?;
+        dev.map_dma_page().map_err(|e| VmError::Unsupported(format!("--vfio-trigger dma: {e}")))?;
     }
     if dev.bar_size > boot::DEVICE_BAR_MAX {
-        return Err(KvmError::Unsupported(format!("{}: BAR0 is {} bytes, more than the {} this VMM's layout leaves", dev.bdf, dev.bar_size, boot::DEVICE_BAR_MAX)));
+        return Err(VmError::Unsupported(format!("{}: BAR0 is {} bytes, more than the {} this VMM's layout leaves", dev.bdf, dev.bar_size, boot::DEVICE_BAR_MAX)));
     }
     let region = kvm_userspace_memory_region { slot: boot::DEVICE_BAR_SLOT, flags: 0, guest_phys_addr: boot::DEVICE_BAR, memory_size: dev.bar_size, userspace_addr: dev.bar_host_addr() };
     // SAFETY: the mapping lives in `dev`, which the Vm keeps for as long as the VM exists.
-    unsafe { fd.set_user_memory_region(region) }.map_err(KvmError::setup("KVM_SET_USER_MEMORY_REGION (device BAR0)"))?;
+    unsafe { fd.set_user_memory_region(region) }.map_err(VmError::setup("KVM_SET_USER_MEMORY_REGION (device BAR0)"))?;
     let (v, d) = dev.vendor_device;
     caps.insert("vfio".into(), format!("{} ({v:04x}:{d:04x}) assigned: BAR0 {} bytes at {:#x}", dev.bdf, dev.bar_size, boot::DEVICE_BAR));
     Ok(dev)
@@ -183,12 +182,12 @@ impl SharedPage for Vm {
         self.r64(DATA + s)
     }
 
-    fn set_slot(&self, s: u64, v: u64) -> Result<(), RunError> {
+    fn set_slot(&self, s: u64, v: u64) -> Result<(), SlotError> {
         // The guest's sample count lives in its parameter block, which every bench (timer, IPI,
         // device) re-reads before each sample: lowering it ends the run at the next one
         // (armguest::abi::Field::Samples).
         let at = if s == slot::NSAMP { boot::IMAGE + armguest::abi::Field::Samples.offset() as u64 } else { DATA + s };
-        self.mem.write_obj(v, GuestAddress(at)).map_err(|e| RunError::Memory(e.to_string()))
+        self.mem.write_obj(v, GuestAddress(at)).map_err(|e| SlotError::Memory(e.to_string()))
     }
 
     fn record(&self, k: u64) -> [u64; 3] {

@@ -119,8 +119,8 @@ mod tests {
     fn regions_do_not_overlap() {
         assert!(stack_top(MAX_VCPUS - 1) <= USER_STACK - 0x1000);
         assert!(RSP0 < stack_top(0) - 0x4000 + 1);
-        assert!(CODE + 0x1000 < RSP0 - 0x4000);
-        assert!(SAMPLES + RING * SAMPLE_BYTES <= MEM_SIZE, "the ring fits in guest memory");
+        const { assert!(CODE + 0x1000 < RSP0 - 0x4000) };
+        const { assert!(SAMPLES + RING * SAMPLE_BYTES <= MEM_SIZE, "the ring fits in guest memory") };
         assert_eq!(record(RING + 3), record(3));
         assert_eq!(record(1), SAMPLES + SAMPLE_BYTES);
     }

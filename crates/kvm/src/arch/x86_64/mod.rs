@@ -1,6 +1,7 @@
 //! x86_64: a 64-bit guest with identity page tables, GDT/IDT/TSS and x2APIC programmed from the
 //! host (`boot.rs`, `vm.rs`), the in-kernel irqchip with IOAPIC pins and an MSI route
-//! (`trigger.rs`), completion signalled by port writes (`exits.rs`), the PV IPI probe (`pv_ipi.rs`).
+//! (`trigger.rs`), completion signalled by port writes (`exits.rs`), the PV IPI probe's VM
+//! (`pv_ipi.rs`; `runner::pv_ipi` runs it).
 pub mod boot;
 pub mod describe;
 pub mod exits;
@@ -8,13 +9,11 @@ pub mod pv_ipi;
 pub mod trigger;
 pub mod vm;
 
-use std::time::Duration;
-
 use kvm_ioctls::VcpuFd;
 
-use crate::arch::{Arch, Trigger};
+use crate::arch::{Arch, DescribeHost, TraceDialect, Trigger};
 use crate::config::{BenchConfig, BenchKind, ConfigError};
-use crate::error::KvmError;
+use crate::arch::VmError;
 use crate::exit::Exit;
 
 /// The x86_64 micro-VMM.
@@ -36,6 +35,7 @@ impl Arch for X86_64 {
     const DEVICE_BUSY: bool = true;
 
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
+        cfg.check_device_spin(Self::DEVICE_BUSY)?;
         if let Some(g) = cfg.gicv4 {
             return Err(ConfigError::WrongArch { flag: format!("--gicv4 {}", if g { "on" } else { "off" }), arch: Self::NAME });
         }
@@ -45,13 +45,13 @@ impl Arch for X86_64 {
         Ok(())
     }
 
-    fn create(cfg: &BenchConfig) -> Result<(vm::Vm, Vec<VcpuFd>, u64), KvmError> {
+    fn create(cfg: &BenchConfig) -> Result<(vm::Vm, Vec<VcpuFd>, u64), VmError> {
         // KVM tells the TSC frequency per vCPU; the period is written once it is known.
         let vm = vm::Vm::create(cfg, kind_code(cfg.kind), 0)?;
         let vcpus: Vec<VcpuFd> = (0..cfg.vcpus).map(|i| vm.create_vcpu(i)).collect::<Result<_, _>>()?;
         let khz = vcpus[0].get_tsc_khz().map(|k| k as u64).unwrap_or(0);
         if khz == 0 {
-            return Err(KvmError::Setup { step: "KVM_GET_TSC_KHZ", source: std::io::Error::other("TSC frequency unknown") });
+            return Err(VmError::Setup { step: "KVM_GET_TSC_KHZ", source: std::io::Error::other("TSC frequency unknown") });
         }
         Ok((vm, vcpus, khz))
     }
@@ -65,22 +65,26 @@ impl Arch for X86_64 {
         exits::decode(r)
     }
 
-    fn trigger<'a>(vm: &'a vm::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, KvmError> {
+    fn trigger<'a>(vm: &'a vm::Vm, cfg: &BenchConfig) -> Result<Box<dyn Trigger + 'a>, VmError> {
         Ok(Box::new(trigger::create(vm, cfg.via)?))
     }
 
-    fn primitive_calls<'a>(vm: &'a vm::Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + 'a>)>, KvmError> {
+    fn primitive_calls<'a>(vm: &'a vm::Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + 'a>)>, VmError> {
         trigger::no_target_calls(vm)
     }
 
-    fn probe_pv_ipi(timeout: Duration) -> Result<String, KvmError> {
-        pv_ipi::probe_pv_ipi(timeout)
+    fn pv_ipi_vm(cfg: &BenchConfig) -> Result<Option<(vm::Vm, Vec<VcpuFd>)>, VmError> {
+        pv_ipi::probe_vm(cfg)
     }
+}
 
+impl DescribeHost for X86_64 {
     fn describe_host(cpuinfo: &str, m: &mut std::collections::BTreeMap<String, String>) {
         describe::describe(cpuinfo, m)
     }
+}
 
+impl TraceDialect for X86_64 {
     fn trace_clock() -> &'static str {
         "x86-tsc"
     }

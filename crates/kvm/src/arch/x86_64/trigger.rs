@@ -9,7 +9,7 @@ use super::vm::{Vm, EDGE_PIN, LEVEL_PIN, MASKED_PIN, MSI_GSI, NO_DEST_GSI};
 use crate::abi::vector;
 use crate::arch::Trigger;
 use crate::config::DeviceVia;
-use crate::error::KvmError;
+use crate::arch::VmError;
 
 pub struct X86Trigger<'a> {
     vm: &'a Vm,
@@ -18,33 +18,33 @@ pub struct X86Trigger<'a> {
     resample: EventFd,
 }
 
-pub fn create(vm: &Vm, via: DeviceVia) -> Result<X86Trigger<'_>, KvmError> {
+pub fn create(vm: &Vm, via: DeviceVia) -> Result<X86Trigger<'_>, VmError> {
     let irqfd = eventfd("irqfd eventfd")?;
     let resample = eventfd("resamplefd eventfd")?;
     match via {
-        DeviceVia::Irqfd => vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(KvmError::setup("KVM_IRQFD"))?,
-        DeviceVia::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_PIN).map_err(KvmError::setup("KVM_IRQFD (resample)"))?,
+        DeviceVia::Irqfd => vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(VmError::setup("KVM_IRQFD"))?,
+        DeviceVia::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_PIN).map_err(VmError::setup("KVM_IRQFD (resample)"))?,
         DeviceVia::Msi | DeviceVia::Line => {}
-        DeviceVia::VfioMsi | DeviceVia::VfioIntx => return Err(KvmError::Unsupported(format!("--via {}: VFIO device assignment is wired on arm64 only", via.name()))),
+        DeviceVia::VfioMsi | DeviceVia::VfioIntx => return Err(VmError::Unsupported(format!("--via {}: VFIO device assignment is wired on arm64 only", via.name()))),
     }
     Ok(X86Trigger { vm, via, irqfd, resample })
 }
 
 impl Trigger for X86Trigger<'_> {
-    fn fire(&mut self) -> Result<(), KvmError> {
+    fn fire(&mut self) -> Result<(), VmError> {
         match self.via {
-            DeviceVia::Irqfd | DeviceVia::Level => self.irqfd.write(1).map_err(|e| KvmError::Setup { step: "irqfd write", source: e }),
+            DeviceVia::Irqfd | DeviceVia::Level => self.irqfd.write(1).map_err(|e| VmError::Setup { step: "irqfd write", source: e }),
             DeviceVia::Msi => {
                 let msi = kvm_bindings::kvm_msi { address_lo: 0xfee0_0000, data: vector::DEVICE as u32, ..Default::default() };
-                self.vm.fd.signal_msi(msi).map(|_| ()).map_err(KvmError::setup("KVM_SIGNAL_MSI"))
+                self.vm.fd.signal_msi(msi).map(|_| ()).map_err(VmError::setup("KVM_SIGNAL_MSI"))
             }
             DeviceVia::Line => self
                 .vm
                 .fd
                 .set_irq_line(EDGE_PIN, true)
                 .and_then(|_| self.vm.fd.set_irq_line(EDGE_PIN, false))
-                .map_err(KvmError::setup("KVM_IRQ_LINE")),
-            DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(KvmError::Unsupported("the VFIO paths are refused when the trigger is created".into())),
+                .map_err(VmError::setup("KVM_IRQ_LINE")),
+            DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(VmError::Unsupported("the VFIO paths are refused when the trigger is created".into())),
         }
     }
 
@@ -72,9 +72,9 @@ pub enum NoTarget<'a> {
 }
 
 /// The primitives' calls, by class name.
-pub fn no_target_calls(vm: &Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + '_>)>, KvmError> {
+pub fn no_target_calls(vm: &Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + '_>)>, VmError> {
     let fd = eventfd("irqfd eventfd (no destination)")?;
-    vm.fd.register_irqfd(&fd, NO_DEST_GSI).map_err(KvmError::setup("KVM_IRQFD (no destination)"))?;
+    vm.fd.register_irqfd(&fd, NO_DEST_GSI).map_err(VmError::setup("KVM_IRQFD (no destination)"))?;
     Ok(vec![
         ("ioctl_signal_msi", Box::new(NoTarget::SignalMsi(vm)) as Box<dyn Trigger>),
         ("ioctl_irq_line", Box::new(NoTarget::IrqLineMasked(vm))),
@@ -83,7 +83,7 @@ pub fn no_target_calls(vm: &Vm) -> Result<Vec<(&'static str, Box<dyn Trigger + '
 }
 
 impl Trigger for NoTarget<'_> {
-    fn fire(&mut self) -> Result<(), KvmError> {
+    fn fire(&mut self) -> Result<(), VmError> {
         match self {
             NoTarget::SignalMsi(vm) => {
                 let msi = kvm_bindings::kvm_msi { address_lo: 0xfee0_0000 | (crate::abi::NO_APIC_ID as u32) << 12, data: vector::DEVICE as u32, ..Default::default() };
@@ -91,8 +91,8 @@ impl Trigger for NoTarget<'_> {
                 let _ = vm.fd.signal_msi(msi);
                 Ok(())
             }
-            NoTarget::IrqLineMasked(vm) => vm.fd.set_irq_line(MASKED_PIN, true).map_err(KvmError::setup("KVM_IRQ_LINE (masked pin)")),
-            NoTarget::Irqfd(fd) => fd.write(1).map_err(|e| KvmError::Setup { step: "irqfd write (no destination)", source: e }),
+            NoTarget::IrqLineMasked(vm) => vm.fd.set_irq_line(MASKED_PIN, true).map_err(VmError::setup("KVM_IRQ_LINE (masked pin)")),
+            NoTarget::Irqfd(fd) => fd.write(1).map_err(|e| VmError::Setup { step: "irqfd write (no destination)", source: e }),
         }
     }
 

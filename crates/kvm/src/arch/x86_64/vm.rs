@@ -15,9 +15,8 @@ use super::boot as layout;
 use crate::abi::{slot, vector};
 use crate::arch::GuestVm;
 use crate::config::BenchConfig;
-use crate::error::KvmError;
-use crate::runner::watch::SharedPage;
-use crate::runner::RunError;
+use crate::arch::VmError;
+use crate::abi::{SharedPage, SlotError};
 
 mod guest_symbols {
     include!(concat!(env!("OUT_DIR"), "/guest_symbols.rs"));
@@ -45,14 +44,14 @@ pub struct Vm {
     pub in_force: Vec<(String, String)>,
 }
 
-fn setup<T>(step: &'static str) -> impl FnOnce(vmm_sys_util::errno::Error) -> KvmError {
-    KvmError::setup(step)
+fn setup(step: &'static str) -> impl FnOnce(vmm_sys_util::errno::Error) -> VmError {
+    VmError::setup(step)
 }
 
 impl Vm {
-    pub fn create(cfg: &BenchConfig, kind_code: u64, delta_cycles: u64) -> Result<Vm, KvmError> {
-        let kvm = Kvm::new().map_err(|e| KvmError::Unavailable(e.to_string()))?;
-        let fd = kvm.create_vm().map_err(setup::<()>("KVM_CREATE_VM"))?;
+    pub fn create(cfg: &BenchConfig, kind_code: u64, delta_cycles: u64) -> Result<Vm, VmError> {
+        let kvm = Kvm::new().map_err(|e| VmError::Unavailable(e.to_string()))?;
+        let fd = kvm.create_vm().map_err(setup("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
         let mut in_force = Vec::new();
         crate::arch::common::request_halt_poll(&fd, cfg.halt_poll_ns, &mut caps, &mut in_force);
@@ -65,8 +64,8 @@ impl Vm {
             });
         }
         let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), layout::MEM_SIZE as usize)])
-            .map_err(|e| KvmError::Memory(e.to_string()))?;
-        let host = mem.get_host_address(GuestAddress(0)).map_err(|e| KvmError::Memory(e.to_string()))?;
+            .map_err(|e| VmError::Memory(e.to_string()))?;
+        let host = mem.get_host_address(GuestAddress(0)).map_err(|e| VmError::Memory(e.to_string()))?;
         let region = kvm_userspace_memory_region {
             slot: 0,
             flags: 0,
@@ -75,27 +74,27 @@ impl Vm {
             userspace_addr: host as u64,
         };
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
-        unsafe { fd.set_user_memory_region(region) }.map_err(setup::<()>("KVM_SET_USER_MEMORY_REGION"))?;
-        fd.create_irq_chip().map_err(setup::<()>("KVM_CREATE_IRQCHIP"))?;
+        unsafe { fd.set_user_memory_region(region) }.map_err(setup("KVM_SET_USER_MEMORY_REGION"))?;
+        fd.create_irq_chip().map_err(setup("KVM_CREATE_IRQCHIP"))?;
         let vm = Vm { kvm, fd, mem, caps, in_force };
         vm.write_boot_structures(kind_code, delta_cycles, cfg)?;
         vm.set_routing()?;
         Ok(vm)
     }
 
-    fn w64(&self, addr: u64, v: u64) -> Result<(), KvmError> {
-        self.mem.write_obj(v, GuestAddress(addr)).map_err(|e| KvmError::Memory(e.to_string()))
+    fn w64(&self, addr: u64, v: u64) -> Result<(), VmError> {
+        self.mem.write_obj(v, GuestAddress(addr)).map_err(|e| VmError::Memory(e.to_string()))
     }
 
     pub fn r64(&self, addr: u64) -> u64 {
         self.mem.read_obj::<u64>(GuestAddress(addr)).unwrap_or(0)
     }
 
-    fn put_slot(&self, s: u64, v: u64) -> Result<(), KvmError> {
+    fn put_slot(&self, s: u64, v: u64) -> Result<(), VmError> {
         self.w64(layout::DATA + s, v)
     }
 
-    fn write_boot_structures(&self, kind: u64, delta: u64, cfg: &BenchConfig) -> Result<(), KvmError> {
+    fn write_boot_structures(&self, kind: u64, delta: u64, cfg: &BenchConfig) -> Result<(), VmError> {
         for (i, e) in layout::gdt().iter().enumerate() {
             self.w64(layout::GDT + 8 * i as u64, *e)?;
         }
@@ -110,11 +109,11 @@ impl Vm {
             self.w64(layout::IDT + 16 * v as u64, lo)?;
             self.w64(layout::IDT + 16 * v as u64 + 8, hi)?;
         }
-        self.mem.write_slice(&layout::tss(), GuestAddress(layout::TSS)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        self.mem.write_slice(&layout::tss(), GuestAddress(layout::TSS)).map_err(|e| VmError::Memory(e.to_string()))?;
         for (a, e) in layout::page_tables() {
             self.w64(a, e)?;
         }
-        self.mem.write_slice(PAYLOAD, GuestAddress(layout::CODE)).map_err(|e| KvmError::Memory(e.to_string()))?;
+        self.mem.write_slice(PAYLOAD, GuestAddress(layout::CODE)).map_err(|e| VmError::Memory(e.to_string()))?;
         self.put_slot(slot::KIND, kind)?;
         self.put_slot(slot::DELTA, delta)?;
         self.put_slot(slot::NSAMP, cfg.samples + crate::config::DISCARDED_FIRST)?;
@@ -124,7 +123,7 @@ impl Vm {
     }
 
     /// KVM_SET_GSI_ROUTING replaces the whole table: IOAPIC pins 0–23 plus our MSI route.
-    fn set_routing(&self) -> Result<(), KvmError> {
+    fn set_routing(&self) -> Result<(), VmError> {
         let mut entries = Vec::new();
         for pin in 0..24u32 {
             let mut e = kvm_irq_routing_entry { gsi: pin, type_: KVM_IRQ_ROUTING_IRQCHIP, ..Default::default() };
@@ -140,24 +139,24 @@ impl Vm {
         nowhere.gsi = NO_DEST_GSI;
         nowhere.u.msi.address_lo = 0xfee0_0000 | (crate::abi::NO_APIC_ID as u32) << 12;
         entries.push(nowhere);
-        let routing = KvmIrqRouting::from_entries(&entries).map_err(|e| KvmError::Memory(format!("routing table: {e:?}")))?;
-        self.fd.set_gsi_routing(&routing).map_err(setup::<()>("KVM_SET_GSI_ROUTING"))?;
+        let routing = KvmIrqRouting::from_entries(&entries).map_err(|e| VmError::Memory(format!("routing table: {e:?}")))?;
+        self.fd.set_gsi_routing(&routing).map_err(setup("KVM_SET_GSI_ROUTING"))?;
         // IOAPIC redirection: edge pin → DEVICE, level pin → DEVICE_LEVEL (bit 15), both to APIC 0.
         let mut chip = kvm_bindings::kvm_irqchip { chip_id: 2, ..Default::default() };
-        self.fd.get_irqchip(&mut chip).map_err(setup::<()>("KVM_GET_IRQCHIP"))?;
+        self.fd.get_irqchip(&mut chip).map_err(setup("KVM_GET_IRQCHIP"))?;
         // SAFETY: chip_id 2 selects the IOAPIC member of the union.
         unsafe {
             chip.chip.ioapic.redirtbl[EDGE_PIN as usize].bits = vector::DEVICE as u64;
             chip.chip.ioapic.redirtbl[LEVEL_PIN as usize].bits = vector::DEVICE_LEVEL as u64 | 1 << 15;
         }
-        self.fd.set_irqchip(&chip).map_err(setup::<()>("KVM_SET_IRQCHIP"))?;
+        self.fd.set_irqchip(&chip).map_err(setup("KVM_SET_IRQCHIP"))?;
         Ok(())
     }
 
     /// Create vCPU `id` in 64-bit mode with x2APIC enabled and the LAPIC programmed.
-    pub fn create_vcpu(&self, id: u32) -> Result<VcpuFd, KvmError> {
-        let vcpu = self.fd.create_vcpu(id as u64).map_err(setup::<()>("KVM_CREATE_VCPU"))?;
-        let mut cpuid = self.kvm.get_supported_cpuid(KVM_MAX_CPUID_ENTRIES).map_err(setup::<()>("KVM_GET_SUPPORTED_CPUID"))?;
+    pub fn create_vcpu(&self, id: u32) -> Result<VcpuFd, VmError> {
+        let vcpu = self.fd.create_vcpu(id as u64).map_err(setup("KVM_CREATE_VCPU"))?;
+        let mut cpuid = self.kvm.get_supported_cpuid(KVM_MAX_CPUID_ENTRIES).map_err(setup("KVM_GET_SUPPORTED_CPUID"))?;
         for e in cpuid.as_mut_slice() {
             match e.function {
                 1 => e.ebx = (e.ebx & 0x00ff_ffff) | (id << 24),
@@ -165,8 +164,8 @@ impl Vm {
                 _ => {}
             }
         }
-        vcpu.set_cpuid2(&cpuid).map_err(setup::<()>("KVM_SET_CPUID2"))?;
-        let mut s = vcpu.get_sregs().map_err(setup::<()>("KVM_GET_SREGS"))?;
+        vcpu.set_cpuid2(&cpuid).map_err(setup("KVM_SET_CPUID2"))?;
+        let mut s = vcpu.get_sregs().map_err(setup("KVM_GET_SREGS"))?;
         let code = kvm_segment { base: 0, limit: 0xffff_ffff, selector: layout::KERNEL_CS, type_: 0xb, present: 1, dpl: 0, db: 0, s: 1, l: 1, g: 1, ..Default::default() };
         let data = kvm_segment { selector: layout::KERNEL_DS, type_: 0x3, l: 0, db: 1, ..code };
         s.cs = code;
@@ -181,13 +180,13 @@ impl Vm {
         s.cr3 = layout::PML4;
         s.cr4 = 0x620; // PAE | OSFXSR | OSXMMEXCPT
         s.efer = 0x500; // LME | LMA
-        vcpu.set_sregs(&s).map_err(setup::<()>("KVM_SET_SREGS"))?;
-        let mut r = vcpu.get_regs().map_err(setup::<()>("KVM_GET_REGS"))?;
+        vcpu.set_sregs(&s).map_err(setup("KVM_SET_SREGS"))?;
+        let mut r = vcpu.get_regs().map_err(setup("KVM_GET_REGS"))?;
         r.rip = layout::CODE;
         r.rsp = layout::stack_top(id);
         r.rdi = id as u64;
         r.rflags = 2;
-        vcpu.set_regs(&r).map_err(setup::<()>("KVM_SET_REGS"))?;
+        vcpu.set_regs(&r).map_err(setup("KVM_SET_REGS"))?;
         let apic_base = 0xfee0_0000u64 | 0x800 | 0x400 | if id == 0 { 0x100 } else { 0 };
         let msrs = [
             (0x1b, apic_base),                                  // IA32_APIC_BASE: enabled, x2APIC
@@ -198,16 +197,16 @@ impl Vm {
             (0x832, vector::TIMER as u64 | 2 << 17),            // LVT timer: TSC-deadline mode
         ];
         let entries: Vec<kvm_msr_entry> = msrs.iter().map(|(i, d)| kvm_msr_entry { index: *i, data: *d, ..Default::default() }).collect();
-        let m = Msrs::from_entries(&entries).map_err(|e| KvmError::Memory(format!("MSR list: {e:?}")))?;
-        let n = vcpu.set_msrs(&m).map_err(setup::<()>("KVM_SET_MSRS"))?;
+        let m = Msrs::from_entries(&entries).map_err(|e| VmError::Memory(format!("MSR list: {e:?}")))?;
+        let n = vcpu.set_msrs(&m).map_err(setup("KVM_SET_MSRS"))?;
         if n != entries.len() {
-            return Err(KvmError::Setup {
+            return Err(VmError::Setup {
                 step: "KVM_SET_MSRS (APIC setup)",
                 source: std::io::Error::other(format!("only {n} of {} MSRs accepted (MSR {:#x} refused)", entries.len(), entries[n].index)),
             });
         }
         if id != 0 {
-            vcpu.set_mp_state(kvm_mp_state { mp_state: KVM_MP_STATE_RUNNABLE }).map_err(setup::<()>("KVM_SET_MP_STATE"))?;
+            vcpu.set_mp_state(kvm_mp_state { mp_state: KVM_MP_STATE_RUNNABLE }).map_err(setup("KVM_SET_MP_STATE"))?;
         }
         Ok(vcpu)
     }
@@ -218,8 +217,8 @@ impl SharedPage for Vm {
         self.r64(layout::DATA + s)
     }
 
-    fn set_slot(&self, s: u64, v: u64) -> Result<(), RunError> {
-        self.put_slot(s, v).map_err(|e| RunError::Memory(e.to_string()))
+    fn set_slot(&self, s: u64, v: u64) -> Result<(), SlotError> {
+        self.put_slot(s, v).map_err(|e| SlotError::Memory(e.to_string()))
     }
 
     fn record(&self, k: u64) -> [u64; 3] {

@@ -314,11 +314,9 @@ mod tests {
 
     #[test]
     fn fallback_feature_off_and_l1_only_for_l2() {
-        for tv in [TimerVirt::Off] {
-            let s = serve(&deadline_timer(), Owner::Running(Level::L1), HostTimer { timer_virt: tv, preemption_timer: true });
-            assert_eq!((s.backend, s.fallback), (Backend::PreemptionTimer, Some(Fallback::FeatureUnavailable)));
-            assert!(s.arm_exits());
-        }
+        let s = serve(&deadline_timer(), Owner::Running(Level::L1), HostTimer { timer_virt: TimerVirt::Off, preemption_timer: true });
+        assert_eq!((s.backend, s.fallback), (Backend::PreemptionTimer, Some(Fallback::FeatureUnavailable)));
+        assert!(s.arm_exits());
         let l1only = HostTimer { timer_virt: TimerVirt::L1Only, preemption_timer: true };
         assert_eq!(serve(&deadline_timer(), Owner::Running(Level::L1), l1only).backend, Backend::TimerVirt);
         let s = serve(&deadline_timer(), Owner::Running(Level::L2), l1only);

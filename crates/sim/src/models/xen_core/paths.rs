@@ -94,7 +94,7 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
         if let Some(n) = d.next {
             if self.vcpus[n].pending.is_some() {
                 // Record the scheduler segments on the delivered interrupt's trace.
-                let dl = self.vcpus[n].pending.as_mut().unwrap();
+                let dl = self.vcpus[n].pending.as_mut().expect("the vCPU has a pending interrupt");
                 let end = dl.trace.start + dl.trace.total();
                 let sched_start = now + prefix;
                 if sched_start > end {
@@ -232,7 +232,7 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
                     self.n.exits_wfi += 1;
                     let costs = &self.cfg.costs;
                     let kick = self.c(&costs.twi_update) + self.c(&costs.eret) + self.c(&costs.trap) + self.c(&costs.block);
-                    self.vcpus[v].pending.as_mut().unwrap().trace.push("adaptive-kick (other vCPU leaves WFI, traps, blocks)", kick);
+                    self.vcpus[v].pending.as_mut().expect("the vCPU has a pending interrupt").trace.push("adaptive-kick (other vCPU leaves WFI, traps, blocks)", kick);
                     self.vcpus[u].xs = XState::Blocked;
                     self.pcpus[p].rq.set_runnable(u, false);
                     self.reschedule(p, now, prefix + kick);

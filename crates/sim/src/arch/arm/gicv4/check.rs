@@ -178,8 +178,7 @@ pub fn run(script: &Script) -> CheckReport {
             Item::VlpiConfig { table, vintid, enable, priority } => {
                 step.decoded = format!("vLPI {vintid} configuration in table {table:#x}: priority {priority:#04x}, {}", if enable { "enabled" } else { "disabled" });
                 let b = (priority & 0xfc) | 2 | enable as u8;
-                if let Err(e) = table.checked_add((vintid - FIRST_LPI) as u64).ok_or(()).and_then(|a| gic.mem.write_u8(a, b).map_err(|_| ())) {
-                    let _ = e;
+                if table.checked_add((vintid - FIRST_LPI) as u64).ok_or(()).and_then(|a| gic.mem.write_u8(a, b).map_err(|_| ())).is_err() {
                     step.effects.push("not written: address outside RAM".to_string());
                 }
             }

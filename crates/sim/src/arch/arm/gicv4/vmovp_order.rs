@@ -98,7 +98,7 @@ mod tests {
         let mut t = VmovpOrder::default();
         t.record((0, 0), 2, 1, 5, 1, 0b11);
         t.record((0, 1), 2, 2, 5, 2, 0b11);
-        assert!(matches!(t.record((1, 0), 2, 2, 5, 2, 0b11), None));
+        assert!(t.record((1, 0), 2, 2, 5, 2, 0b11).is_none());
         assert_eq!(t.record((1, 1), 2, 1, 5, 1, 0b11), Some(Violation::VmovpOutOfOrder { its: 1, seq: 1, later: 2 }));
 
         let mut t = VmovpOrder::default();

@@ -5,15 +5,15 @@ use std::path::PathBuf;
 
 use results::LatencyRecorder;
 
-use super::instance::{locate_or_mount, Instance, Tracefs};
-use super::clock::{read_pair, retime, CounterMap, Pair};
-use super::path::{path, pid_filter, Roles, TraceArch, AUX_EVENTS};
-use super::{analyse, Recording, TraceError};
+use crate::tracefs::instance::{locate_or_mount, Instance, Tracefs};
+use crate::tracefs::clock::{read_pair, retime, CounterMap, Pair};
+use crate::tracefs::path::{path, pid_filter, Roles, TraceArch, AUX_EVENTS};
+use crate::tracefs::{analyse, Recording, TraceError};
 use crate::measurement::Threads;
-use crate::runner::{run_bench, run_bench_with};
-use crate::arch::{Arch, Imp};
+use super::{run_bench, run_bench_with};
+use crate::arch::{Arch, Imp, TraceDialect};
 use crate::config::{BenchConfig, BenchKind};
-use crate::error::KvmError;
+use super::DriverError;
 use crate::measurement::Measurement;
 
 /// What `--breakdown` / `--trace` ask for.
@@ -101,7 +101,7 @@ fn p50_p99(m: &Measurement) -> Option<(u64, u64)> {
 
 /// Run `cfg` with a breakdown (see the module doc). Tracing problems found before the run are
 /// errors; the instance is removed whatever happens.
-pub fn run_traced(cfg: &BenchConfig, progress: &dyn Fn(u64), opts: &TraceOptions) -> Result<Measurement, KvmError> {
+pub fn run_traced(cfg: &BenchConfig, progress: &dyn Fn(u64), opts: &TraceOptions) -> Result<Measurement, DriverError> {
     let (fs, mut notes) = preflight(cfg)?;
     let untraced = if opts.measure_overhead { Some(run_bench(cfg, &|_| {})?) } else { None };
     let mut armed: Option<(Instance, Roles, Pair)> = None;

@@ -1,0 +1,144 @@
+//! The kvm crate's layers, checked over its own sources: every `crate::…` path a module names
+//! must lead to its own layer or one below (contracts and data < host services < architectures <
+//! drivers < facade), `config` imports nothing but the guest contract, and `#[cfg(target_arch)]`
+//! appears only in `arch/mod.rs`. A module that imports from a layer above it fails this test
+//! with the file, the line and the two layers.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The layer of a top-level module of the crate (`src/<name>.rs` or `src/<name>/`).
+fn layer(module: &str) -> Option<(u8, &'static str)> {
+    Some(match module {
+        "abi" | "config" | "exit" | "measurement" => (1, "contracts and data"),
+        "host" | "tracefs" | "vfio" => (2, "host services"),
+        "arch" => (3, "architectures"),
+        "runner" | "primitives" => (4, "drivers"),
+        "lib" | "error" => (5, "facade"),
+        _ => return None,
+    })
+}
+
+/// The top-level module a source file belongs to (`src/runner/watch.rs` → `runner`).
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).expect("under src");
+    let first = rel.components().next().expect("a path").as_os_str().to_string_lossy().to_string();
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// The code of a line without its `//` comment (doc comments name modules freely).
+fn code(line: &str) -> &str {
+    match line.find("//") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+/// The top-level modules a source text names through `crate::`, with their line numbers:
+/// `crate::runner::watch`, `use crate::{abi, config::X}` and `<crate::arch::Imp as …>` alike.
+fn crate_paths(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = code(line);
+        let mut rest = code;
+        while let Some(i) = rest.find("crate::") {
+            let before = rest[..i].chars().last();
+            rest = &rest[i + "crate::".len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue; // `some_crate::…`
+            }
+            if let Some(group) = rest.strip_prefix('{') {
+                let inner = &group[..group.find('}').unwrap_or(group.len())];
+                for item in inner.split(',') {
+                    let name: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    if !name.is_empty() {
+                        out.push((n + 1, name));
+                    }
+                }
+            } else {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() {
+                    out.push((n + 1, name));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read src") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every upward import in the sources under `src`, as readable lines; and every edge seen.
+fn check(src: &Path) -> (Vec<String>, BTreeSet<(String, String)>) {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    files.sort();
+    let mut bad = Vec::new();
+    let mut edges = BTreeSet::new();
+    for f in &files {
+        let from = module_of(src, f);
+        let text = std::fs::read_to_string(f).expect("read source");
+        let (from_layer, from_name) = layer(&from).unwrap_or_else(|| panic!("{}: module `{from}` has no layer in tests/layers.rs", f.display()));
+        for (line, to) in crate_paths(&text) {
+            let Some((to_layer, to_name)) = layer(&to) else { continue }; // a re-exported item (`crate::KvmError`)
+            if to != from {
+                edges.insert((from.clone(), to.clone()));
+            }
+            if to_layer > from_layer {
+                bad.push(format!("{}:{line}: `{from}` ({from_name}) imports `crate::{to}` ({to_name}), a layer above it", f.display()));
+            }
+            if from == "config" && to != "config" && to != "abi" {
+                bad.push(format!("{}:{line}: `config` is a leaf (only the guest contract below it), but names `crate::{to}`", f.display()));
+            }
+        }
+        let rel = f.strip_prefix(src).expect("under src");
+        if rel != Path::new("arch/mod.rs") {
+            for (n, l) in text.lines().enumerate() {
+                if code(l).contains("#[cfg(target_arch") {
+                    bad.push(format!("{}:{}: #[cfg(target_arch)] outside arch/mod.rs", f.display(), n + 1));
+                }
+            }
+        }
+    }
+    (bad, edges)
+}
+
+#[test]
+fn no_module_imports_from_a_layer_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (bad, edges) = check(&src);
+    assert!(bad.is_empty(), "upward imports:\n{}", bad.join("\n"));
+    // The scan sees the crate's real structure (so an empty `bad` means something): the drivers
+    // use the architectures, which use the contracts.
+    for (from, to) in [("runner", "arch"), ("arch", "config"), ("primitives", "runner"), ("measurement", "config")] {
+        assert!(edges.contains(&(from.to_string(), to.to_string())), "expected {from} → {to} in {edges:?}");
+    }
+}
+
+#[test]
+fn the_scan_finds_every_form_of_an_upward_import() {
+    let text = "use crate::runner::watch::X;\nuse crate::{abi, arch::Imp};\n// crate::primitives in a comment\nlet a = <crate::arch::Imp as crate::arch::Arch>::NAME;\nuse vfio_ioctls::x; let s = other_crate::y;\n";
+    let names: Vec<(usize, String)> = crate_paths(text);
+    let want = [(1, "runner"), (2, "abi"), (2, "arch"), (4, "arch"), (4, "arch")];
+    assert_eq!(names, want.map(|(n, s)| (n, s.to_string())).to_vec());
+    // And `check` turns such a line into a failure naming file, line and layers.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("config.rs"), "use crate::host::threads::allowed_cpus;\n").expect("write");
+    std::fs::write(dir.path().join("measurement.rs"), "use crate::runner::RunError;\n").expect("write");
+    std::fs::create_dir(dir.path().join("host")).expect("mkdir");
+    std::fs::write(dir.path().join("host/stats.rs"), "#[cfg(target_arch = \"x86_64\")]\nfn f() {}\n").expect("write");
+    let (bad, _) = check(dir.path());
+    assert_eq!(bad.len(), 4, "{bad:#?}");
+    assert!(bad.iter().any(|b| b.contains("config.rs:1: `config` (contracts and data) imports `crate::host` (host services)")), "{bad:#?}");
+    assert!(bad.iter().any(|b| b.contains("`config` is a leaf")), "{bad:#?}");
+    assert!(bad.iter().any(|b| b.contains("measurement.rs:1: `measurement` (contracts and data) imports `crate::runner` (drivers)")), "{bad:#?}");
+    assert!(bad.iter().any(|b| b.contains("stats.rs:1: #[cfg(target_arch)] outside arch/mod.rs")), "{bad:#?}");
+}

@@ -1,0 +1,153 @@
+//! Resource probes: whether this host has what a `needs_<resource>` test needs, and if not, why
+//! not in words a reader can act on. `scripts/test.sh` probes the same resources in shell (it
+//! runs before anything is built) and names them the same way; `resource_names_match_test_sh`
+//! keeps the two lists equal.
+use std::path::Path;
+
+/// Something a test may need from the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// /dev/kvm opens read-write.
+    Kvm,
+    /// The aarch64 cross binutils, with which `armguest`'s build script assembles the guest image.
+    ArmGuest,
+    /// qemu-system-aarch64, and the armguest image.
+    QemuArm,
+    /// qemu-system-aarch64 and the aarch64 cross gcc: the KVM lab boots (with a stand-in irqlab).
+    CrossLab,
+    /// fio on PATH (the live fio import).
+    Fio,
+    /// cyclictest on PATH and allowed to run (rt-tests; the live cyclictest import).
+    Cyclictest,
+    /// cpio(1) on PATH (the lab's initramfs).
+    Cpio,
+}
+
+impl Resource {
+    /// Every resource this crate probes.
+    pub const ALL: [Resource; 7] = [Resource::Kvm, Resource::ArmGuest, Resource::QemuArm, Resource::CrossLab, Resource::Fio, Resource::Cyclictest, Resource::Cpio];
+
+    /// The name in `needs_<name>` modules and in `scripts/test.sh`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Resource::Kvm => "kvm",
+            Resource::ArmGuest => "arm_guest",
+            Resource::QemuArm => "qemu_arm",
+            Resource::CrossLab => "cross_lab",
+            Resource::Fio => "fio",
+            Resource::Cyclictest => "cyclictest",
+            Resource::Cpio => "cpio",
+        }
+    }
+
+    /// Whether `scripts/ensure-deps.sh` installs it (then a CI run without it is a failure, not
+    /// a skip). /dev/kvm is the host's, and cpio the system's, not the project's.
+    pub fn installed_by_project(self) -> bool {
+        !matches!(self, Resource::Kvm | Resource::Cpio)
+    }
+}
+
+/// Why a resource is missing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Missing {
+    /// A program is not on PATH.
+    #[error("needs {program} on PATH ({hint})")]
+    Program { program: &'static str, hint: &'static str },
+    /// A device or file does not open.
+    #[error("needs {what}: {why}")]
+    Unusable { what: &'static str, why: String },
+}
+
+/// Whether `program` is an executable file in one of PATH's directories.
+pub fn on_path(program: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|d| is_executable(&d.join(program)))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+fn program(program: &'static str, hint: &'static str) -> Result<(), Missing> {
+    if on_path(program) {
+        Ok(())
+    } else {
+        Err(Missing::Program { program, hint })
+    }
+}
+
+/// Whether this host has `r`, and if not, why not.
+pub fn probe(r: Resource) -> Result<(), Missing> {
+    match r {
+        Resource::Kvm => std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| Missing::Unusable { what: "/dev/kvm", why: e.to_string() }),
+        Resource::ArmGuest => program("aarch64-linux-gnu-as", "binutils-aarch64-linux-gnu; scripts/ensure-deps.sh installs it"),
+        Resource::QemuArm => {
+            program("qemu-system-aarch64", "qemu-system-arm; scripts/ensure-deps.sh installs it")?;
+            probe(Resource::ArmGuest)
+        }
+        Resource::CrossLab => {
+            program("qemu-system-aarch64", "qemu-system-arm; scripts/ensure-deps.sh installs it")?;
+            program("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu; scripts/ensure-deps.sh installs it")
+        }
+        Resource::Fio => program("fio", "scripts/ensure-deps.sh installs it"),
+        Resource::Cyclictest => {
+            program("cyclictest", "rt-tests; scripts/ensure-deps.sh installs it")?;
+            // Installed is not enough: it needs to be allowed to set up its timer thread here.
+            let o = std::process::Command::new("cyclictest").args(["-l", "2", "-i", "200", "-q"]).output();
+            match o {
+                Ok(o) if o.status.success() => Ok(()),
+                Ok(o) => Err(Missing::Unusable { what: "cyclictest", why: String::from_utf8_lossy(&o.stderr).trim().to_string() }),
+                Err(e) => Err(Missing::Unusable { what: "cyclictest", why: e.to_string() }),
+            }
+        }
+        Resource::Cpio => program("cpio", "the cpio package"),
+    }
+}
+
+/// The first line of a `needs_<resource>` test: fails the test, saying what is missing, when the
+/// host lacks `r` (the test is `#[ignore]`d, so this happens only when it is run by hand or by
+/// `scripts/test.sh` after its own probe said yes).
+pub fn require(r: Resource) {
+    if let Err(why) = probe(r) {
+        panic!("this test {why}; `scripts/test.sh` lists it as skipped where {} is missing", r.name());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_is_found_only_on_path() {
+        assert!(on_path("sh"), "every test host has sh");
+        assert!(!on_path("irqlab-no-such-program"));
+        assert_eq!(program("irqlab-no-such-program", "hint").unwrap_err().to_string(), "needs irqlab-no-such-program on PATH (hint)");
+    }
+
+    #[test]
+    fn require_fails_naming_the_resource() {
+        // Whichever resources this host lacks, requiring one fails with its name and reason.
+        for r in Resource::ALL {
+            let got = std::panic::catch_unwind(|| require(r));
+            assert_eq!(got.is_ok(), probe(r).is_ok(), "{}", r.name());
+            if let Err(p) = got {
+                let msg = p.downcast_ref::<String>().cloned().unwrap_or_default();
+                assert!(msg.contains("needs") && msg.contains(r.name()), "{msg}");
+            }
+        }
+    }
+
+    /// The resources here are the ones `scripts/test.sh` probes, under the same names, and the
+    /// ones it fails on with CI set are the ones the project installs.
+    #[test]
+    fn resource_names_match_test_sh() {
+        let sh = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/test.sh")).expect("scripts/test.sh");
+        let installed = sh.lines().find_map(|l| l.strip_prefix("installed_by_project=\"")).expect("installed_by_project= in test.sh");
+        let installed: Vec<&str> = installed.trim_end_matches('"').split(' ').collect();
+        for r in Resource::ALL {
+            assert!(sh.contains(&format!("has_{}()", r.name())), "scripts/test.sh has no has_{}()", r.name());
+            assert_eq!(installed.contains(&r.name()), r.installed_by_project(), "{}", r.name());
+        }
+    }
+}
