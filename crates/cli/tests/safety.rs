@@ -309,6 +309,14 @@ fn a_closed_stdout_is_exit_2_when_output_would_be_lost() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", err(&o));
+        // `/dev/null` opened read-write, as Python's `subprocess.DEVNULL`, daemon(3) and CI
+        // runners give it, is a working stdout too (issue 36: it was taken for a closed one).
+        let o = Command::new("bash")
+            .args(["-c", &format!("exec {} {cmd} 1<>/dev/null", env!("CARGO_BIN_EXE_irqlab"))])
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "1<>/dev/null: {}", err(&o));
     }
 }
 
