@@ -3,16 +3,21 @@
 //! list what did not pair; then the verdicts (issue 25): per statistic B/A with its interval at
 //! `--confidence` and one word — faster, slower, no difference resolvable — with what would
 //! resolve `--effect`, and the KS test on the whole distribution (`results::stats`,
-//! `report::verdict_table`). Exit status 1 when nothing pairs; 4 with `--fail-on slower[:STAT]`
-//! when B is resolvably slower on that statistic (any statistic without `:STAT`) in any pair —
-//! judged at Bonferroni's level over every verdict the gate checks, so that noise trips the gate
-//! with probability below 1 − confidence, not once per statistic. `irqlab compare RESULT --by
-//! PARAM=A,B` answers a question of one result instead (`cmd_compare_by`).
+//! `report::verdict_table`). Exit status 1 when nothing pairs. With `--fail-on slower[:STAT]`
+//! (`results::stats::gate`, issue 36): 4 when B is resolvably slower on a gated statistic
+//! (one-sided, Bonferroni over the checks that can trip); 5 when something the gate covers could
+//! not be compared — nothing paired, a configuration without a partner or failed on either side,
+//! a class in one side only, `slower:STAT` without an interval — each named, so the gate never
+//! passes by accident; 0 only when everything gated was checked. A one-run-per-side comparison
+//! cannot see run-to-run variance, so the gate refuses it (exit 2) unless `--single-run` says
+//! that is understood. `irqlab compare RESULT --by PARAM=A,B` answers a question of one result
+//! instead (`cmd_compare_by`).
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use report::compare_table::{compare_output, CompareFormat};
 use report::verdict_table::{verdict_json, verdict_text, VerdictOptions};
+use results::stats::gate::GateOutcome;
 
 use crate::term::{note, out, out_data};
 use crate::cmd_report::UnitArg;
@@ -37,8 +42,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PARAM=BASELINE,VARIANT[,…]", value_parser = crate::cmd_compare_by::parse_by)]
     pub by: Option<(String, Vec<String>)>,
     /// With --by: a statistic to answer (repeatable; default mean, p50, p99, p99.9), or
-    /// `figure:NAME`.
-    #[arg(long = "stat", value_name = "STAT", requires = "by")]
+    /// `figure:NAME`. Validated always; refused without --by.
+    #[arg(long = "stat", value_name = "STAT")]
     pub stats: Vec<String>,
     /// Rename a parameter key of A to B's name before pairing, e.g.
     /// `--map workload.period_us=period_us` (repeatable).
@@ -60,6 +65,10 @@ pub struct CompareArgs {
     /// `slower:p99` (that statistic: mean, min, p50, p90, p99, p99.9, p99.99, max, warm_max).
     #[arg(long, value_name = "slower[:STAT]", value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
+    /// Let --fail-on gate a comparison with one run per side, knowing that it cannot see
+    /// run-to-run variance (a host's boot-to-boot offset reads as a difference).
+    #[arg(long, requires = "fail_on")]
+    pub single_run: bool,
 }
 
 /// `--fail-on slower[:STAT]`.
@@ -102,6 +111,10 @@ fn parse_map(s: &str) -> Result<(String, String), String> {
 }
 
 pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
+    crate::cmd_compare_by::check_stats(&a.stats)?;
+    if a.by.is_none() && !a.stats.is_empty() {
+        return Err(CliError(format!("--stat {}: only answered with --by PARAM=A,B (the side-by-side table shows every statistic)", a.stats[0])));
+    }
     let b = match (&a.by, &a.b) {
         (Some(by), _) => return crate::cmd_compare_by::run(&a.a, by, &a.stats, a.unit.into()),
         (None, Some(b)) => b.clone(),
@@ -128,21 +141,67 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
     }
     if o.nothing_paired() {
         note(&format!("irqlab: compare: no configuration of {} pairs with one of {}\n", a.a.display(), b.display()));
+        if a.fail_on.is_some() {
+            note("irqlab: compare: --fail-on could not check anything (exit 5)\n");
+            return Ok(Outcome::Unchecked);
+        }
         return Ok(Outcome::Partial);
     }
     if let Some(f) = &a.fail_on {
-        // Bonferroni's level over every verdict the gate checks (results::stats::gate).
-        let g = results::stats::gate::slower(&ra, &rb, &o.comparison, a.confidence, f.stat.as_deref(), &verdicts).map_err(|e| CliError(e.to_string()))?;
-        if !g.slower.is_empty() {
-            note(&format!(
-                "irqlab: compare: B is resolvably slower (each of {} checks at {:.4} confidence, {} overall): {}\n",
-                g.checked,
-                g.level,
-                a.confidence,
-                results::escape_control(&g.slower.join("; "))
-            ));
-            return Ok(Outcome::Regression);
-        }
+        return gate(&a, f, &ra, &rb, &b, &o.comparison, &verdicts, opts.confidence);
     }
     Ok(Outcome::Ok)
+}
+
+/// `--fail-on slower[:STAT]`: exit 4 slower, 5 unchecked, 0 when all gated was checked.
+#[allow(clippy::too_many_arguments)]
+fn gate(
+    a: &CompareArgs,
+    f: &FailOn,
+    ra: &results::RunResult,
+    rb: &results::RunResult,
+    b: &std::path::Path,
+    comparison: &results::Comparison,
+    verdicts: &results::stats::pairs::Verdicts,
+    conf: results::stats::Confidence,
+) -> Result<Outcome, CliError> {
+    let single: Vec<&str> = verdicts.classes.iter().filter(|c| c.runs_a < 2 || c.runs_b < 2).map(|c| c.config.as_str()).collect();
+    if !single.is_empty() && !a.single_run {
+        let file = if verdicts.classes.iter().any(|c| c.runs_a < 2) { a.a.display().to_string() } else { b.display().to_string() };
+        return Err(CliError(format!(
+            "--fail-on: {file} has one run of `{}`: a verdict from one run per side cannot see run-to-run variance (every host's state moves between runs); repeat the runs (`run --repeat N`, `sim --seeds N`), or give --single-run to gate on the within-run intervals anyway",
+            results::escape_control(single[0])
+        )));
+    }
+    let g = results::stats::gate::gate(ra, rb, comparison, verdicts, f.stat.as_deref(), conf).map_err(|e| CliError(e.to_string()))?;
+    let list = |v: &[String]| results::escape_control(&v.join("; "));
+    if !g.not_checked.is_empty() {
+        note(&format!("irqlab: compare: --fail-on did not check (no interval for this data): {}\n", list(&g.not_checked)));
+    }
+    if !g.table_only.is_empty() {
+        note(&format!(
+            "irqlab: compare: slower in the table at {} but not at the gate's corrected level {:.4} (one-sided, {} checks): {}\n",
+            conf.level(),
+            g.level,
+            g.checks,
+            list(&g.table_only)
+        ));
+    }
+    match g.outcome {
+        GateOutcome::Unchecked => {
+            note(&format!("irqlab: compare: --fail-on could not check everything it gates (exit 5): {}\n", list(&g.unchecked)));
+            Ok(Outcome::Unchecked)
+        }
+        GateOutcome::Slower => {
+            note(&format!(
+                "irqlab: compare: B is resolvably slower ({} one-sided checks, each at {:.4} two-sided, {} overall): {}\n",
+                g.checks,
+                g.level,
+                conf.level(),
+                list(&g.slower)
+            ));
+            Ok(Outcome::Regression)
+        }
+        GateOutcome::Pass => Ok(Outcome::Ok),
+    }
 }

@@ -20,6 +20,9 @@ pub fn parse_by(s: &str) -> Result<(String, Vec<String>), String> {
     if param.trim().is_empty() || values.len() < 2 || values.iter().any(String::is_empty) {
         return Err(format!("expected PARAM=BASELINE,VARIANT[,…] (a baseline and at least one variant), got `{s}`"));
     }
+    if let Some((i, v)) = values.iter().enumerate().find(|(i, v)| values[..*i].contains(v)) {
+        return Err(format!("value `{v}` is given twice (#{}) in `{s}`; each value once", i + 1));
+    }
     Ok((param.trim().to_string(), values))
 }
 
@@ -48,14 +51,42 @@ fn resolve_param(r: &results::RunResult, name: &str) -> Result<String, CliError>
     }
 }
 
-pub fn run(path: &Path, by: &(String, Vec<String>), stats: &[String], unit: results::LatencyUnit) -> Result<Outcome, CliError> {
-    let r = results::read_json(path)?;
-    let param = resolve_param(&r, &by.0)?;
+/// Every `--stat` a known statistic or `figure:NAME`, each once; checked whether or not --by is
+/// given, so a typo is never silently ignored (issue 36).
+pub fn check_stats(stats: &[String]) -> Result<(), CliError> {
     for (i, s) in stats.iter().enumerate() {
         if !sim::scenario::question::question_stat_ok(s) {
             return Err(CliError(format!("--stat `{s}` (#{}): expected one of {} or figure:NAME", i + 1, sim::scenario::LATENCY_STATS.join(", "))));
         }
+        if stats[..i].contains(s) {
+            return Err(CliError(format!("--stat `{s}` is given twice (#{}); each statistic once", i + 1)));
+        }
     }
+    Ok(())
+}
+
+/// Each `figure:NAME` names a figure some configuration of the result has.
+fn check_figures(r: &results::RunResult, path: &Path, stats: &[String]) -> Result<(), CliError> {
+    let known: std::collections::BTreeSet<&str> = r.configs.iter().flat_map(|c| c.figures.keys().map(String::as_str)).collect();
+    for s in stats {
+        if let Some(name) = s.strip_prefix("figure:").filter(|n| !known.contains(n)) {
+            let list: Vec<&str> = known.iter().copied().collect();
+            return Err(CliError(format!(
+                "--stat {s}: {} has no figure `{name}` (its figures: {}){}",
+                path.display(),
+                if list.is_empty() { "none".into() } else { list.join(", ") },
+                sim::scenario::did_you_mean(name, list.iter().copied())
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub fn run(path: &Path, by: &(String, Vec<String>), stats: &[String], unit: results::LatencyUnit) -> Result<Outcome, CliError> {
+    let r = results::read_json(path)?;
+    let param = resolve_param(&r, &by.0)?;
+    check_stats(stats)?;
+    check_figures(&r, path, stats)?;
     let q = Question {
         title: format!("What does changing `{param}` from {} to {} do?", by.1[0], by.1[1..].join(" / ")),
         param,
@@ -86,7 +117,7 @@ mod tests {
     fn by_needs_a_baseline_and_a_variant() {
         assert_eq!(parse_by("vwfi=trap,native").unwrap(), ("vwfi".into(), vec!["trap".into(), "native".into()]));
         assert_eq!(parse_by("a.b=1, 2,3").unwrap().1, ["1", "2", "3"]);
-        for bad in ["vwfi", "vwfi=trap", "=a,b", "vwfi=a,", "vwfi=,b"] {
+        for bad in ["vwfi", "vwfi=trap", "=a,b", "vwfi=a,", "vwfi=,b", "vwfi=trap,native,trap", "vwfi=a, a"] {
             assert!(parse_by(bad).is_err(), "{bad}");
         }
     }

@@ -4,6 +4,12 @@
 //! `result.csv`, together) into `--out` (default `out/import-FORMAT`), never over an earlier
 //! result without `--force`, and never over an input file. Bad input exits 2 naming the file and
 //! the line or key.
+//!
+//! Repetitions must be distinct runs (issue 36): the same content given twice (one file named
+//! twice, or a copy) would count one run as several and make every between-run interval look
+//! certain, so it is refused, naming both files — refused rather than counted once, because a
+//! command line that repeats a file is a mistake whose intent cannot be guessed. irqlab results
+//! of different kinds (predicted and measured) are not repetitions of one experiment either.
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -46,6 +52,34 @@ pub struct ImportArgs {
     pub list: bool,
 }
 
+/// Refuse repetitions that are the same run: equal content, or (format `irqlab`) results of
+/// different kinds. Errors name both files.
+fn distinct_runs(format: &str, files: &[(String, String)]) -> Result<(), CliError> {
+    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::with_capacity(files.len());
+    for (name, text) in files {
+        if let Some(first) = seen.insert(text.as_str(), name.as_str()) {
+            return Err(CliError(format!(
+                "{name}: same content as {first}; repetitions must be distinct runs (one run given twice would count as two and make the between-run spread look smaller than it is)"
+            )));
+        }
+    }
+    if format == "irqlab" {
+        let kind = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok().and_then(|j| j["meta"]["kind"].as_str().map(str::to_string));
+        let mut first: Option<(&str, String)> = None;
+        for (name, text) in files {
+            let Some(k) = kind(text) else { continue };
+            match &first {
+                None => first = Some((name, k)),
+                Some((f, fk)) if *fk != k => {
+                    return Err(CliError(format!("{name} is a {k} result but {f} is {fk}: a model's prediction and a measurement are not repetitions of one experiment; compare them with `irqlab compare` instead")));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
     if a.list {
         let w = FORMATS.iter().map(|f| f.name.len()).max().unwrap_or(0);
@@ -61,6 +95,7 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
         let text = results::read_text_capped(p, results::MAX_RESULT_BYTES).map_err(|e| CliError(e.to_string()))?;
         files.push((p.display().to_string(), text));
     }
+    distinct_runs(&format, &files)?;
     let mut params = Vec::new();
     for p in &a.params {
         let (k, v) = p.split_once('=').filter(|(k, _)| !k.is_empty()).ok_or_else(|| CliError(format!("--param {p}: expected KEY=VALUE")))?;

@@ -176,8 +176,9 @@ pub struct Common {
     /// Output directory [default: out/run-<bench>, or out/<matrix name>].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Replace the results already in the output directory (and a --samples-out file irqlab did
-    /// not write). A run in which every point fails replaces nothing, --force or not.
+    /// Replace the results already in the output directory. Applies to --out only: a
+    /// --samples-out file irqlab did not write (another run's result.csv, say) is never
+    /// replaced. A run in which every point fails replaces nothing, --force or not.
     #[arg(long)]
     pub force: bool,
     /// Run every point N times, each in a fresh VM, in N rounds over the points (a matrix's A and
@@ -283,7 +284,9 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         flag: "--samples-out",
         path: p,
         inputs: &inputs,
-        force: c.force,
+        // --force is for --out (issue 36): it must not let the samples overwrite a file of
+        // another run; an earlier samples file of irqlab's is replaced without it.
+        force: false,
         kind: crate::output::file::Artefact::Samples,
     });
     if let Some(t) = &samples_target {

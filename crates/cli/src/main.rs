@@ -14,7 +14,8 @@
 //! Exit status: 0 on success, 1 when some configurations failed (the others' results are still
 //! written), 2 on unusable input (bad flags, bad scenario file, unreadable result), 3 when
 //! `irqlab run --stop-above` stopped a measurement at a sample above its threshold, 4 when
-//! `irqlab compare --fail-on slower` finds B resolvably slower.
+//! `irqlab compare --fail-on slower` finds B resolvably slower, 5 when that gate could not check
+//! something it covers (a failed configuration, a class in one side only, nothing paired).
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -86,6 +87,9 @@ pub enum Outcome {
     Stopped,
     /// `irqlab compare --fail-on slower` found B resolvably slower.
     Regression,
+    /// `irqlab compare --fail-on` could not check something it gates (a failed configuration, a
+    /// class in one side only, nothing paired): exit 5, never a pass.
+    Unchecked,
 }
 
 /// A subcommand error: printed as `irqlab: <message>`, exit status 2.
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Partial) => ExitCode::from(1),
         Ok(Outcome::Stopped) => ExitCode::from(3),
         Ok(Outcome::Regression) => ExitCode::from(4),
+        Ok(Outcome::Unchecked) => ExitCode::from(5),
         Err(CliError(msg)) => {
             term::note(&format!("irqlab: {msg}\n"));
             ExitCode::from(2)

@@ -30,26 +30,29 @@ pub fn escape_controls(s: &str) -> Cow<'_, str> {
 
 /// Was stdout closed when irqlab started (`irqlab report R -o - >&-`)? Rust's runtime reopens a
 /// closed descriptor 0–2 on `/dev/null` before `main` (std `sys::pal::unix::init`,
-/// `sanitize_standard_fds`, read for Rust 1.90), so the output would vanish with exit 0. Such a
-/// descriptor is told apart by how it was opened: `/dev/null` read-write (`O_RDWR`), where a
-/// shell's `>/dev/null` opens it write-only. A descriptor that is not open at all counts too.
+/// `sanitize_standard_fds`, read for Rust 1.90), so the output would vanish with exit 0. After
+/// that reopening a closed stdout cannot be told from a `/dev/null` opened read-write on purpose
+/// (Python's `subprocess.DEVNULL`, daemon(3), CI runners: a working stdout, issue 36), so the
+/// descriptor is looked at before Rust's runtime touches it: by a function in `.init_array`, which
+/// the C runtime calls before `main` and so before `lang_start` sanitises the descriptors.
 fn stdout_is_lost() -> bool {
-    static LOST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *LOST.get_or_init(stdout_was_closed)
+    STDOUT_CLOSED_AT_START.load(Ordering::Relaxed)
 }
 
-fn stdout_was_closed() -> bool {
-    use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
+/// Set by [`probe_stdout_at_start`] when descriptor 1 was not open as the process started.
+static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn probe_stdout_at_start() {
     // SAFETY: F_GETFL on a descriptor number only reads the descriptor's flags; no memory is passed.
-    let flags = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFL) };
-    if flags == -1 {
-        return true;
+    if unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFL) } == -1 {
+        STDOUT_CLOSED_AT_START.store(true, Ordering::Relaxed);
     }
-    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else { return true };
-    let (Ok(out), Ok(null)) = (std::fs::File::from(fd).metadata(), std::fs::metadata("/dev/null")) else { return false };
-    out.rdev() == null.rdev() && out.dev() == null.dev() && out.ino() == null.ino() && flags & libc::O_ACCMODE == libc::O_RDWR
 }
+
+#[used]
+#[cfg_attr(any(target_os = "linux", target_os = "android", target_os = "freebsd"), link_section = ".init_array")]
+#[cfg_attr(target_vendor = "apple", link_section = "__DATA,__mod_init_func")]
+static PROBE_STDOUT: extern "C" fn() = probe_stdout_at_start;
 
 fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {

@@ -48,3 +48,71 @@ fn verdicts_flags_and_the_gate() {
         assert!(err.contains(flag) && err.contains(says), "{flag} {value}: {err}");
     }
 }
+
+/// Issue 36: `--fail-on` exits 5, naming what it could not check, when B failed, lost its class
+/// or nothing pairs; one run per side needs `--single-run`; `--stat`, `--by` values and
+/// `figure:` are validated whether or not they are used.
+#[test]
+fn the_gate_cannot_pass_by_accident_and_every_flag_is_validated() {
+    let t = tempfile::tempdir().unwrap();
+    let a = sim(t.path(), "a", "1", &[]);
+    let text = std::fs::read_to_string(&a).unwrap();
+    let edit = |name: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let mut j: serde_json::Value = serde_json::from_str(&text).unwrap();
+        f(&mut j);
+        let p = t.path().join(name);
+        std::fs::write(&p, serde_json::to_string(&j).unwrap()).unwrap();
+        p.display().to_string()
+    };
+    let failed = edit("failed.json", &|j| {
+        let c = &mut j["configs"][0];
+        c["error"] = "guest did not boot".into();
+        c["classes"] = serde_json::json!({});
+        c.as_object_mut().unwrap().remove("repetitions");
+    });
+    let no_class = edit("noclass.json", &|j| {
+        let c = &mut j["configs"][0];
+        c["classes"] = serde_json::json!({});
+        c.as_object_mut().unwrap().remove("repetitions");
+    });
+    let renamed = edit("renamed.json", &|j| {
+        let c = &mut j["configs"][0];
+        let classes = c["classes"].as_object().unwrap().clone();
+        let (k, v) = classes.iter().next().unwrap();
+        c["classes"] = serde_json::json!({ format!("{k}-other"): v });
+        c.as_object_mut().unwrap().remove("repetitions");
+        j["configs"][0]["name"] = "something else".into();
+        j["configs"][0]["params"] = serde_json::json!({"x": "1"});
+    });
+    for (b, why) in [(&failed, "did not boot"), (&no_class, "no latency class"), (&renamed, "only in")] {
+        for gate in ["slower", "slower:p50"] {
+            let o = irqlab(&["compare", &a, b, "--fail-on", gate, "--single-run"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(5), "{b} {gate}: {err}");
+            assert!(err.contains("could not check") && err.contains(why), "{b} {gate}: {err}");
+        }
+    }
+    // one run per side: the gate needs repetitions or an explicit --single-run
+    let single = t.path().join("single");
+    let o = irqlab(&["sim", "demo-timer-inject", "--out", single.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success());
+    let s = single.join("result.json").display().to_string();
+    let o = irqlab(&["compare", &s, &s, "--fail-on", "slower"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--single-run"));
+    let o = irqlab(&["compare", &s, &s, "--fail-on", "slower", "--single-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // --stat validated without --by; repeated --by values and unknown figures refused
+    for (args, says) in [
+        (vec!["compare", &a, &a, "--stat", "bogus"], "--stat"),
+        (vec!["compare", &a, &a, "--stat", "p99"], "--by"),
+        (vec!["compare", &a, "--by", "idle=trap,native,trap"], "twice"),
+        (vec!["compare", &a, "--by", "idle=trap,native", "--stat", "p99", "--stat", "p99"], "twice"),
+        (vec!["compare", &a, "--by", "idle=trap,native", "--stat", "figure:bogus"], "figure"),
+    ] {
+        let o = irqlab(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -19,7 +19,8 @@
 //!   imported, and the comparison says the verdict could not be given and why (exit 1).
 //!
 //! Exit: 0 a verdict (no resolvable regression, or no `--fail-on`); 4 with `--fail-on` and B
-//! resolvably slower; 2 bad input, nothing booted; 1 a side failed or nothing paired.
+//! resolvably slower; 5 the gate could not check something it covers (named; as `irqlab compare`);
+//! 2 bad input, nothing booted; 1 a side failed or nothing paired.
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
@@ -583,26 +584,33 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
                 1
             } else {
                 let stat = a.fail_on.as_ref().and_then(|f| f.stat.clone());
-                let g = results::stats::gate::slower(
-                    ra,
-                    rb,
-                    &o.comparison,
-                    a.confidence,
-                    stat.as_deref(),
-                    &v,
-                )
-                .map_err(|e| AbError::Compare(e.to_string()))?;
-                let regress = !g.slower.is_empty();
-                doc["verdict"] = serde_json::json!({"given": true, "slower": g.slower, "checked": g.checked, "level": g.level, "fail_on": a.fail_on.as_ref().map(|f| f.stat.as_deref().map(|st| format!("slower:{st}")).unwrap_or_else(|| "slower".into()))});
-                text += &if regress {
-                    format!("verdict: B is resolvably slower (each of {} checks at {:.4} confidence): {}\n", g.checked, g.level, results::escape_control(&g.slower.join("; ")))
-                } else {
-                    format!("verdict: B is not resolvably slower on {} ({} checks at {:.4} confidence each)\n", stat.as_deref().unwrap_or("any statistic"), g.checked, g.level)
-                };
-                if regress && a.fail_on.is_some() {
-                    4
-                } else {
-                    0
+                // The same gate as `irqlab compare --fail-on` (results::stats::gate): one-sided,
+                // corrected for the checks that can trip, and never a pass when something it
+                // covers could not be compared.
+                let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Compare(e.to_string()))?;
+                let g = results::stats::gate::gate(ra, rb, &o.comparison, &v, stat.as_deref(), conf)
+                    .map_err(|e| AbError::Compare(e.to_string()))?;
+                use results::stats::gate::GateOutcome;
+                doc["verdict"] = serde_json::json!({"given": g.outcome != GateOutcome::Unchecked, "slower": g.slower, "unchecked": g.unchecked, "not_checked": g.not_checked, "table_only": g.table_only, "checks": g.checks, "level": g.level, "fail_on": a.fail_on.as_ref().map(|f| f.stat.as_deref().map(|st| format!("slower:{st}")).unwrap_or_else(|| "slower".into()))});
+                for n in &g.not_checked {
+                    text += &format!("note: not gated (no interval for this data): {}\n", results::escape_control(n));
+                }
+                for n in &g.table_only {
+                    text += &format!("note: slower in the table but not at the gate's corrected level: {}\n", results::escape_control(n));
+                }
+                match g.outcome {
+                    GateOutcome::Unchecked => {
+                        text += &format!("verdict: not given: the gate could not check: {}\n", results::escape_control(&g.unchecked.join("; ")));
+                        5
+                    }
+                    GateOutcome::Slower => {
+                        text += &format!("verdict: B is resolvably slower ({} one-sided checks, each interval at {:.4}): {}\n", g.checks, g.level, results::escape_control(&g.slower.join("; ")));
+                        if a.fail_on.is_some() { 4 } else { 0 }
+                    }
+                    GateOutcome::Pass => {
+                        text += &format!("verdict: B is not resolvably slower on {} ({} one-sided checks, each interval at {:.4})\n", stat.as_deref().unwrap_or("any statistic"), g.checks, g.level);
+                        0
+                    }
                 }
             }
         }

@@ -167,8 +167,8 @@ fn table_rows(a: &Answer, unit: LatencyUnit) -> (Vec<String>, Vec<Vec<String>>) 
         head.push("VARIANT".into());
     }
     head.extend(["STAT".into(), format!("{} = {}", short(&q.param), q.baseline), "variant".into(), "CHANGE".into(), "REL".into(), format!("VERDICT [ratio, {:.0} %]", crate::answer::ANSWER_CONFIDENCE * 100.0)]);
-    if !many_variants {
-        head[3] = format!("{} = {}", short(&q.param), q.variants[0]);
+    if let (false, Some(v)) = (many_variants, q.variants.first()) {
+        head[3] = format!("{} = {}", short(&q.param), v);
     }
     if folded {
         let n = head.len();

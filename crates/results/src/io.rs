@@ -27,6 +27,13 @@ pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> 
         return Err(ResultsError::SchemaVersion { what: what.into(), found: version, expected: SCHEMA_VERSION });
     }
     let r: RunResult = serde_json::from_value(value).map_err(|e| parse(e.to_string()))?;
+    // A stored question needs a baseline and a variant to be answered (issue 36: one without
+    // variants made `report` panic).
+    for (i, q) in r.questions.iter().enumerate() {
+        if q.variants.is_empty() || q.baseline.is_empty() || q.param.is_empty() {
+            return Err(parse(format!("questions[{i}] (`{}`): needs a `param`, a `baseline` and at least one of `variants`", q.title)));
+        }
+    }
     for c in &r.configs {
         for (class, l) in &c.classes {
             l.histogram(class).map_err(|e| parse(format!("configuration `{}`: {e}", c.name)))?;

@@ -36,8 +36,11 @@ pub fn write_files(dir: &Path, r: &RunResult, inputs: &[PathBuf]) -> Result<Path
 }
 
 /// Refuse, before anything runs, an output directory irqlab could not replace as a whole.
+/// Takes the directory's lock ([`super::lock`]) for the rest of the process: a second writer is
+/// refused here, before it does any work.
 pub fn check_output_dir(dir: &Path, inputs: &[PathBuf]) -> Result<(), OutputError> {
     let real = resolve(dir).map_err(|e| OutputError::io(FLAG, dir, "resolve it", e))?;
+    super::lock::lock_dir(&real, dir, FLAG, false)?;
     existing_entries(dir, &real, inputs).map(|_| ())
 }
 
@@ -140,6 +143,7 @@ fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> R
         return Err(OutputError::Unusable { flag: FLAG.into(), path: dir.into(), why: "is not a directory irqlab can replace".into() });
     };
     std::fs::create_dir_all(parent).map_err(|e| OutputError::io(FLAG, dir, "create its parent directory", e))?;
+    super::lock::lock_dir(&real, dir, FLAG, false)?;
     sweep_stale(parent);
     // A concurrent first write may create the directory between our look and our rename: then
     // look again and swap with it.
@@ -218,7 +222,7 @@ mod tests {
     use super::*;
 
     fn names(d: &Path) -> Vec<String> {
-        let mut v: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut v: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| !n.starts_with(".irqlab-lock-")).collect();
         v.sort();
         v
     }

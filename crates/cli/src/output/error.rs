@@ -10,7 +10,7 @@ pub enum OutputError {
     #[error("{flag} {path}: is an input of this command ({input}); irqlab never writes over its inputs, give another {flag}")]
     IsInput { flag: String, path: PathBuf, input: PathBuf },
     /// An existing file that irqlab did not write.
-    #[error("{flag} {path}: exists and is not an irqlab {what}; give another {flag}, or --force to replace it")]
+    #[error("{flag} {path}: exists and is not an irqlab {what}; give another {flag}{}", force_hint(.flag))]
     Foreign { flag: String, path: PathBuf, what: &'static str },
     /// The file or directory has no write permission for its owner.
     #[error("{flag} {path}: is write-protected (mode {mode:04o}); irqlab leaves it alone: make it writable (chmod u+w) or give another {flag}")]
@@ -35,4 +35,9 @@ impl OutputError {
         };
         OutputError::Io { flag: flag.into(), path: path.into(), step: step.into(), hint, source }
     }
+}
+
+/// `--force` replaces a foreign file for every flag but `--samples-out` (it is `--out`'s).
+fn force_hint(flag: &str) -> &'static str {
+    if flag == "--samples-out" { " (--force applies to --out only)" } else { ", or --force to replace it" }
 }

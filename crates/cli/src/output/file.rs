@@ -181,6 +181,7 @@ pub fn write(t: &Target, bytes: &[u8]) -> Result<(), OutputError> {
     };
     let dir = real.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
     std::fs::create_dir_all(&dir).map_err(|e| io_err("create its directory", e))?;
+    super::lock::wait_for_dir_writer(&dir, t.path, t.flag)?;
     sweep_stale(&dir);
     let tmp = temp_name(&dir);
     let mode = old.as_ref().map_or(0o666, |m| m.mode() & 0o7777);

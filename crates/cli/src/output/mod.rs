@@ -3,7 +3,7 @@
 //! `run --samples-out`, `calibrate -o`, `fit -o`), directory names taken from files
 //! ([`names`]), and the result printed on stdout. One module so that every command refuses the
 //! same things: its own inputs, files irqlab did not write (unless `--force`), write-protected
-//! targets, names that escape `out/`.
+//! targets, names that escape `out/`, and a second writer of one output directory ([`lock`]).
 use clap::ValueEnum;
 use results::RunResult;
 
@@ -13,6 +13,7 @@ use crate::CliError;
 pub mod dir;
 pub mod error;
 pub mod file;
+pub mod lock;
 pub mod names;
 
 pub use dir::{check_output_dir, write_files};

@@ -13,6 +13,8 @@
 //!   two sides' intervals, across repetitions from the between-run spread;
 //! - [`power`]: how many samples or repetitions would resolve a given effect;
 //! - [`pairs`]: the verdicts of every paired class of a comparison, and what did not pair;
+//! - [`gate`]: the one-sided regression gate of `compare --fail-on`, which names what it
+//!   could not check instead of passing;
 //! - [`ks`]: the two-sample Kolmogorov–Smirnov test on whole distributions.
 //!
 //! Special functions (binomial and normal quantiles, Student's t) come from `statrs`; the

@@ -37,7 +37,13 @@ pub enum DistError {
     LogNormalOrder(f64, f64),
     #[error("empirical distribution needs at least one value")]
     EmptyEmpirical,
+    #[error("lognormal needs p99_ns / median_ns at most {MAX_LOGNORMAL_SPREAD:e} (a tail the model can compute), got median {0:e}, p99 {1:e}")]
+    LogNormalSpread(f64, f64),
 }
+
+/// Largest p99 / median of a lognormal cost: σ ≤ ln(1e6)/z₀.₉₉ ≈ 5.9. A median of 1e-300 ns
+/// with any real p99 gave σ ≈ 300, whose mean e^(μ+σ²/2) is infinite (issue 36).
+pub const MAX_LOGNORMAL_SPREAD: f64 = 1e6;
 
 /// Largest single cost accepted (ns): 1000 s. Anything larger is a units mistake, and would
 /// take the picosecond clock out of range within a few draws.
@@ -105,6 +111,9 @@ impl CostDist {
                 check(*p99_ns)?;
                 if *median_ns <= 0.0 || median_ns > p99_ns {
                     return Err(DistError::LogNormalOrder(*median_ns, *p99_ns));
+                }
+                if !(p99_ns / median_ns <= MAX_LOGNORMAL_SPREAD) {
+                    return Err(DistError::LogNormalSpread(*median_ns, *p99_ns));
                 }
                 Ok(())
             }

@@ -260,9 +260,13 @@ impl Model for XenArm {
         let p = |k: &str| plat.param(k, name).map_err(|e| ctx.platform_err(e));
         let list_registers = config::list_registers(ctx, name)?;
         let counter_mhz = p("counter_mhz")?;
-        if !(counter_mhz > 0.0 && counter_mhz.is_finite()) {
-            return Err(ctx.invalid("platform.params.counter_mhz", "a positive frequency in MHz", counter_mhz));
-        }
+        // Bounded by what the model computes in bounded time (issue 36): 1e-300 MHz made every
+        // timer deadline round up to one astronomically long tick, and `sim` ran forever. Real
+        // generic timers count at 1–1,000 MHz; 1 kHz … 1 THz leaves room for any experiment.
+        ctx.check_range("platform.params.counter_mhz", counter_mhz, 1e-3, false, 1e6)?;
+        // The 100-simulated-day bound on the period as the model runs it: rounded up to ticks.
+        let tick_ns = 1e3 / counter_mhz;
+        ctx.check_horizon("platform.params.counter_mhz", (wl.period_us * 1000.0 / tick_ns).ceil() * tick_ns * wl.samples as f64, "period_us rounded up to counter ticks × samples")?;
         let cold_factor = p("cold_factor")?;
         if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
             return Err(ctx.invalid("platform.params.cold_factor", "a factor >= 1", cold_factor));
