@@ -76,6 +76,27 @@ mod needs_cyclictest {
         assert_eq!(s["min"].as_u64().unwrap(), th["min"].as_u64().unwrap() * 1000);
         assert_eq!(s["max"].as_u64().unwrap(), th["max"].as_u64().unwrap() * 1000);
     }
+
+    /// Issue 36: `cyclictest --json` without `-h` (the obvious command) writes an empty histogram;
+    /// the import states that no percentile was measured and names `-h`, instead of percentiles
+    /// equal to the minimum.
+    #[test]
+    #[ignore = "needs cyclictest: scripts/test.sh runs it where rt-tests is"]
+    fn cyclictest_json_without_h_imports_no_percentile() {
+        testkit::require(testkit::Resource::Cyclictest);
+        let t = tempfile::tempdir().unwrap();
+        let json = t.path().join("c.json");
+        let st = Command::new("cyclictest").args(["-l", "300", "-i", "200", "-q"]).arg(format!("--json={}", json.display())).output().unwrap();
+        assert!(st.status.success() && json.exists(), "cyclictest did not run: {}", String::from_utf8_lossy(&st.stderr).trim());
+        let dir = t.path().join("imported");
+        let o = irqlab(&["import", "cyclictest", json.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let c = &result(&dir)["configs"][0];
+        assert!(c["classes"].as_object().is_none_or(|m| m.is_empty()), "percentiles from an empty histogram: {}", c["classes"]);
+        assert_eq!(c["figures"]["timer.count"]["value"], 300.0);
+        let notes = c["notes"].to_string();
+        assert!(notes.contains("percentiles not measured") && notes.contains("-h N"), "{notes}");
+    }
 }
 
 #[test]
@@ -92,31 +113,6 @@ fn bad_input_exits_2_naming_the_file() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// Issue 36: `cyclictest --json` without `-h` (the obvious command) writes an empty histogram;
-/// the import states that no percentile was measured and names `-h`, instead of percentiles
-/// equal to the minimum.
-#[test]
-fn cyclictest_json_without_h_imports_no_percentile() {
-    if !have("cyclictest") {
-        eprintln!("SKIP: cyclictest is not installed (rt-tests; scripts/ensure-deps.sh installs it)");
-        return;
-    }
-    let t = tempfile::tempdir().unwrap();
-    let json = t.path().join("c.json");
-    let st = Command::new("cyclictest").args(["-l", "300", "-i", "200", "-q"]).arg(format!("--json={}", json.display())).output().unwrap();
-    if !st.status.success() || !json.exists() {
-        eprintln!("SKIP: cyclictest could not run here: {}", String::from_utf8_lossy(&st.stderr).trim());
-        return;
-    }
-    let dir = t.path().join("imported");
-    let o = irqlab(&["import", "cyclictest", json.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let c = &result(&dir)["configs"][0];
-    assert!(c["classes"].as_object().is_none_or(|m| m.is_empty()), "percentiles from an empty histogram: {}", c["classes"]);
-    assert_eq!(c["figures"]["timer.count"]["value"], 300.0);
-    let notes = c["notes"].to_string();
-    assert!(notes.contains("percentiles not measured") && notes.contains("-h N"), "{notes}");
-}
 
 /// Issue 36: cyclictest's `-h` text does not say its unit (`-N` prints ns): `--unit` is
 /// required, and a unit that contradicts a file that states one is refused; exit 2 naming the file.
