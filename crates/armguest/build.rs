@@ -28,12 +28,7 @@ fn assemble(out: &Path, src: &Path, cross: &str) -> Result<(), String> {
         let elf = out.join(format!("bench{i}.elf"));
         let bin = out.join(format!("bench{i}.bin"));
         run(
-            Command::new(format!("{cross}ld"))
-                .args(["-nostdlib", "-static", "--no-dynamic-linker", "-e", "_start"])
-                .arg(format!("-Ttext={base}"))
-                .arg("-o")
-                .arg(&elf)
-                .arg(&obj),
+            Command::new(format!("{cross}ld")).args(["-nostdlib", "-static", "--no-dynamic-linker", "-e", "_start"]).arg(format!("-Ttext={base}")).arg("-o").arg(&elf).arg(&obj),
             &format!("{cross}ld"),
         )?;
         run(Command::new(format!("{cross}objcopy")).args(["-O", "binary", "-j", ".text"]).arg(&elf).arg(&bin), &format!("{cross}objcopy"))?;

@@ -62,10 +62,7 @@ fn build_x86_64(out: &Path) {
     println!("cargo:rerun-if-changed={}", src.display());
     let (obj, elf, bin) = (out.join("bench.o"), out.join("bench.elf"), out.join("bench.bin"));
     run(Command::new("as").arg("--64").arg("-I").arg(out).arg("-o").arg(&obj).arg(&src), "as");
-    run(
-        Command::new("ld").args(["-nostdlib", "-static", "--no-dynamic-linker", "-Ttext=0x10000", "-e", "_start", "-o"]).arg(&elf).arg(&obj),
-        "ld",
-    );
+    run(Command::new("ld").args(["-nostdlib", "-static", "--no-dynamic-linker", "-Ttext=0x10000", "-e", "_start", "-o"]).arg(&elf).arg(&obj), "ld");
     run(Command::new("objcopy").args(["-O", "binary", "-j", ".text"]).arg(&elf).arg(&bin), "objcopy");
     let nm = Command::new("nm").arg(&elf).output().expect("nm (binutils)");
     let syms = String::from_utf8_lossy(&nm.stdout);

@@ -6,9 +6,8 @@ use std::path::Path;
 
 fn embed(dir: &Path, out: &Path) {
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect())
-        .unwrap_or_default();
+    let mut entries: Vec<_> =
+        std::fs::read_dir(dir).map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect()).unwrap_or_default();
     entries.sort();
     let mut s = String::from("&[\n");
     for p in entries {

@@ -73,7 +73,10 @@ pub enum Wait {
 pub enum Report {
     Console,
     /// A ring at `ring_addr` of `ring_records` records, then the exit code at `exit_addr`.
-    Memory { ring_addr: u64, ring_records: u64 },
+    Memory {
+        ring_addr: u64,
+        ring_records: u64,
+    },
 }
 
 /// Everything the loader sets. `Params::default()` is the image's built-in block.
@@ -289,7 +292,13 @@ fn device_from(g: &dyn Fn(Field) -> u64) -> Result<Device, GuestError> {
     let intid = g(Field::DeviceIntid);
     let small = |f: Field, name: &'static str| u32::try_from(g(f)).map_err(|_| invalid(name, format!("{:#x} does not fit 32 bits", g(f))));
     let irq = if intid >= abi::LPI_BASE {
-        DeviceIrq::Lpi { intid: small(Field::DeviceIntid, "device_intid")?, gits_base: g(Field::GitsBase), device_id: small(Field::ItsDeviceId, "its_device_id")?, event_id: small(Field::ItsEventId, "its_event_id")?, tables_addr: g(Field::ItsTablesAddr) }
+        DeviceIrq::Lpi {
+            intid: small(Field::DeviceIntid, "device_intid")?,
+            gits_base: g(Field::GitsBase),
+            device_id: small(Field::ItsDeviceId, "its_device_id")?,
+            event_id: small(Field::ItsEventId, "its_event_id")?,
+            tables_addr: g(Field::ItsTablesAddr),
+        }
     } else {
         let trigger = match g(Field::DeviceTrigger) {
             abi::TRIGGER_EDGE => Trigger::Edge,
@@ -302,7 +311,13 @@ fn device_from(g: &dyn Fn(Field) -> u64) -> Result<Device, GuestError> {
         0 => None,
         trigger_addr => {
             let small = |f: Field, name: &'static str| u32::try_from(g(f)).map_err(|_| invalid(name, format!("{:#x} does not fit 32 bits", g(f))));
-            Some(MmioTrigger { go_addr: g(Field::DeviceGoAddr), trigger_addr, trigger_value: small(Field::DeviceTriggerValue, "device_trigger_value")?, ack_addr: g(Field::DeviceAckAddr), ack_value: small(Field::DeviceAckValue, "device_ack_value")? })
+            Some(MmioTrigger {
+                go_addr: g(Field::DeviceGoAddr),
+                trigger_addr,
+                trigger_value: small(Field::DeviceTriggerValue, "device_trigger_value")?,
+                ack_addr: g(Field::DeviceAckAddr),
+                ack_value: small(Field::DeviceAckValue, "device_ack_value")?,
+            })
         }
     };
     let dev = Device { irq, self_trigger, mmio };
@@ -403,7 +418,16 @@ mod tests {
     #[test]
     fn patch_round_trips_and_leaves_the_input_alone() {
         let img = fake_image();
-        let p = Params { bench: Bench::Ipi, wait: Wait::Busy, samples: 10, warmup: 2, period_ticks: 999, report: Report::Memory { ring_addr: 0x4100_0000, ring_records: 32 }, exit_addr: 0x0900_0000, ..Params::default() };
+        let p = Params {
+            bench: Bench::Ipi,
+            wait: Wait::Busy,
+            samples: 10,
+            warmup: 2,
+            period_ticks: 999,
+            report: Report::Memory { ring_addr: 0x4100_0000, ring_records: 32 },
+            exit_addr: 0x0900_0000,
+            ..Params::default()
+        };
         let out = patch(&img, &p).unwrap();
         assert_eq!(read_params(&out).unwrap(), p);
         assert_eq!(read_params(&img).unwrap(), Params::default());
@@ -447,7 +471,11 @@ mod tests {
         assert_eq!(u64_at(&out, Field::GitsBase.offset()), 0x0808_0000);
         assert_eq!(u64_at(&out, Field::ItsEventId.offset()), 3);
         assert_eq!(u64_at(&out, Field::ItsTablesAddr.offset()), 0x4500_0000);
-        let out = patch(&img, &Params { bench: Bench::Device(Device { irq: DeviceIrq::Spi { intid: 33, trigger: Trigger::Level }, self_trigger: false, mmio: None }), ..Params::default() }).unwrap();
+        let out = patch(
+            &img,
+            &Params { bench: Bench::Device(Device { irq: DeviceIrq::Spi { intid: 33, trigger: Trigger::Level }, self_trigger: false, mmio: None }), ..Params::default() },
+        )
+        .unwrap();
         assert_eq!(u64_at(&out, Field::DeviceTrigger.offset()), abi::TRIGGER_LEVEL);
     }
 

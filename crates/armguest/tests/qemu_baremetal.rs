@@ -4,9 +4,9 @@
 //! Every test needs qemu-system-aarch64 and the image (`needs_qemu_arm`: ignored with the reason,
 //! run by scripts/test.sh where they are, a failure with CI set where they are not).
 mod needs_qemu_arm {
-    use std::process::Command;
     use armguest::{Bench, Device, DeviceIrq, Params, Report, Trigger, Wait};
     use results::bench_console::{parse, ConsoleMeta};
+    use std::process::Command;
 
     /// QEMU virt (hw/arm/virt.c, 7.2): GICD 0x08000000, GICR 0x080a0000, PL011 0x09000000.
     fn bare(bench: Bench, wait: Wait, samples: u64) -> Params {
@@ -105,7 +105,27 @@ mod needs_qemu_arm {
         let d = tempfile::tempdir().unwrap();
         let g = d.path().join("g.bin");
         std::fs::write(&g, &img).unwrap();
-        let out = Command::new("timeout").args(["60", "qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a57", "-m", "256", "-display", "none", "-serial", "stdio", "-monitor", "none", "-kernel"]).arg(&g).output().expect("timeout(1) runs");
+        let out = Command::new("timeout")
+            .args([
+                "60",
+                "qemu-system-aarch64",
+                "-M",
+                "virt,gic-version=3",
+                "-cpu",
+                "cortex-a57",
+                "-m",
+                "256",
+                "-display",
+                "none",
+                "-serial",
+                "stdio",
+                "-monitor",
+                "none",
+                "-kernel",
+            ])
+            .arg(&g)
+            .output()
+            .expect("timeout(1) runs");
         assert_ne!(out.status.code(), Some(127), "qemu-system-aarch64 did not start");
         let log = String::from_utf8_lossy(&out.stdout);
         assert!(log.contains("@irqlab v1 0 error unknown_bench=9 *"), "{log}");
@@ -229,8 +249,15 @@ mod needs_qemu_arm {
         let regs = |tag: &str| -> Vec<String> { err.lines().filter_map(|l| l.split_once(tag).map(|(_, w)| w.trim().to_string())).collect() };
         let t = ITS_TABLES;
         assert_eq!(
-            regs("redistributor 0x0 write: ").into_iter().filter(|w| w.starts_with("offset 0x70 ") || w.starts_with("offset 0x78 ") || w.starts_with("offset 0x0 ")).collect::<Vec<_>>(),
-            [format!("offset 0x70 data {:#x} size 8 secure 0", t | 15), format!("offset 0x78 data {:#x} size 8 secure 0", (t + 0x1_0000) | 1 << 62), "offset 0x0 data 0x3 size 4 secure 0".into()],
+            regs("redistributor 0x0 write: ")
+                .into_iter()
+                .filter(|w| w.starts_with("offset 0x70 ") || w.starts_with("offset 0x78 ") || w.starts_with("offset 0x0 "))
+                .collect::<Vec<_>>(),
+            [
+                format!("offset 0x70 data {:#x} size 8 secure 0", t | 15),
+                format!("offset 0x78 data {:#x} size 8 secure 0", (t + 0x1_0000) | 1 << 62),
+                "offset 0x0 data 0x3 size 4 secure 0".into()
+            ],
             "{err}"
         );
         assert_eq!(

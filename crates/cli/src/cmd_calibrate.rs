@@ -13,9 +13,9 @@
 //! result; further ones (what-ifs on the same profile) show the change they predict against it.
 use std::path::{Path, PathBuf};
 
+use crate::output::file::{Artefact, Target};
 use clap::Args;
 use results::{ReferenceOutcome, RunResult};
-use crate::output::file::{Artefact, Target};
 use sim::calibrate::primitives::{self, Primitives};
 use sim::calibrate::{self, choose_free, compare, fitted_result, plan, profile_out, same_host, Comparison, Measured, DEFAULT_TRAIN};
 use sim::scenario::Scenario;
@@ -71,7 +71,11 @@ pub struct CalibrateArgs {
 impl CalibrateArgs {
     /// `--train`, or the default training paths.
     fn train(&self) -> Vec<String> {
-        if self.train.is_empty() { DEFAULT_TRAIN.iter().map(|s| s.to_string()).collect() } else { self.train.clone() }
+        if self.train.is_empty() {
+            DEFAULT_TRAIN.iter().map(|s| s.to_string()).collect()
+        } else {
+            self.train.clone()
+        }
     }
 
     /// Where an output file goes, protected like every irqlab output ([`crate::output::file`]).
@@ -81,10 +85,7 @@ impl CalibrateArgs {
 }
 
 fn load(paths: &[PathBuf]) -> Result<Vec<Measured>, CliError> {
-    paths
-        .iter()
-        .map(|p| Ok(Measured { file: p.display().to_string(), result: results::read_json(p)? }))
-        .collect()
+    paths.iter().map(|p| Ok(Measured { file: p.display().to_string(), result: results::read_json(p)? })).collect()
 }
 
 fn us(ns: f64) -> String {

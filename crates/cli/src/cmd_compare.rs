@@ -19,8 +19,8 @@ use report::compare_table::{compare_output, CompareFormat};
 use report::verdict_table::{verdict_json, verdict_text, VerdictOptions};
 use results::stats::gate::GateOutcome;
 
-use crate::term::{note, out, out_data};
 use crate::cmd_report::UnitArg;
+use crate::term::{note, out, out_data};
 use crate::{CliError, Outcome};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

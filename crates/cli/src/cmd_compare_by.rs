@@ -42,11 +42,7 @@ fn resolve_param(r: &results::RunResult, name: &str) -> Result<String, CliError>
                 h if h.is_empty() => sim::scenario::did_you_mean(name, known.iter().copied()),
                 h => h,
             };
-            Err(CliError(format!(
-                "--by: no parameter `{name}` in this result (its parameters: {}){}",
-                if known.is_empty() { "none".into() } else { known.join(", ") },
-                hint
-            )))
+            Err(CliError(format!("--by: no parameter `{name}` in this result (its parameters: {}){}", if known.is_empty() { "none".into() } else { known.join(", ") }, hint)))
         }
     }
 }

@@ -52,10 +52,7 @@ pub(crate) fn grid(title: &str, rows: &[&ReferenceOutcome]) -> String {
         return String::new();
     }
     let rows: Vec<Vec<String>> = rows.iter().map(|r| row(r)).collect();
-    format!(
-        "\n{title}\n{}",
-        report::table::render_grid(&["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "ERROR"].map(String::from), &rows, 3)
-    )
+    format!("\n{title}\n{}", report::table::render_grid(&["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "ERROR"].map(String::from), &rows, 3))
 }
 
 pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
@@ -67,10 +64,7 @@ pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
     for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
         s.push_str(&format!("{:<20} {:>10.3} {:>14.3} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x));
     }
-    s.push_str(&format!(
-        "objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n",
-        rep.fit.objective, rep.fit.evaluations
-    ));
+    s.push_str(&format!("objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n", rep.fit.objective, rep.fit.evaluations));
     let fits: Vec<&ReferenceOutcome> = rep.outcomes.iter().filter(|r| r.role == ReferenceRole::Fit).collect();
     let checks: Vec<&ReferenceOutcome> = rep.outcomes.iter().filter(|r| r.role == ReferenceRole::Check).collect();
     s.push_str(&grid("fit residuals (these figures were fitted: not predictions)", &fits));
@@ -80,18 +74,14 @@ pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
     crate::term::out(&s)?;
 
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let residuals: Vec<String> =
-        fits.iter().map(|r| format!("{} {} {}: {:+.1}%", r.config, r.class, r.stat, r.deviation().unwrap_or(f64::NAN) * 100.0)).collect();
+    let residuals: Vec<String> = fits.iter().map(|r| format!("{} {} {}: {:+.1}%", r.config, r.class, r.stat, r.deviation().unwrap_or(f64::NAN) * 100.0)).collect();
     let source = format!("irqlab fit ({command}); fit references: {}", residuals.join("; "));
     let mut doc = toml::Table::new();
     for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
-        sim::scenario::set_path(&mut doc, &format!("platform.{}", f.key()), toml::Value::Table(f.table(*x, &source)))
-            .map_err(CliError)?;
+        sim::scenario::set_path(&mut doc, &format!("platform.{}", f.key()), toml::Value::Table(f.table(*x, &source))).map_err(CliError)?;
     }
-    let text = format!(
-        "# Fitted by: {command}\n# Paste into the scenario (replacing the entries of the same name).\n{}",
-        toml::to_string(&doc).map_err(|e| CliError(e.to_string()))?
-    );
+    let text =
+        format!("# Fitted by: {command}\n# Paste into the scenario (replacing the entries of the same name).\n{}", toml::to_string(&doc).map_err(|e| CliError(e.to_string()))?);
     match &a.out {
         Some(p) => {
             let inputs: Vec<PathBuf> = std::path::Path::new(&a.scenario).is_file().then(|| PathBuf::from(&a.scenario)).into_iter().collect();

@@ -121,12 +121,6 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
     }
     r.provenance = Some(crate::provenance::current(BTreeMap::from([("import.format".to_string(), format.clone())])));
     let json = crate::output::write_files(&dir, &r, &a.files)?;
-    out(&format!(
-        "imported {} file(s) of {} ({} configuration(s)) into {}\n",
-        files.len(),
-        format,
-        r.configs.len(),
-        json.display()
-    ))?;
+    out(&format!("imported {} file(s) of {} ({} configuration(s)) into {}\n", files.len(), format, r.configs.len(), json.display()))?;
     Ok(Outcome::Ok)
 }

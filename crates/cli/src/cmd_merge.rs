@@ -39,11 +39,7 @@ fn shard_of(path: &str, r: &RunResult) -> Result<(usize, usize, usize), CliError
     let p = r.provenance.as_ref().ok_or_else(|| CliError(format!("{path}: no provenance: not written by `irqlab sim --shard`")))?;
     let shard = p.details.get("shard").ok_or_else(|| CliError(format!("{path}: not a shard (run with `irqlab sim --shard I/N`)")))?;
     let (i, n) = crate::cmd_sim::parse_shard(shard).map_err(|e| CliError(format!("{path}: {}", e.0)))?;
-    let total = p
-        .details
-        .get("points_total")
-        .and_then(|t| t.parse().ok())
-        .ok_or_else(|| CliError(format!("{path}: shard without `points_total` in its provenance")))?;
+    let total = p.details.get("points_total").and_then(|t| t.parse().ok()).ok_or_else(|| CliError(format!("{path}: shard without `points_total` in its provenance")))?;
     Ok((i, n, total))
 }
 
@@ -107,7 +103,11 @@ fn merge(parts: Vec<Part>) -> Result<RunResult, CliError> {
     let mut indexed: Vec<(usize, &results::ConfigResult)> = Vec::new();
     for p in by_shard.values() {
         let idx = p.result.provenance.as_ref().and_then(|x| x.details.get("point_indices")).map(String::as_str).unwrap_or("");
-        let idx: Vec<usize> = idx.split(',').filter(|s| !s.is_empty()).map(|s| s.parse()).collect::<Result<_, _>>()
+        let idx: Vec<usize> = idx
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse())
+            .collect::<Result<_, _>>()
             .map_err(|_| CliError(format!("{}: malformed `point_indices` in its provenance", p.path)))?;
         if idx.len() != p.result.configs.len() {
             return Err(CliError(format!("{}: {} configurations but {} point indices", p.path, p.result.configs.len(), idx.len())));

@@ -244,10 +244,7 @@ fn settings(a: &RunArgs) -> (RunTable, &Common) {
 /// Refuse to replace earlier results without --force.
 pub(crate) fn check_fresh(dir: &std::path::Path, force: bool, inputs: &[PathBuf]) -> Result<(), CliError> {
     if !force && dir.join("result.json").exists() {
-        return Err(CliError(format!(
-            "{} already holds the results of an earlier run; give another --out, or --force to replace them",
-            dir.display()
-        )));
+        return Err(CliError(format!("{} already holds the results of an earlier run; give another --out, or --force to replace them", dir.display())));
     }
     Ok(check_output_dir(dir, inputs)?)
 }
@@ -431,13 +428,7 @@ pub(crate) fn summarize(result: &RunResult, c: &Common, histograms: &str) -> Res
     let p = &result.meta.platform;
     let get = |k: &str| p.get(k).cloned().unwrap_or_default();
     let host = if get("host.arch") == "aarch64" {
-        format!(
-            "host: {} | counter {tsc} | kernel {} | irqchips {} | {}",
-            get("host.cpu_model"),
-            get("host.kernel"),
-            get("host.irqchips"),
-            get("host.kvm_arm_cmdline")
-        )
+        format!("host: {} | counter {tsc} | kernel {} | irqchips {} | {}", get("host.cpu_model"), get("host.kernel"), get("host.irqchips"), get("host.kvm_arm_cmdline"))
     } else {
         format!("host: {} | TSC {tsc} | kernel {} | KVM {} | guest ring 0: {}", get("host.cpu_model"), get("host.kernel"), get("host.kvm_modules"), get("host.guest_ring0"))
     };

@@ -30,8 +30,26 @@ use crate::CliError;
 
 /// The keys a `[run]` table, a `[sweep]` and `--set` may name.
 pub const RUN_KEYS: &[&str] = &[
-    "bench", "samples", "duration", "warmup", "period_us", "period_cycles", "wait", "via", "pv_ipi", "halt_poll_ns",
-    "disable_hlt_exits", "vcpus", "pin", "stall_timeout_s", "stop_above_us", "priority", "mlock", "gicv4", "vfio_device", "vfio_trigger",
+    "bench",
+    "samples",
+    "duration",
+    "warmup",
+    "period_us",
+    "period_cycles",
+    "wait",
+    "via",
+    "pv_ipi",
+    "halt_poll_ns",
+    "disable_hlt_exits",
+    "vcpus",
+    "pin",
+    "stall_timeout_s",
+    "stop_above_us",
+    "priority",
+    "mlock",
+    "gicv4",
+    "vfio_device",
+    "vfio_trigger",
 ];
 
 /// Samples kept when neither `samples` nor `duration` is given.
@@ -260,7 +278,9 @@ pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String
             return Err(CliError(format!("{file}: key `sweep.{k}`: not a run setting{}", did_you_mean(k, RUN_KEYS.iter().copied()))));
         }
         if let Some(dup) = vals.iter().enumerate().find_map(|(i, v)| vals[..i].iter().any(|w| show(w) == show(v)).then(|| show(v))) {
-            return Err(CliError(format!("{file}: key `sweep.{k}`: value `{dup}` appears twice; each value of a sweep is one point, and two points with one name cannot be told apart")));
+            return Err(CliError(format!(
+                "{file}: key `sweep.{k}`: value `{dup}` appears twice; each value of a sweep is one point, and two points with one name cannot be told apart"
+            )));
         }
         combos = combos
             .into_iter()
@@ -290,11 +310,7 @@ pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String
     if !configs.is_empty() {
         let names: Vec<String> = pts.iter().map(|p| p.0.clone()).collect();
         if let Some(c) = configs.iter().find(|c| !names.contains(c)) {
-            return Err(CliError(format!(
-                "--config `{c}`: {file} has no such point{}; its points: {}",
-                did_you_mean(c, names.iter().map(String::as_str)),
-                names.join(" | ")
-            )));
+            return Err(CliError(format!("--config `{c}`: {file} has no such point{}; its points: {}", did_you_mean(c, names.iter().map(String::as_str)), names.join(" | "))));
         }
         pts.retain(|p| configs.contains(&p.0));
     }

@@ -13,7 +13,6 @@ use report::format::{group, thousands};
 use report::table::render_grid;
 use results::{ConfigResult, RunResult};
 
-
 /// Latency unit of the run's table: µs (cyclictest, rtla), ns, or TSC cycles (kvm-unit-tests).
 /// The µs/ns pair is `irqlab report --unit`'s; cycles need the run's TSC frequency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]

@@ -46,12 +46,8 @@ pub fn run(a: ScenariosArgs) -> Result<Outcome, CliError> {
 }
 
 fn show(name: &str) -> Result<Outcome, CliError> {
-    let text = shipped_scenario(name).ok_or_else(|| {
-        CliError(format!(
-            "no shipped scenario `{name}`{} (`irqlab scenarios` lists them)",
-            did_you_mean(name, SHIPPED_SCENARIOS.iter().map(|(n, _)| *n))
-        ))
-    })?;
+    let text = shipped_scenario(name)
+        .ok_or_else(|| CliError(format!("no shipped scenario `{name}`{} (`irqlab scenarios` lists them)", did_you_mean(name, SHIPPED_SCENARIOS.iter().map(|(n, _)| *n)))))?;
     out(text)?;
     Ok(Outcome::Ok)
 }
@@ -63,14 +59,7 @@ fn list() -> Result<Outcome, CliError> {
             Ok(sc) => {
                 let points = sc.point_count().unwrap_or(0);
                 let time = rough_seconds(&sc).map(rough_time).unwrap_or_else(|| "?".into());
-                out(&format!(
-                    "{name:<w$}  {:>7}  {} ({} point{}, model {})\n",
-                    time,
-                    sc.header.description,
-                    points,
-                    if points == 1 { "" } else { "s" },
-                    sc.header.model
-                ))?
+                out(&format!("{name:<w$}  {:>7}  {} ({} point{}, model {})\n", time, sc.header.description, points, if points == 1 { "" } else { "s" }, sc.header.model))?
             }
             Err(e) => out(&format!("{name:<w$}  (invalid: {e})\n"))?,
         }

@@ -9,8 +9,8 @@ use sim::scenario::{parse_set, Scenario, DEFAULT_MAX_POINTS};
 
 use crate::cmd_report::UnitArg;
 use crate::output::{check_output_dir, print_in, safe_dir_name, write_files, Format};
-use crate::term::{self, note};
 use crate::progress::Progress;
+use crate::term::{self, note};
 use crate::{CliError, Outcome};
 
 #[derive(Args)]
@@ -193,17 +193,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         (Some(_), 0) => 1,
         (_, n) => n,
     };
-    let out = run_scenario_picking(
-        &sc,
-        &ScenarioOpts {
-            seed: a.seed,
-            seeds: None,
-            keep_traces,
-            on_start: &|n| progress.set_total(n),
-            progress: &|n| progress.inc(n),
-        },
-        &pick,
-    )?;
+    let out = run_scenario_picking(&sc, &ScenarioOpts { seed: a.seed, seeds: None, keep_traces, on_start: &|n| progress.set_total(n), progress: &|n| progress.inc(n) }, &pick)?;
     progress.finish();
     let wall = started.elapsed().as_secs_f64();
     let (out_traces, out_events, out_indices) = (out.traces, out.events, out.indices);
@@ -357,7 +347,13 @@ fn references_table(reproduces: &str, r: &results::RunResult, unit: results::Lat
                     c.over_seeds.map(|s| format!("{} – {}", show(s.min), show(s.max))).unwrap_or_default(),
                     c.deviation().map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default(),
                     format!("±{:.0}%", c.tolerance * 100.0),
-                    if c.not_run() { "not run".into() } else if c.within() { "ok".into() } else { "OUT".into() },
+                    if c.not_run() {
+                        "not run".into()
+                    } else if c.within() {
+                        "ok".into()
+                    } else {
+                        "OUT".into()
+                    },
                 ]
             })
             .collect();

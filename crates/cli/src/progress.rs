@@ -14,10 +14,7 @@ pub struct Progress {
 impl Progress {
     pub fn new(what: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
-        bar.set_style(
-            ProgressStyle::with_template("{msg} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta} left)")
-                .expect("constant template"),
-        );
+        bar.set_style(ProgressStyle::with_template("{msg} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta} left)").expect("constant template"));
         bar.set_message(what.to_string());
         Progress { bar, start: Instant::now(), shown: AtomicBool::new(false) }
     }

@@ -15,11 +15,7 @@ pub fn hostname() -> String {
 }
 
 fn started() -> String {
-    let t = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .map(|s| UNIX_EPOCH + Duration::from_secs(s))
-        .unwrap_or_else(SystemTime::now);
+    let t = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse::<u64>().ok()).map(|s| UNIX_EPOCH + Duration::from_secs(s)).unwrap_or_else(SystemTime::now);
     humantime::format_rfc3339_seconds(t).to_string()
 }
 

@@ -35,13 +35,37 @@ fn profile_parameters_the_model_cannot_compute_in_bounded_time_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let t = std::time::Instant::now();
     let o = irqlab(
-        &["sim", "xen-arm-zynq-timer", "--out", "z", "--set", "platform.params.counter_mhz.value=1e-300", "--set", "platform.params.counter_mhz.source=\"t\"", "--set", "platform.params.counter_mhz.basis=\"guess\""],
+        &[
+            "sim",
+            "xen-arm-zynq-timer",
+            "--out",
+            "z",
+            "--set",
+            "platform.params.counter_mhz.value=1e-300",
+            "--set",
+            "platform.params.counter_mhz.source=\"t\"",
+            "--set",
+            "platform.params.counter_mhz.basis=\"guess\"",
+        ],
         d.path(),
     );
     refused(&o, &["platform.params.counter_mhz"]);
     assert!(t.elapsed().as_secs() < 60);
     let o = irqlab(
-        &["sim", "demo-timer-inject", "--out", "l", "--set", "platform.costs.lr_inject.median_ns=1e-300", "--set", "platform.costs.lr_inject.p99_ns=300", "--set", "platform.costs.lr_inject.source=\"t\"", "--set", "platform.costs.lr_inject.basis=\"guess\""],
+        &[
+            "sim",
+            "demo-timer-inject",
+            "--out",
+            "l",
+            "--set",
+            "platform.costs.lr_inject.median_ns=1e-300",
+            "--set",
+            "platform.costs.lr_inject.p99_ns=300",
+            "--set",
+            "platform.costs.lr_inject.source=\"t\"",
+            "--set",
+            "platform.costs.lr_inject.basis=\"guess\"",
+        ],
         d.path(),
     );
     refused(&o, &["platform.costs.lr_inject", "p99_ns / median_ns"]);

@@ -104,7 +104,10 @@ fn failing_point_keeps_the_others() {
     let p = d.path().join("sweep.toml");
     std::fs::write(
         &p,
-        DEMO.replace("[sweep]\n", "[sweep]\n\"platform.costs.lr_inject\" = [{ ns = 150, source = \"guess\", basis = \"guess\" }, { ns = 1e12, source = \"absurd\", basis = \"guess\" }]\n"),
+        DEMO.replace(
+            "[sweep]\n",
+            "[sweep]\n\"platform.costs.lr_inject\" = [{ ns = 150, source = \"guess\", basis = \"guess\" }, { ns = 1e12, source = \"absurd\", basis = \"guess\" }]\n",
+        ),
     )
     .unwrap();
     let o = irqlab(&["sim", p.to_str().unwrap(), "--out", "o"], d.path());
@@ -240,40 +243,36 @@ fn run_rejects_impossible_flags_before_touching_kvm() {
 }
 
 mod needs_kvm {
-use super::*;
+    use super::*;
 
-#[test]
-#[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
-fn run_measures_on_kvm_and_matrix_keeps_good_points() {
-    kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
-    let d = tempfile::tempdir().unwrap();
-    let o = irqlab(&["run", "timer", "--samples", "300", "--out", "t", "--format", "json"], d.path());
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{err}");
-    let r = results::from_json_str(&out, "stdout").unwrap();
-    assert_eq!(r.meta.kind, results::ResultKind::Measured);
-    assert!(r.meta.platform.contains_key("host.kernel") && r.meta.platform.contains_key("host.guest_ring0"));
-    assert_eq!(r.configs[0].classes["timer"].summary.count, 300);
-    assert!(r.configs[0].counters["kvm.vcpu.exits"] > 0);
-    // A measurement and a model result open side by side.
-    let sc = small_demo(d.path());
-    assert!(irqlab(&["sim", &sc, "--out", "m"], d.path()).status.success());
-    let o = irqlab(&["report", "t/result.json", "m/result.json", "-o", "both.html"], d.path());
-    assert!(o.status.success(), "{:?}", text(&o));
+    #[test]
+    #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+    fn run_measures_on_kvm_and_matrix_keeps_good_points() {
+        kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+        let d = tempfile::tempdir().unwrap();
+        let o = irqlab(&["run", "timer", "--samples", "300", "--out", "t", "--format", "json"], d.path());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let r = results::from_json_str(&out, "stdout").unwrap();
+        assert_eq!(r.meta.kind, results::ResultKind::Measured);
+        assert!(r.meta.platform.contains_key("host.kernel") && r.meta.platform.contains_key("host.guest_ring0"));
+        assert_eq!(r.configs[0].classes["timer"].summary.count, 300);
+        assert!(r.configs[0].counters["kvm.vcpu.exits"] > 0);
+        // A measurement and a model result open side by side.
+        let sc = small_demo(d.path());
+        assert!(irqlab(&["sim", &sc, "--out", "m"], d.path()).status.success());
+        let o = irqlab(&["report", "t/result.json", "m/result.json", "-o", "both.html"], d.path());
+        assert!(o.status.success(), "{:?}", text(&o));
 
-    std::fs::write(
-        d.path().join("matrix.toml"),
-        "[run]\nbench = \"device\"\nsamples = 100\nperiod_us = 100\n[sweep]\nvia = [\"msi\", \"bogus\", \"line\"]\n",
-    )
-    .unwrap();
-    let o = irqlab(&["run", "--matrix", "matrix.toml", "--out", "mx"], d.path());
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("via=bogus") && err.contains("`via`: expected irqfd, msi, line, level, vfio-msi or vfio-intx, got \"bogus\""), "{err}");
-    let r = results::read_json(&d.path().join("mx/result.json")).unwrap();
-    assert_eq!(r.configs.len(), 3);
-    assert_eq!(r.configs[0].classes["device_msi"].summary.count, 100);
-    assert!(r.configs[1].error.is_some());
-    assert_eq!(r.configs[2].classes["device_line"].summary.count, 100);
-}
+        std::fs::write(d.path().join("matrix.toml"), "[run]\nbench = \"device\"\nsamples = 100\nperiod_us = 100\n[sweep]\nvia = [\"msi\", \"bogus\", \"line\"]\n").unwrap();
+        let o = irqlab(&["run", "--matrix", "matrix.toml", "--out", "mx"], d.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("via=bogus") && err.contains("`via`: expected irqfd, msi, line, level, vfio-msi or vfio-intx, got \"bogus\""), "{err}");
+        let r = results::read_json(&d.path().join("mx/result.json")).unwrap();
+        assert_eq!(r.configs.len(), 3);
+        assert_eq!(r.configs[0].classes["device_msi"].summary.count, 100);
+        assert!(r.configs[1].error.is_some());
+        assert_eq!(r.configs[2].classes["device_line"].summary.count, 100);
+    }
 }

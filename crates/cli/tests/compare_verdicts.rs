@@ -20,7 +20,12 @@ fn verdicts_flags_and_the_gate() {
     let a = sim(t.path(), "a", "1", &[]);
     let a2 = sim(t.path(), "a2", "2", &[]);
     // every sample's list-register write 150 → 400 ns: B is slower
-    let b = sim(t.path(), "b", "3", &["--set", "platform.costs.lr_inject.ns=400", "--set", "platform.costs.lr_inject.source=\"test\"", "--set", "platform.costs.lr_inject.basis=\"guess\""]);
+    let b = sim(
+        t.path(),
+        "b",
+        "3",
+        &["--set", "platform.costs.lr_inject.ns=400", "--set", "platform.costs.lr_inject.source=\"test\"", "--set", "platform.costs.lr_inject.basis=\"guess\""],
+    );
 
     let o = irqlab(&["compare", &a, &b, "--fail-on", "slower:p50"]);
     assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
@@ -41,7 +46,14 @@ fn verdicts_flags_and_the_gate() {
     assert_eq!(p50["verdict"], "slower");
     assert_eq!(j["verdicts"]["classes"][0]["runs_a"], 3);
 
-    for (flag, value, says) in [("--confidence", "1.5", "outside (0, 1)"), ("--confidence", "0", "outside (0, 1)"), ("--effect", "0", "greater than 0"), ("--effect", "-5%", "greater than 0"), ("--fail-on", "faster", "slower"), ("--fail-on", "slower:p42", "unknown statistic")] {
+    for (flag, value, says) in [
+        ("--confidence", "1.5", "outside (0, 1)"),
+        ("--confidence", "0", "outside (0, 1)"),
+        ("--effect", "0", "greater than 0"),
+        ("--effect", "-5%", "greater than 0"),
+        ("--fail-on", "faster", "slower"),
+        ("--fail-on", "slower:p42", "unknown statistic"),
+    ] {
         let o = irqlab(&["compare", &a, &b, flag, value]);
         assert_eq!(o.status.code(), Some(2), "{flag} {value}");
         let err = String::from_utf8_lossy(&o.stderr);

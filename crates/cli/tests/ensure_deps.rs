@@ -15,12 +15,7 @@ fn fake_toolchain(dir: &Path, rustc_version: &str) {
 
 fn ensure_deps(home: &Path) -> std::process::Output {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ensure-deps.sh");
-    Command::new("bash")
-        .arg(script)
-        .env("HOME", home)
-        .env("PATH", format!("{}:/usr/bin:/bin", home.join("bin").display()))
-        .output()
-        .unwrap()
+    Command::new("bash").arg(script).env("HOME", home).env("PATH", format!("{}:/usr/bin:/bin", home.join("bin").display())).output().unwrap()
 }
 
 fn workspace_rust_version() -> String {

@@ -113,7 +113,6 @@ fn bad_input_exits_2_naming_the_file() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-
 /// Issue 36: cyclictest's `-h` text does not say its unit (`-N` prints ns): `--unit` is
 /// required, and a unit that contradicts a file that states one is refused; exit 2 naming the file.
 #[test]

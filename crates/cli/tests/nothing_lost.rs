@@ -32,7 +32,8 @@ fn a_second_writer_of_an_output_directory_is_refused_while_the_first_holds_it() 
     assert!(o.status.success(), "{}", err(&o));
     let before = std::fs::read(d.path().join("R/result.json")).unwrap();
     // Another writer holds R (flock(1) on the lock file next to it, as irqlab takes it).
-    let lock = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).find(|n| n.starts_with(".irqlab-lock-")).expect("the lock file next to R");
+    let lock =
+        std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).find(|n| n.starts_with(".irqlab-lock-")).expect("the lock file next to R");
     let mut holder = Command::new("flock").args(["-x", &lock, "sleep", "30"]).current_dir(d.path()).spawn().expect("flock(1)");
     std::thread::sleep(std::time::Duration::from_millis(300));
     let o = irqlab(&["sim", "demo-timer-inject", "--seed", "9", "--out", "R", "--format", "json"], d.path());

@@ -36,10 +36,7 @@ fn write(dir: &Path, name: &str, r: &RunResult) {
 #[test]
 fn model_and_measurement_pair_by_parameters_with_a_key_map() {
     let d = tempfile::tempdir().unwrap();
-    let model = result(
-        ResultKind::Predicted,
-        &[("period=77", &[("workload.period_us", "77")], 4000), ("period=100", &[("workload.period_us", "100")], 5000)],
-    );
+    let model = result(ResultKind::Predicted, &[("period=77", &[("workload.period_us", "77")], 4000), ("period=100", &[("workload.period_us", "100")], 5000)]);
     let measured = result(ResultKind::Measured, &[("timer", &[("period_us", "100"), ("wait", "hlt")], 9000)]);
     write(d.path(), "model.json", &model);
     write(d.path(), "host.json", &measured);
@@ -103,7 +100,11 @@ fn report_flags_choose_pivot_heatmap_and_scatter() {
     let mut cfgs: Vec<(String, Vec<(String, String)>, u64)> = Vec::new();
     for (i, p) in ["trap", "native", "adaptive"].iter().enumerate() {
         for (j, o) in ["busy", "idle"].iter().enumerate() {
-            cfgs.push((format!("vwfi={p}, other={o}"), vec![("hypervisor.vwfi".into(), p.to_string()), ("workload.other".into(), o.to_string())], 1000 * (i as u64 + 1) + 500 * j as u64));
+            cfgs.push((
+                format!("vwfi={p}, other={o}"),
+                vec![("hypervisor.vwfi".into(), p.to_string()), ("workload.other".into(), o.to_string())],
+                1000 * (i as u64 + 1) + 500 * j as u64,
+            ));
         }
     }
     let refs: Vec<(&str, Vec<(&str, &str)>, u64)> = cfgs.iter().map(|(n, p, v)| (n.as_str(), p.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect(), *v)).collect();
@@ -117,7 +118,8 @@ fn report_flags_choose_pivot_heatmap_and_scatter() {
     assert!(html.contains("Heatmap: timer p99 (µs) over vwfi × other"));
     assert!(html.contains("timer p99 (µs) against other.throughput (pCPU)"));
 
-    let o = irqlab(&["report", "sweep.json", "-o", "flags.html", "--pivot", "other,vwfi", "--stat", "p50", "--heatmap", "other,vwfi", "--scatter", "none", "--unit", "ns"], d.path());
+    let o =
+        irqlab(&["report", "sweep.json", "-o", "flags.html", "--pivot", "other,vwfi", "--stat", "p50", "--heatmap", "other,vwfi", "--scatter", "none", "--unit", "ns"], d.path());
     assert!(o.status.success(), "{:?}", text(&o));
     let html = std::fs::read_to_string(d.path().join("flags.html")).unwrap();
     assert!(html.contains("Summary: other across, vwfi down") && html.contains("Heatmap: timer p50 (ns) over other × vwfi"));

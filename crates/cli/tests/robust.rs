@@ -171,38 +171,35 @@ fn result_json_and_csv_are_replaced_together_and_keep_other_files() {
 }
 
 mod needs_strace {
-use super::*;
+    use super::*;
 
-/// Fault injection with strace: failures at fsync (EIO), write (ENOSPC) and rename (EXDEV) leave
-/// the previous results whole and no temporary file or directory behind. Needs strace and ptrace.
-#[test]
-#[ignore = "needs strace with ptrace permitted: scripts/test.sh runs it where they are"]
-fn injected_write_failures_leave_old_results_and_no_temporaries() {
-    assert!(
-        Command::new("strace").arg("-V").output().map(|o| o.status.success()).unwrap_or(false),
-        "this test needs strace (apt-get install strace)"
-    );
-    let d = tempfile::tempdir().unwrap();
-    let sc = small_demo(d.path());
-    assert!(irqlab(&["sim", &sc, "--seed", "1", "--out", "o"], d.path()).status.success());
-    let before = std::fs::read(d.path().join("o/result.json")).unwrap();
-    for inject in ["fsync:error=EIO", "rename,renameat,renameat2:error=EXDEV", "write:error=ENOSPC"] {
-        let o = Command::new("strace")
-            .args(["-f", "-qq", "-o", "/dev/null", "-e", &format!("inject={inject}")])
-            .arg(env!("CARGO_BIN_EXE_irqlab"))
-            .args(["sim", &sc, "--seed", "2", "--out", "o", "--format", "csv"])
-            .current_dir(d.path())
-            .output()
-            .unwrap();
-        assert!(!err(&o).contains("ptrace"), "this test needs ptrace: {}", err(&o));
-        assert_eq!(o.status.code(), Some(2), "{inject}: {}", err(&o));
-        assert!(!err(&o).contains("panicked"), "{inject}: {}", err(&o));
-        assert!(std::fs::read(d.path().join("o/result.json")).unwrap() == before, "{inject}: previous result replaced");
-        let mut names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-        names.sort();
-        assert_eq!(names, ["demo.toml", "o"], "{inject}: temporaries left");
+    /// Fault injection with strace: failures at fsync (EIO), write (ENOSPC) and rename (EXDEV) leave
+    /// the previous results whole and no temporary file or directory behind. Needs strace and ptrace.
+    #[test]
+    #[ignore = "needs strace with ptrace permitted: scripts/test.sh runs it where they are"]
+    fn injected_write_failures_leave_old_results_and_no_temporaries() {
+        assert!(Command::new("strace").arg("-V").output().map(|o| o.status.success()).unwrap_or(false), "this test needs strace (apt-get install strace)");
+        let d = tempfile::tempdir().unwrap();
+        let sc = small_demo(d.path());
+        assert!(irqlab(&["sim", &sc, "--seed", "1", "--out", "o"], d.path()).status.success());
+        let before = std::fs::read(d.path().join("o/result.json")).unwrap();
+        for inject in ["fsync:error=EIO", "rename,renameat,renameat2:error=EXDEV", "write:error=ENOSPC"] {
+            let o = Command::new("strace")
+                .args(["-f", "-qq", "-o", "/dev/null", "-e", &format!("inject={inject}")])
+                .arg(env!("CARGO_BIN_EXE_irqlab"))
+                .args(["sim", &sc, "--seed", "2", "--out", "o", "--format", "csv"])
+                .current_dir(d.path())
+                .output()
+                .unwrap();
+            assert!(!err(&o).contains("ptrace"), "this test needs ptrace: {}", err(&o));
+            assert_eq!(o.status.code(), Some(2), "{inject}: {}", err(&o));
+            assert!(!err(&o).contains("panicked"), "{inject}: {}", err(&o));
+            assert!(std::fs::read(d.path().join("o/result.json")).unwrap() == before, "{inject}: previous result replaced");
+            let mut names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            names.sort();
+            assert_eq!(names, ["demo.toml", "o"], "{inject}: temporaries left");
+        }
     }
-}
 }
 
 #[test]
@@ -221,44 +218,41 @@ fn run_rejects_non_finite_stall_timeouts_before_kvm() {
 }
 
 mod needs_two_cpus {
-use super::*;
+    use super::*;
 
-#[test]
-#[ignore = "needs taskset and 2 CPUs: scripts/test.sh runs it where they are"]
-fn run_pins_against_the_allowed_cpu_ids() {
-    assert!(
-        Command::new("taskset").arg("-V").output().is_ok() && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2),
-        "this test needs taskset (util-linux) and 2 CPUs"
-    );
-    let d = tempfile::tempdir().unwrap();
-    let run = |pin: &str| {
-        let o = Command::new("taskset")
-            .args(["-c", "1", env!("CARGO_BIN_EXE_irqlab"), "run", "timer", "--pin", pin, "--set", "pv_ipi=true"])
-            .current_dir(d.path())
-            .output()
-            .unwrap();
-        err(&o)
-    };
-    // pv_ipi on timer is refused after the pins are checked: the error shows which check failed.
-    assert!(run("1").contains("--pv-ipi does not apply"), "CPU 1 is allowed under taskset -c 1: {}", run("1"));
-    assert!(run("0").contains("--pin: host CPU 0 is not one this process may run on (allowed: 1)"), "{}", run("0"));
-}
+    #[test]
+    #[ignore = "needs taskset and 2 CPUs: scripts/test.sh runs it where they are"]
+    fn run_pins_against_the_allowed_cpu_ids() {
+        assert!(
+            Command::new("taskset").arg("-V").output().is_ok() && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2),
+            "this test needs taskset (util-linux) and 2 CPUs"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let run = |pin: &str| {
+            let o = Command::new("taskset")
+                .args(["-c", "1", env!("CARGO_BIN_EXE_irqlab"), "run", "timer", "--pin", pin, "--set", "pv_ipi=true"])
+                .current_dir(d.path())
+                .output()
+                .unwrap();
+            err(&o)
+        };
+        // pv_ipi on timer is refused after the pins are checked: the error shows which check failed.
+        assert!(run("1").contains("--pv-ipi does not apply"), "CPU 1 is allowed under taskset -c 1: {}", run("1"));
+        assert!(run("0").contains("--pin: host CPU 0 is not one this process may run on (allowed: 1)"), "{}", run("0"));
+    }
 }
 
 mod needs_kvm {
-use super::*;
+    use super::*;
 
-#[test]
-#[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
-fn run_watchdog_allows_a_period_longer_than_the_stall_timeout() {
-    kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
-    let d = tempfile::tempdir().unwrap();
-    let o = irqlab(
-        &["run", "timer", "--samples", "2", "--warmup", "1", "--period-us", "1500000", "--stall-timeout-s", "0.5", "--out", "o"],
-        d.path(),
-    );
-    assert!(o.status.success(), "{}", err(&o));
-    let r = results::read_json(&d.path().join("o/result.json")).unwrap();
-    assert_eq!(r.configs[0].classes["timer"].summary.count, 2);
-}
+    #[test]
+    #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+    fn run_watchdog_allows_a_period_longer_than_the_stall_timeout() {
+        kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+        let d = tempfile::tempdir().unwrap();
+        let o = irqlab(&["run", "timer", "--samples", "2", "--warmup", "1", "--period-us", "1500000", "--stall-timeout-s", "0.5", "--out", "o"], d.path());
+        assert!(o.status.success(), "{}", err(&o));
+        let r = results::read_json(&d.path().join("o/result.json")).unwrap();
+        assert_eq!(r.configs[0].classes["timer"].summary.count, 2);
+    }
 }

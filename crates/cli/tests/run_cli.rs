@@ -98,66 +98,66 @@ fn matrix_config_selects_points_and_unknown_names_are_suggested() {
 mod needs_kvm {
     use super::*;
 
-#[test]
-#[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
-fn duration_histogram_samples_file_and_provenance() {
-    kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
-    let d = tempfile::tempdir().unwrap();
-    let o = irqlab(&["run", "timer", "--duration", "700ms", "--period-us", "200", "--histogram", "50", "--samples-out", "s.tsv", "--out", "t"], d.path());
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{err}");
-    let r = results::read_json(&d.path().join("t/result.json")).unwrap();
-    let n = r.configs[0].classes["timer"].summary.count;
-    assert!(n > 50 && n < 3500, "{n} samples in 0.7 s at 200 µs");
-    assert_eq!(r.configs[0].params["duration_s"], "0.7");
-    let p = r.provenance.as_ref().expect("provenance");
-    assert!(!p.hostname.is_empty());
-    assert!(p.details.get("cpus_used.timer").is_some_and(|c| c.starts_with("vcpu0: ")), "{:?}", p.details);
-    // The table: p90, EARLY, the unit and the discarded first sample are said.
-    assert!(out.contains("EARLY") && out.contains("p90") && out.contains("latencies in µs") && out.contains("first interrupt of each run is discarded"), "{out}");
-    assert!(out.contains(" MHz |"), "TSC frequency in MHz: {out}");
-    // cyclictest -h layout on stderr (stdout keeps the table alone): 50 rows, then the summary
-    // lines with the right total.
-    assert!(!out.contains("# Histogram"), "the histogram is not mixed into stdout: {out}");
-    let h: Vec<&str> = err.lines().skip_while(|l| !l.starts_with("# Histogram")).collect();
-    assert!(h[1].starts_with("000000 ") && h[50].starts_with("000049 ") && h[51] == format!("# Total: {n:09}"), "{:?}", &h[..h.len().min(53)]);
-    for l in ["# Min Latencies:", "# Avg Latencies:", "# Max Latencies:", "# Histogram Overflows:"] {
-        assert!(h.iter().any(|x| x.starts_with(l)), "{l}");
+    #[test]
+    #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+    fn duration_histogram_samples_file_and_provenance() {
+        kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+        let d = tempfile::tempdir().unwrap();
+        let o = irqlab(&["run", "timer", "--duration", "700ms", "--period-us", "200", "--histogram", "50", "--samples-out", "s.tsv", "--out", "t"], d.path());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let r = results::read_json(&d.path().join("t/result.json")).unwrap();
+        let n = r.configs[0].classes["timer"].summary.count;
+        assert!(n > 50 && n < 3500, "{n} samples in 0.7 s at 200 µs");
+        assert_eq!(r.configs[0].params["duration_s"], "0.7");
+        let p = r.provenance.as_ref().expect("provenance");
+        assert!(!p.hostname.is_empty());
+        assert!(p.details.get("cpus_used.timer").is_some_and(|c| c.starts_with("vcpu0: ")), "{:?}", p.details);
+        // The table: p90, EARLY, the unit and the discarded first sample are said.
+        assert!(out.contains("EARLY") && out.contains("p90") && out.contains("latencies in µs") && out.contains("first interrupt of each run is discarded"), "{out}");
+        assert!(out.contains(" MHz |"), "TSC frequency in MHz: {out}");
+        // cyclictest -h layout on stderr (stdout keeps the table alone): 50 rows, then the summary
+        // lines with the right total.
+        assert!(!out.contains("# Histogram"), "the histogram is not mixed into stdout: {out}");
+        let h: Vec<&str> = err.lines().skip_while(|l| !l.starts_with("# Histogram")).collect();
+        assert!(h[1].starts_with("000000 ") && h[50].starts_with("000049 ") && h[51] == format!("# Total: {n:09}"), "{:?}", &h[..h.len().min(53)]);
+        for l in ["# Min Latencies:", "# Avg Latencies:", "# Max Latencies:", "# Histogram Overflows:"] {
+            assert!(h.iter().any(|x| x.starts_with(l)), "{l}");
+        }
+        let rows: u64 = h[1..51].iter().map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap()).sum();
+        let over: u64 = h.iter().find(|l| l.starts_with("# Histogram Overflows:")).unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+        assert_eq!(rows + over, n, "every sample in a bucket or the overflow");
+        let s = std::fs::read_to_string(d.path().join("s.tsv")).unwrap();
+        assert_eq!(s.lines().count() as u64, n + 2, "a config line, a header and one line per sample");
+        assert!(s.lines().nth(1) == Some("index\ttimer_ns") && s.lines().nth(2).unwrap().starts_with("0\t"));
+        // A second run into the same directory is refused; --force replaces.
+        let o = irqlab(&["run", "timer", "--samples", "20", "--out", "t"], d.path());
+        assert_eq!(o.status.code(), Some(2));
+        assert!(text(&o).1.contains("already holds the results of an earlier run") && text(&o).1.contains("--force"));
+        let o = irqlab(&["run", "timer", "--samples", "20", "--out", "t", "--force", "--unit", "cycles", "--priority", "5", "--mlock"], d.path());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(out.contains("latencies in TSC cycles"), "{out}");
+        let r = results::read_json(&d.path().join("t/result.json")).unwrap();
+        assert_eq!(r.configs[0].classes["timer"].summary.count, 20);
+        assert_eq!((r.configs[0].params["priority"].as_str(), r.configs[0].params["mlock"].as_str()), ("SCHED_FIFO 5", "true"));
     }
-    let rows: u64 = h[1..51].iter().map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap()).sum();
-    let over: u64 = h.iter().find(|l| l.starts_with("# Histogram Overflows:")).unwrap().rsplit(' ').next().unwrap().parse().unwrap();
-    assert_eq!(rows + over, n, "every sample in a bucket or the overflow");
-    let s = std::fs::read_to_string(d.path().join("s.tsv")).unwrap();
-    assert_eq!(s.lines().count() as u64, n + 2, "a config line, a header and one line per sample");
-    assert!(s.lines().nth(1) == Some("index\ttimer_ns") && s.lines().nth(2).unwrap().starts_with("0\t"));
-    // A second run into the same directory is refused; --force replaces.
-    let o = irqlab(&["run", "timer", "--samples", "20", "--out", "t"], d.path());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("already holds the results of an earlier run") && text(&o).1.contains("--force"));
-    let o = irqlab(&["run", "timer", "--samples", "20", "--out", "t", "--force", "--unit", "cycles", "--priority", "5", "--mlock"], d.path());
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{err}");
-    assert!(out.contains("latencies in TSC cycles"), "{out}");
-    let r = results::read_json(&d.path().join("t/result.json")).unwrap();
-    assert_eq!(r.configs[0].classes["timer"].summary.count, 20);
-    assert_eq!((r.configs[0].params["priority"].as_str(), r.configs[0].params["mlock"].as_str()), ("SCHED_FIFO 5", "true"));
-}
 
-#[test]
-#[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
-fn stop_above_ends_the_run_at_the_crossing_sample_with_status_3() {
-    kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
-    let d = tempfile::tempdir().unwrap();
-    // Device latencies here are microseconds: 0.001 µs is crossed by the first kept sample.
-    let o = irqlab(&["run", "device", "--samples", "500", "--stop-above", "0.001", "--out", "o", "--format", "json"], d.path());
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(err.contains("stopped by --stop-above at sample 0"), "{err}");
-    let r = results::from_json_str(&out, "stdout").unwrap();
-    let c = &r.configs[0];
-    assert_eq!(c.figures["stop_above.index"].value, 0.0);
-    assert_eq!(c.classes["device_irqfd"].summary.count, 1);
-    assert!(c.figures["stop_above.latency"].value > 1.0);
-    assert_eq!(c.params["stop_above_ns"], "1");
-}
+    #[test]
+    #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+    fn stop_above_ends_the_run_at_the_crossing_sample_with_status_3() {
+        kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+        let d = tempfile::tempdir().unwrap();
+        // Device latencies here are microseconds: 0.001 µs is crossed by the first kept sample.
+        let o = irqlab(&["run", "device", "--samples", "500", "--stop-above", "0.001", "--out", "o", "--format", "json"], d.path());
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(3), "{err}");
+        assert!(err.contains("stopped by --stop-above at sample 0"), "{err}");
+        let r = results::from_json_str(&out, "stdout").unwrap();
+        let c = &r.configs[0];
+        assert_eq!(c.figures["stop_above.index"].value, 0.0);
+        assert_eq!(c.classes["device_irqfd"].summary.count, 1);
+        assert!(c.figures["stop_above.latency"].value > 1.0);
+        assert_eq!(c.params["stop_above_ns"], "1");
+    }
 }

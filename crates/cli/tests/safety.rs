@@ -131,7 +131,8 @@ fn concurrent_first_writes_to_a_new_output_directory_succeed_or_are_refused_whol
     let sc = small_demo(d.path());
     let kids: Vec<_> = (0..4)
         .map(|i| {
-            bin().args(["sim", &sc, "--out", "new/o", "--format", "csv", "--seed", &i.to_string()])
+            bin()
+                .args(["sim", &sc, "--out", "new/o", "--format", "csv", "--seed", &i.to_string()])
                 .current_dir(d.path())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
@@ -237,17 +238,12 @@ fn a_huge_sweep_with_an_unknown_key_is_refused_in_bounded_memory() {
     let d = tempfile::tempdir().unwrap();
     let junk: Vec<String> = (0..20_000).map(|i| i.to_string()).collect();
     let values: Vec<String> = (0..10_000).map(|i| (100 + i).to_string()).collect();
-    let text = DEMO.replace("[sweep]", &format!("junk_key = [{}]\n[sweep]", junk.join(","))).replace(
-        "\"hypervisor.idle\" = [\"trap\", \"native\"]",
-        &format!("\"workload.period_us\" = [{}]", values.join(",")),
-    );
+    let text = DEMO
+        .replace("[sweep]", &format!("junk_key = [{}]\n[sweep]", junk.join(",")))
+        .replace("\"hypervisor.idle\" = [\"trap\", \"native\"]", &format!("\"workload.period_us\" = [{}]", values.join(",")));
     std::fs::write(d.path().join("big.toml"), text).unwrap();
     // 1 GiB of address space is far more than validation needs and far less than 10,000 copies.
-    let o = Command::new("bash")
-        .args(["-c", &format!("ulimit -v 1048576; exec {} sim big.toml --out o", env!("CARGO_BIN_EXE_irqlab"))])
-        .current_dir(d.path())
-        .output()
-        .unwrap();
+    let o = Command::new("bash").args(["-c", &format!("ulimit -v 1048576; exec {} sim big.toml --out o", env!("CARGO_BIN_EXE_irqlab"))]).current_dir(d.path()).output().unwrap();
     refused(&o, &["big.toml", "junk_key"]);
 }
 
@@ -297,30 +293,15 @@ fn a_closed_stdout_is_exit_2_when_output_would_be_lost() {
     let d = tempfile::tempdir().unwrap();
     sim_result(d.path(), "R");
     let sc = small_demo(d.path());
-    for cmd in [
-        "report R/result.json -o -".to_string(),
-        format!("sim {sc} --out o2 --format json"),
-    ] {
-        let o = Command::new("bash")
-            .args(["-c", &format!("exec {} {cmd} >&-", env!("CARGO_BIN_EXE_irqlab"))])
-            .current_dir(d.path())
-            .output()
-            .unwrap();
+    for cmd in ["report R/result.json -o -".to_string(), format!("sim {sc} --out o2 --format json")] {
+        let o = Command::new("bash").args(["-c", &format!("exec {} {cmd} >&-", env!("CARGO_BIN_EXE_irqlab"))]).current_dir(d.path()).output().unwrap();
         refused(&o, &["stdout"]);
         // A shell's `>/dev/null` is a choice, not a loss.
-        let o = Command::new("bash")
-            .args(["-c", &format!("exec {} {cmd} >/dev/null", env!("CARGO_BIN_EXE_irqlab"))])
-            .current_dir(d.path())
-            .output()
-            .unwrap();
+        let o = Command::new("bash").args(["-c", &format!("exec {} {cmd} >/dev/null", env!("CARGO_BIN_EXE_irqlab"))]).current_dir(d.path()).output().unwrap();
         assert!(o.status.success(), "{}", err(&o));
         // `/dev/null` opened read-write, as Python's `subprocess.DEVNULL`, daemon(3) and CI
         // runners give it, is a working stdout too (issue 36: it was taken for a closed one).
-        let o = Command::new("bash")
-            .args(["-c", &format!("exec {} {cmd} 1<>/dev/null", env!("CARGO_BIN_EXE_irqlab"))])
-            .current_dir(d.path())
-            .output()
-            .unwrap();
+        let o = Command::new("bash").args(["-c", &format!("exec {} {cmd} 1<>/dev/null", env!("CARGO_BIN_EXE_irqlab"))]).current_dir(d.path()).output().unwrap();
         assert!(o.status.success(), "1<>/dev/null: {}", err(&o));
     }
 }
@@ -329,11 +310,7 @@ fn a_closed_stdout_is_exit_2_when_output_would_be_lost() {
 /// dropped from the bounding set), so that `--priority 50` fails every point at run time.
 fn run_without_rt(args: &str, cwd: &Path) -> Output {
     let drop_cap = if unsafe_free_is_root() { "setpriv --bounding-set -sys_nice --inh-caps -sys_nice " } else { "" };
-    Command::new("bash")
-        .args(["-c", &format!("ulimit -r 0; exec {drop_cap}{} run {args}", env!("CARGO_BIN_EXE_irqlab"))])
-        .current_dir(cwd)
-        .output()
-        .unwrap()
+    Command::new("bash").args(["-c", &format!("ulimit -r 0; exec {drop_cap}{} run {args}", env!("CARGO_BIN_EXE_irqlab"))]).current_dir(cwd).output().unwrap()
 }
 
 fn unsafe_free_is_root() -> bool {
@@ -355,7 +332,6 @@ fn calibrate_against_does_not_complain_about_default_training_paths_that_were_no
     refused(&irqlab(&["calibrate", msi, "--against", "p/result.json", "--train", "timer-sleep"], d.path()), &["--train `timer-sleep`"]);
 }
 
-
 #[test]
 fn an_output_directory_holding_someone_elses_result_json_is_refused_untouched() {
     let d = tempfile::tempdir().unwrap();
@@ -370,56 +346,56 @@ fn an_output_directory_holding_someone_elses_result_json_is_refused_untouched() 
 mod needs_kvm {
     use super::*;
 
-#[test]
-#[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
-fn run_force_keeps_the_old_result_and_samples_when_every_point_fails() {
-    kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
-    let d = tempfile::tempdir().unwrap();
-    ok(irqlab(&["run", "timer", "--samples", "200", "--out", "t", "--samples-out", "s.tsv", "--format", "csv"], d.path()));
-    let (json, samples) = (std::fs::read(d.path().join("t/result.json")).unwrap(), std::fs::read(d.path().join("s.tsv")).unwrap());
-    assert!(samples.starts_with(b"# config: timer\n"));
-    let o = run_without_rt("timer --samples 200 --priority 50 --out t --force --samples-out s.tsv --format csv", d.path());
-    refused(&o, &["--priority 50", "every run failed", "nothing was written"]);
-    assert_eq!(std::fs::read(d.path().join("t/result.json")).unwrap(), json, "the good result stays");
-    assert_eq!(std::fs::read(d.path().join("s.tsv")).unwrap(), samples, "the samples file stays");
-    assert_eq!(names(d.path()), ["s.tsv", "t"]);
-}
+    #[test]
+    #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+    fn run_force_keeps_the_old_result_and_samples_when_every_point_fails() {
+        kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+        let d = tempfile::tempdir().unwrap();
+        ok(irqlab(&["run", "timer", "--samples", "200", "--out", "t", "--samples-out", "s.tsv", "--format", "csv"], d.path()));
+        let (json, samples) = (std::fs::read(d.path().join("t/result.json")).unwrap(), std::fs::read(d.path().join("s.tsv")).unwrap());
+        assert!(samples.starts_with(b"# config: timer\n"));
+        let o = run_without_rt("timer --samples 200 --priority 50 --out t --force --samples-out s.tsv --format csv", d.path());
+        refused(&o, &["--priority 50", "every run failed", "nothing was written"]);
+        assert_eq!(std::fs::read(d.path().join("t/result.json")).unwrap(), json, "the good result stays");
+        assert_eq!(std::fs::read(d.path().join("s.tsv")).unwrap(), samples, "the samples file stays");
+        assert_eq!(names(d.path()), ["s.tsv", "t"]);
+    }
 
-#[test]
-#[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
-fn run_samples_out_refuses_a_foreign_file_and_the_matrix_file_before_measuring() {
-    kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
-    let d = tempfile::tempdir().unwrap();
-    std::fs::write(d.path().join("mine.tsv"), "precious").unwrap();
-    refused(&irqlab(&["run", "timer", "--samples", "100", "--out", "t", "--samples-out", "mine.tsv"], d.path()), &["--samples-out", "mine.tsv", "--out only"]);
-    assert_eq!(std::fs::read_to_string(d.path().join("mine.tsv")).unwrap(), "precious");
-    assert!(!d.path().join("t").exists(), "refused before measuring");
-    std::fs::write(d.path().join("m.toml"), "[run]\nbench = \"timer\"\nsamples = 100\n").unwrap();
-    refused(&irqlab(&["run", "--matrix", "m.toml", "--out", "t", "--samples-out", "m.toml", "--force"], d.path()), &["m.toml", "input"]);
-    assert!(std::fs::read_to_string(d.path().join("m.toml")).unwrap().starts_with("[run]"));
-}
+    #[test]
+    #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+    fn run_samples_out_refuses_a_foreign_file_and_the_matrix_file_before_measuring() {
+        kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("mine.tsv"), "precious").unwrap();
+        refused(&irqlab(&["run", "timer", "--samples", "100", "--out", "t", "--samples-out", "mine.tsv"], d.path()), &["--samples-out", "mine.tsv", "--out only"]);
+        assert_eq!(std::fs::read_to_string(d.path().join("mine.tsv")).unwrap(), "precious");
+        assert!(!d.path().join("t").exists(), "refused before measuring");
+        std::fs::write(d.path().join("m.toml"), "[run]\nbench = \"timer\"\nsamples = 100\n").unwrap();
+        refused(&irqlab(&["run", "--matrix", "m.toml", "--out", "t", "--samples-out", "m.toml", "--force"], d.path()), &["m.toml", "input"]);
+        assert!(std::fs::read_to_string(d.path().join("m.toml")).unwrap().starts_with("[run]"));
+    }
 }
 
 mod needs_chattr {
     use super::*;
 
-/// A file irqlab may not link (immutable here; another user's file under
-/// fs.protected_hardlinks for a non-root user) gives a message naming the directory, the file and
-/// what to do, not a bare "Operation not permitted"; the old results stay, no temporary is left.
-#[test]
-#[ignore = "needs chattr +i (root, a filesystem with the immutable flag): scripts/test.sh runs it where it works"]
-fn a_file_that_cannot_be_carried_across_is_named_with_what_to_do() {
-    let d = tempfile::tempdir().unwrap();
-    let r = sim_result(d.path(), "o");
-    std::fs::write(d.path().join("o/notes.txt"), "theirs").unwrap();
-    let chattr = Command::new("chattr").args(["+i", "o/notes.txt"]).current_dir(d.path()).output();
-    assert!(chattr.as_ref().is_ok_and(|o| o.status.success()), "this test needs chattr +i: {chattr:?}");
-    let before = std::fs::read(&r).unwrap();
-    let sc = small_demo(d.path());
-    let o = irqlab(&["sim", &sc, "--out", "o", "--seed", "5", "--format", "csv"], d.path());
-    let _ = Command::new("chattr").args(["-i", "o/notes.txt"]).current_dir(d.path()).output();
-    refused(&o, &["--out o", "`notes.txt`", "Operation not permitted", "give another output"]);
-    assert_eq!(std::fs::read(&r).unwrap(), before);
-    assert_eq!(names(d.path()), ["demo.toml", "o"]);
-}
+    /// A file irqlab may not link (immutable here; another user's file under
+    /// fs.protected_hardlinks for a non-root user) gives a message naming the directory, the file and
+    /// what to do, not a bare "Operation not permitted"; the old results stay, no temporary is left.
+    #[test]
+    #[ignore = "needs chattr +i (root, a filesystem with the immutable flag): scripts/test.sh runs it where it works"]
+    fn a_file_that_cannot_be_carried_across_is_named_with_what_to_do() {
+        let d = tempfile::tempdir().unwrap();
+        let r = sim_result(d.path(), "o");
+        std::fs::write(d.path().join("o/notes.txt"), "theirs").unwrap();
+        let chattr = Command::new("chattr").args(["+i", "o/notes.txt"]).current_dir(d.path()).output();
+        assert!(chattr.as_ref().is_ok_and(|o| o.status.success()), "this test needs chattr +i: {chattr:?}");
+        let before = std::fs::read(&r).unwrap();
+        let sc = small_demo(d.path());
+        let o = irqlab(&["sim", &sc, "--out", "o", "--seed", "5", "--format", "csv"], d.path());
+        let _ = Command::new("chattr").args(["-i", "o/notes.txt"]).current_dir(d.path()).output();
+        refused(&o, &["--out o", "`notes.txt`", "Operation not permitted", "give another output"]);
+        assert_eq!(std::fs::read(&r).unwrap(), before);
+        assert_eq!(names(d.path()), ["demo.toml", "o"]);
+    }
 }

@@ -45,10 +45,7 @@ fn merged_shards_equal_the_unsharded_run() {
         args.extend(parts.iter().map(String::as_str));
         ok(irqlab(&args, d.path()));
         assert_eq!(json_without_provenance(&d.path().join(&out)), whole, "{n} shards");
-        assert_eq!(
-            std::fs::read(d.path().join(format!("m{n}/result.csv"))).unwrap(),
-            std::fs::read(d.path().join("whole/result.csv")).unwrap()
-        );
+        assert_eq!(std::fs::read(d.path().join(format!("m{n}/result.csv"))).unwrap(), std::fs::read(d.path().join("whole/result.csv")).unwrap());
     }
 }
 

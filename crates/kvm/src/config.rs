@@ -5,7 +5,7 @@ use crate::abi::{MAX_SAMPLES, MAX_VCPUS};
 
 /// The benchmark vocabulary is defined once, in `results::vocab` (serde and clap derived there),
 /// and shared with the CLI and the host model; these are its names in this crate.
-pub use results::vocab::{Bench as BenchKind, Via as DeviceVia, VfioTrigger, Wait as WaitMode};
+pub use results::vocab::{Bench as BenchKind, VfioTrigger, Via as DeviceVia, Wait as WaitMode};
 
 /// A measurement to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,21 +198,14 @@ impl BenchConfig {
         }
         let min_vcpus = if self.kind == BenchKind::Ipi { 2 } else { 1 };
         if self.vcpus < min_vcpus || self.vcpus > MAX_VCPUS {
-            return Err(ConfigError::Vcpus {
-                got: self.vcpus,
-                max: MAX_VCPUS,
-                why: if self.kind == BenchKind::Ipi { " (at least 2 for ipi)" } else { "" },
-            });
+            return Err(ConfigError::Vcpus { got: self.vcpus, max: MAX_VCPUS, why: if self.kind == BenchKind::Ipi { " (at least 2 for ipi)" } else { "" } });
         }
         if !self.pin.is_empty() {
             if self.pin.len() != self.vcpus as usize {
                 return Err(ConfigError::Pin(format!("one host CPU per vCPU ({}), got {}", self.vcpus, self.pin.len())));
             }
             if let Some(c) = self.pin.iter().find(|c| !allowed_cpus.contains(c)) {
-                return Err(ConfigError::Pin(format!(
-                    "host CPU {c} is not one this process may run on (allowed: {})",
-                    cpu_list(allowed_cpus)
-                )));
+                return Err(ConfigError::Pin(format!("host CPU {c} is not one this process may run on (allowed: {})", cpu_list(allowed_cpus))));
             }
         }
         if self.pv_ipi && self.kind != BenchKind::Ipi {
@@ -239,7 +232,10 @@ impl BenchConfig {
     pub fn check_device_spin(&self, device_busy: bool) -> Result<(), ConfigError> {
         let vfio = self.kind == BenchKind::Device && self.via.is_vfio();
         if self.wait == WaitMode::Busy && self.kind == BenchKind::Device && !(device_busy || vfio) {
-            return Err(ConfigError::NotApplicable { flag: "--wait busy (the device bench spins only with --via vfio-msi or vfio-intx here, where the guest raises the interrupt)", bench: self.kind.name() });
+            return Err(ConfigError::NotApplicable {
+                flag: "--wait busy (the device bench spins only with --via vfio-msi or vfio-intx here, where the guest raises the interrupt)",
+                bench: self.kind.name(),
+            });
         }
         Ok(())
     }

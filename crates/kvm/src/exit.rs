@@ -10,19 +10,27 @@ pub enum Exit {
     /// The guest wrote a completion code (`abi::done::*`; x86 port, arm64 exit-page offset).
     Signal(u64),
     /// Port I/O the benchmark does not use (x86).
-    Io { port: u16, write: bool },
+    Io {
+        port: u16,
+        write: bool,
+    },
     /// The primitives bench's timed port write (`abi::PIO_PROBE_PORT`): a PIO exit to userspace
     /// whose only job is to come back.
     PioProbe,
     /// MMIO outside anything the benchmark uses.
-    Mmio { addr: u64, write: bool },
+    Mmio {
+        addr: u64,
+        write: bool,
+    },
     /// HLT / WFI reached userspace.
     Halt,
     Shutdown,
     /// The guest asked to be reset or powered off (arm64 PSCI SYSTEM_OFF/RESET: KVM_EXIT_SYSTEM_EVENT).
     SystemEvent(u32),
     InternalError,
-    FailEntry { reason: u64 },
+    FailEntry {
+        reason: u64,
+    },
     /// KVM_RUN returned EINTR (the watchdog or the end of the run kicked us).
     Interrupted,
     Other(String),
@@ -48,13 +56,13 @@ pub fn handle_exit(vcpu: u32, exit: &Exit) -> Action {
         Exit::Signal(done::FINISHED) => Action::Done,
         Exit::Signal(done::PARKED) => Action::Parked,
         Exit::Signal(done::READY) => Action::Ready,
-        Exit::Signal(done::ERROR) => Action::Fail(format!("vCPU {vcpu}: the guest reported an error (bad parameters, an unexpected exception, or a secondary vCPU that did not start)")),
+        Exit::Signal(done::ERROR) => {
+            Action::Fail(format!("vCPU {vcpu}: the guest reported an error (bad parameters, an unexpected exception, or a secondary vCPU that did not start)"))
+        }
         Exit::Signal(done::UNKNOWN_BENCH) => Action::Fail(format!("vCPU {vcpu}: the guest payload does not know this benchmark")),
         Exit::Signal(code) => Action::Fail(format!("vCPU {vcpu}: unknown completion code {code:#x} from the guest")),
         Exit::Io { port, write } => Action::Fail(format!("vCPU {vcpu}: unexpected port I/O {} at {port:#x}", if *write { "write" } else { "read" })),
-        Exit::Mmio { addr, write } => {
-            Action::Fail(format!("vCPU {vcpu}: unexpected MMIO {} at {addr:#x}", if *write { "write" } else { "read" }))
-        }
+        Exit::Mmio { addr, write } => Action::Fail(format!("vCPU {vcpu}: unexpected MMIO {} at {addr:#x}", if *write { "write" } else { "read" })),
         // With the in-kernel irqchip HLT/WFI stays in the kernel; one reaching us means the guest
         // halted with nothing left to wake it.
         Exit::Halt => Action::Fail(format!("vCPU {vcpu}: guest halted for good (halt exit to userspace)")),

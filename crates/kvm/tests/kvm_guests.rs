@@ -111,14 +111,7 @@ mod needs_kvm {
         // A deadline 1.5 s ahead with a 0.5 s stall timeout is a slow guest, not a stalled one: the
         // watchdog allows one period on top of the timeout. A real stall, the PV IPI
         // livelock, is ended by the watchdog in `pv_ipi_probe_is_bounded`.
-        let cfg = BenchConfig {
-            kind: BenchKind::Timer,
-            samples: 2,
-            warmup: 1,
-            period_us: 1_500_000.0,
-            stall_timeout: Duration::from_millis(500),
-            ..Default::default()
-        };
+        let cfg = BenchConfig { kind: BenchKind::Timer, samples: 2, warmup: 1, period_us: 1_500_000.0, stall_timeout: Duration::from_millis(500), ..Default::default() };
         let t = Instant::now();
         let m = run(&cfg);
         assert_eq!(m.error, None);
@@ -175,39 +168,39 @@ mod needs_kvm {
 /// `irqlab run primitives` on this host's KVM (needs /dev/kvm; `scripts/test.sh` runs these: the
 /// path holds `needs_kvm::`).
 mod primitives_live {
-mod needs_kvm {
-    use kvm::primitives::{run_primitives, CLASSES};
-    use kvm::{kvm_available, BenchConfig};
+    mod needs_kvm {
+        use kvm::primitives::{run_primitives, CLASSES};
+        use kvm::{kvm_available, BenchConfig};
 
-    fn p50(m: &kvm::Measurement, class: &str) -> f64 {
-        let mut s = m.classes.iter().find(|c| c.0 == class).unwrap_or_else(|| panic!("no class {class}")).1.clone();
-        s.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        s[s.len() / 2]
-    }
-
-    #[test]
-    #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
-    fn primitives_every_class_measured_and_ordered() {
-        kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
-        let m = run_primitives(&BenchConfig { samples: 300, ..Default::default() }, &|_| {}).unwrap();
-        assert!(m.error.is_none(), "{:?}", m.error);
-        let names: Vec<&str> = m.classes.iter().map(|c| c.0.as_str()).collect();
-        assert_eq!(names, CLASSES, "every primitive, in order");
-        for (c, v) in &m.classes {
-            assert_eq!(v.len(), 300, "{c}: every sample kept (the first discarded)");
+        fn p50(m: &kvm::Measurement, class: &str) -> f64 {
+            let mut s = m.classes.iter().find(|c| c.0 == class).unwrap_or_else(|| panic!("no class {class}")).1.clone();
+            s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            s[s.len() / 2]
         }
-        // An exit handled in the kernel is cheaper than one that goes out to the VMM and back.
-        assert!(p50(&m, "exit_cpuid") < p50(&m, "exit_pio"), "CPUID {} vs PIO {}", p50(&m, "exit_cpuid"), p50(&m, "exit_pio"));
-        assert!(p50(&m, "exit_cpuid") > 0.0 && p50(&m, "guest_insn") > 0.0);
-        // Waking a halted vCPU costs more than a spinning thread seeing a store, and blocking
-        // is not cheaper than polling (on a loaded host polls fail and the two are alike).
-        assert!(p50(&m, "wake_halt_blocked") > 10.0 * p50(&m, "spin_wake"), "{} vs {}", p50(&m, "wake_halt_blocked"), p50(&m, "spin_wake"));
-        assert!(p50(&m, "wake_halt_blocked") >= 0.9 * p50(&m, "wake_halt_polled"), "{} vs {}", p50(&m, "wake_halt_blocked"), p50(&m, "wake_halt_polled"));
-        // A timer that wakes a sleeping thread is not earlier than one a polling thread sees.
-        assert!(p50(&m, "hrtimer_sleep") >= p50(&m, "hrtimer_spin") * 0.9);
-        assert!(m.counters.get("wake_halt_blocked.halt_wakeup").copied().unwrap_or(0) >= 290, "{:?}", m.counters);
-        let r = kvm::primitives::to_config_result(&m, "primitives");
-        assert_eq!(r.params["bench"], "primitives");
+
+        #[test]
+        #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
+        fn primitives_every_class_measured_and_ordered() {
+            kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
+            let m = run_primitives(&BenchConfig { samples: 300, ..Default::default() }, &|_| {}).unwrap();
+            assert!(m.error.is_none(), "{:?}", m.error);
+            let names: Vec<&str> = m.classes.iter().map(|c| c.0.as_str()).collect();
+            assert_eq!(names, CLASSES, "every primitive, in order");
+            for (c, v) in &m.classes {
+                assert_eq!(v.len(), 300, "{c}: every sample kept (the first discarded)");
+            }
+            // An exit handled in the kernel is cheaper than one that goes out to the VMM and back.
+            assert!(p50(&m, "exit_cpuid") < p50(&m, "exit_pio"), "CPUID {} vs PIO {}", p50(&m, "exit_cpuid"), p50(&m, "exit_pio"));
+            assert!(p50(&m, "exit_cpuid") > 0.0 && p50(&m, "guest_insn") > 0.0);
+            // Waking a halted vCPU costs more than a spinning thread seeing a store, and blocking
+            // is not cheaper than polling (on a loaded host polls fail and the two are alike).
+            assert!(p50(&m, "wake_halt_blocked") > 10.0 * p50(&m, "spin_wake"), "{} vs {}", p50(&m, "wake_halt_blocked"), p50(&m, "spin_wake"));
+            assert!(p50(&m, "wake_halt_blocked") >= 0.9 * p50(&m, "wake_halt_polled"), "{} vs {}", p50(&m, "wake_halt_blocked"), p50(&m, "wake_halt_polled"));
+            // A timer that wakes a sleeping thread is not earlier than one a polling thread sees.
+            assert!(p50(&m, "hrtimer_sleep") >= p50(&m, "hrtimer_spin") * 0.9);
+            assert!(m.counters.get("wake_halt_blocked.halt_wakeup").copied().unwrap_or(0) >= 290, "{:?}", m.counters);
+            let r = kvm::primitives::to_config_result(&m, "primitives");
+            assert_eq!(r.params["bench"], "primitives");
+        }
     }
-}
 }

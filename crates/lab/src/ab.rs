@@ -37,10 +37,7 @@ pub enum AbError {
     #[error("{0}")]
     Usage(String),
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Results(#[from] results::ResultsError),
     #[error("{0}")]
@@ -58,10 +55,7 @@ impl AbError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> AbError + '_ {
-    move |source| AbError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |source| AbError::Io { path: path.to_path_buf(), source }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -94,14 +88,8 @@ pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     if word != "slower" {
         return Err(format!("expected `slower` or `slower:STAT`, got `{s}`"));
     }
-    if let Some(st) = stat
-        .as_deref()
-        .filter(|st| !results::stats::verdict::VERDICT_STATS.contains(st))
-    {
-        return Err(format!(
-            "unknown statistic `{st}`; expected one of {}",
-            results::stats::verdict::VERDICT_STATS.join(", ")
-        ));
+    if let Some(st) = stat.as_deref().filter(|st| !results::stats::verdict::VERDICT_STATS.contains(st)) {
+        return Err(format!("unknown statistic `{st}`; expected one of {}", results::stats::verdict::VERDICT_STATS.join(", ")));
     }
     Ok(FailOn { stat })
 }
@@ -175,38 +163,15 @@ pub struct ProcessRunner;
 impl Runner for ProcessRunner {
     fn run(&mut self, side: Side, rep: u32, argv: &[String]) -> RunEnd {
         let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("irqlab-lab"));
-        eprintln!(
-            "irqlab-lab ab: side {} run {rep}: irqlab-lab {}",
-            side.name(),
-            argv.join(" ")
-        );
-        match std::process::Command::new(exe)
-            .args(argv)
-            .stdin(std::process::Stdio::null())
-            .output()
-        {
+        eprintln!("irqlab-lab ab: side {} run {rep}: irqlab-lab {}", side.name(), argv.join(" "));
+        match std::process::Command::new(exe).args(argv).stdin(std::process::Stdio::null()).output() {
             Ok(o) => {
                 let err = String::from_utf8_lossy(&o.stderr);
-                let last = err
-                    .lines()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("")
-                    .to_string();
-                eprintln!(
-                    "irqlab-lab ab: side {} run {rep}: exit {} — {last}",
-                    side.name(),
-                    o.status.code().unwrap_or(-1)
-                );
-                RunEnd {
-                    code: o.status.code().unwrap_or(-1),
-                    last_line: last,
-                }
+                let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+                eprintln!("irqlab-lab ab: side {} run {rep}: exit {} — {last}", side.name(), o.status.code().unwrap_or(-1));
+                RunEnd { code: o.status.code().unwrap_or(-1), last_line: last }
             }
-            Err(e) => RunEnd {
-                code: -1,
-                last_line: format!("cannot start irqlab-lab: {e}"),
-            },
+            Err(e) => RunEnd { code: -1, last_line: format!("cannot start irqlab-lab: {e}") },
         }
     }
 }
@@ -266,11 +231,7 @@ pub fn take_out(words: &[String]) -> Result<(Vec<String>, PathBuf), AbError> {
     let mut it = words.iter();
     while let Some(w) = it.next() {
         if w == "--out" {
-            out = Some(
-                it.next()
-                    .ok_or_else(|| AbError::Usage("--out: needs a directory".into()))?
-                    .clone(),
-            );
+            out = Some(it.next().ok_or_else(|| AbError::Usage("--out: needs a directory".into()))?.clone());
         } else if let Some(v) = w.strip_prefix("--out=") {
             out = Some(v.to_string());
         } else {
@@ -301,82 +262,50 @@ impl Plan {
 }
 
 /// Validates one side without booting: the mode's flags (its own `Cli`) and its own checks.
-pub fn validate_side(
-    mode: AbMode,
-    side: Side,
-    opts: &str,
-    bench: &[String],
-) -> Result<Plan, AbError> {
-    let bad = |why: String| {
-        AbError::Usage(format!(
-            "side {} (--{} '{opts}'): {why}",
-            side.name(),
-            side.dir()
-        ))
-    };
+pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> Result<Plan, AbError> {
+    let bad = |why: String| AbError::Usage(format!("side {} (--{} '{opts}'): {why}", side.name(), side.dir()));
     let words = split_words(opts).map_err(|e| bad(format!("cannot split the options: {e}")))?;
-    if let Some(w) = words
-        .iter()
-        .find(|w| *w == "--" || *w == "--force" || *w == "--out" || w.starts_with("--out="))
-    {
+    if let Some(w) = words.iter().find(|w| *w == "--" || *w == "--force" || *w == "--out" || w.starts_with("--out=")) {
         return Err(bad(format!("`{w}` is not a side option: the bench and `--out` come once, after ab's `--`, for both sides (an A/B runs the same bench on both)")));
     }
     let mut argv = vec!["irqlab-lab".to_string(), mode.name().to_string()];
     argv.extend(words.iter().cloned());
     argv.push("--".into());
     argv.extend(bench.iter().cloned());
-    argv.extend([
-        "--out".to_string(),
-        "/nonexistent/irqlab-lab-ab-check".to_string(),
-    ]);
+    argv.extend(["--out".to_string(), "/nonexistent/irqlab-lab-ab-check".to_string()]);
     let cli = Cli::try_parse_from(&argv).map_err(|e| bad(e.to_string().trim().to_string()))?;
     match cli.mode {
         Mode::Kvm(k) => {
             crate::kvm::preflight(&k).map_err(|e| bad(e.to_string()))?;
-            let via_vfio = bench
-                .windows(2)
-                .any(|w| w[0] == "--via" && w[1].starts_with("vfio"))
-                || bench.iter().any(|w| w.starts_with("--via=vfio"));
+            let via_vfio = bench.windows(2).any(|w| w[0] == "--via" && w[1].starts_with("vfio")) || bench.iter().any(|w| w.starts_with("--via=vfio"));
             if via_vfio && k.device.is_none() {
-                return Err(bad(
-                    "the bench assigns a device (--via vfio-*) but this side has no `--device edu`"
-                        .into(),
-                ));
+                return Err(bad("the bench assigns a device (--via vfio-*) but this side has no `--device edu`".into()));
             }
         }
         Mode::Xen(x) if crate::grammar::xen_words(&x.bench).first().map(String::as_str) == Some("fio") => {
             // dom0 fio (issue 33): its own flags and refusals, checked like the domU benches.
-            <crate::dom0::FioArgs as clap::Parser>::try_parse_from(crate::grammar::xen_words(&x.bench))
-                .map_err(|e| bad(e.to_string().trim().to_string()))?;
+            <crate::dom0::FioArgs as clap::Parser>::try_parse_from(crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::dom0::check(&x).map_err(|e| bad(e.to_string()))?;
         }
         Mode::Xen(x) => {
-            let b = BenchArgs::parse_words(&crate::grammar::xen_words(&x.bench))
-                .map_err(|e| bad(e.to_string().trim().to_string()))?;
+            let b = BenchArgs::parse_words(&crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::xen::check(&x, &b).map_err(|e| bad(e.to_string()))?;
         }
         _ => return Err(bad("not a kvm or xen side".into())),
     }
-    let argv_head = std::iter::once(mode.name().to_string())
-        .chain(words.iter().cloned())
-        .collect();
-    Ok(Plan {
-        side,
-        opts: words,
-        argv_head,
-    })
+    let argv_head = std::iter::once(mode.name().to_string()).chain(words.iter().cloned()).collect();
+    Ok(Plan { side, opts: words, argv_head })
 }
 
 /// Everything checked before the first boot: the bench, the output directory, both sides.
 pub fn prepare(a: &AbArgs) -> Result<(Vec<String>, PathBuf, [Plan; 2]), AbError> {
     if a.repeat == 1 && !a.single_run {
-        return Err(AbError::Usage("--repeat 1: one boot per side cannot show boot-to-boot spread; give --single-run to accept a verdict within one run each, or --repeat 3 (the default)".into()));
+        return Err(AbError::Usage(
+            "--repeat 1: one boot per side cannot show boot-to-boot spread; give --single-run to accept a verdict within one run each, or --repeat 3 (the default)".into(),
+        ));
     }
     if !(a.confidence > 0.0 && a.confidence < 1.0) {
-        return Err(AbError::Usage(format!(
-            "--confidence {}: expected a level in (0, 1) such as 0.95",
-            a.confidence
-        )));
+        return Err(AbError::Usage(format!("--confidence {}: expected a level in (0, 1) such as 0.95", a.confidence)));
     }
     let (bench, out) = take_out(&a.bench)?;
     if crate::grammar::bench_of(&bench).is_none() {
@@ -386,15 +315,8 @@ pub fn prepare(a: &AbArgs) -> Result<(Vec<String>, PathBuf, [Plan; 2]), AbError>
             bench.first().map(String::as_str).unwrap_or("")
         )));
     }
-    if let Some(p) = ["a", "b", "comparison.json", "comparison.txt"]
-        .iter()
-        .map(|n| out.join(n))
-        .find(|p| p.exists())
-    {
-        return Err(AbError::Usage(format!(
-            "--out: {} already exists; not replacing an earlier A/B (give another --out)",
-            p.display()
-        )));
+    if let Some(p) = ["a", "b", "comparison.json", "comparison.txt"].iter().map(|n| out.join(n)).find(|p| p.exists()) {
+        return Err(AbError::Usage(format!("--out: {} already exists; not replacing an earlier A/B (give another --out)", p.display())));
     }
     let pa = validate_side(a.mode, Side::A, &a.a, &bench)?;
     let pb = validate_side(a.mode, Side::B, &a.b, &bench)?;
@@ -410,13 +332,7 @@ pub struct SideRecord {
 }
 
 /// Runs the interleaved schedule; stops at the first failing run.
-pub fn run_schedule(
-    runner: &mut dyn Runner,
-    plans: &[Plan; 2],
-    bench: &[String],
-    out: &Path,
-    repeat: u32,
-) -> [SideRecord; 2] {
+pub fn run_schedule(runner: &mut dyn Runner, plans: &[Plan; 2], bench: &[String], out: &Path, repeat: u32) -> [SideRecord; 2] {
     let mut rec: [SideRecord; 2] = Default::default();
     'reps: for rep in 1..=repeat {
         for (i, p) in plans.iter().enumerate() {
@@ -427,16 +343,8 @@ pub fn run_schedule(
             if ok {
                 rec[i].results.push(result);
             } else {
-                let why = if end.code == 0 {
-                    "no result.json written".to_string()
-                } else {
-                    format!("exit {}: {}", end.code, end.last_line)
-                };
-                rec[i].failure = Some(format!(
-                    "side {} failed at run {rep} of {repeat} ({}): {why}",
-                    p.side.name(),
-                    dir.display()
-                ));
+                let why = if end.code == 0 { "no result.json written".to_string() } else { format!("exit {}: {}", end.code, end.last_line) };
+                rec[i].failure = Some(format!("side {} failed at run {rep} of {repeat} ({}): {why}", p.side.name(), dir.display()));
                 break 'reps;
             }
         }
@@ -454,21 +362,9 @@ pub fn common_figures(runs: &mut [results::RunResult]) -> Vec<String> {
     };
     let names: Vec<String> = first.configs.iter().map(|c| c.name.clone()).collect();
     for name in names {
-        let keys = |r: &results::RunResult| {
-            r.configs
-                .iter()
-                .find(|c| c.name == name)
-                .map(|c| {
-                    c.figures
-                        .keys()
-                        .cloned()
-                        .collect::<std::collections::BTreeSet<_>>()
-                })
-                .unwrap_or_default()
-        };
-        let common = runs.iter().skip(1).fold(keys(&runs[0]), |acc, r| {
-            acc.intersection(&keys(r)).cloned().collect()
-        });
+        let keys =
+            |r: &results::RunResult| r.configs.iter().find(|c| c.name == name).map(|c| c.figures.keys().cloned().collect::<std::collections::BTreeSet<_>>()).unwrap_or_default();
+        let common = runs.iter().skip(1).fold(keys(&runs[0]), |acc, r| acc.intersection(&keys(r)).cloned().collect());
         for r in runs.iter_mut() {
             for c in r.configs.iter_mut().filter(|c| c.name == name) {
                 c.figures.retain(|k, _| {
@@ -491,24 +387,12 @@ fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbEr
         runs.push(results::read_json(f)?);
     }
     let dropped = common_figures(&mut runs);
-    let texts: Vec<(String, String)> = files
-        .iter()
-        .zip(&runs)
-        .map(|(f, r)| (f.display().to_string(), results::to_json_string(r)))
-        .collect();
-    let mut r = results::import::import_files(
-        "irqlab",
-        &texts,
-        &results::import::ImportOptions::default(),
-        &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")),
-    )
-    .map_err(|e| AbError::Compare(e.to_string()))?;
+    let texts: Vec<(String, String)> = files.iter().zip(&runs).map(|(f, r)| (f.display().to_string(), results::to_json_string(r))).collect();
+    let mut r = results::import::import_files("irqlab", &texts, &results::import::ImportOptions::default(), &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")))
+        .map_err(|e| AbError::Compare(e.to_string()))?;
     if !dropped.is_empty() {
         for c in &mut r.configs {
-            c.notes.push(format!(
-                "irqlab-lab ab: figures not in every run left out: {}",
-                dropped.join(", ")
-            ));
+            c.notes.push(format!("irqlab-lab ab: figures not in every run left out: {}", dropped.join(", ")));
         }
     }
     results::write_json(&dir.join("result.json"), &r)?;
@@ -527,11 +411,7 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
     for (p, r) in plans.iter().zip(&rec) {
         let dir = out.join(p.side.dir());
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        sides.push(if r.results.is_empty() {
-            None
-        } else {
-            Some(import_side(&dir, &r.results)?)
-        });
+        sides.push(if r.results.is_empty() { None } else { Some(import_side(&dir, &r.results)?) });
     }
     let failure = rec.iter().filter_map(|r| r.failure.clone()).next();
     let mut doc = serde_json::json!({
@@ -546,33 +426,19 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
             "command": command,
         }
     });
-    let mut text = format!(
-        "irqlab-lab ab {}: A = `{}`, B = `{}`, {} run(s) each, interleaved, {:.0} s\n",
-        a.mode.name(),
-        plans[0].opts.join(" "),
-        plans[1].opts.join(" "),
-        repeat,
-        wall
-    );
+    let mut text =
+        format!("irqlab-lab ab {}: A = `{}`, B = `{}`, {} run(s) each, interleaved, {:.0} s\n", a.mode.name(), plans[0].opts.join(" "), plans[1].opts.join(" "), repeat, wall);
     let code = match (&sides[0], &sides[1], failure) {
         (Some(ra), Some(rb), None) => {
-            let (an, bn) = (
-                out.join("a/result.json").display().to_string(),
-                out.join("b/result.json").display().to_string(),
-            );
+            let (an, bn) = (out.join("a/result.json").display().to_string(), out.join("b/result.json").display().to_string());
             let o = compare_output(ra, rb, &an, &bn, &[], LatencyUnit::Us, CompareFormat::Table);
             let j = compare_output(ra, rb, &an, &bn, &[], LatencyUnit::Us, CompareFormat::Json);
-            let conf = results::stats::Confidence::new(a.confidence)
-                .map_err(|e| AbError::Usage(e.to_string()))?;
-            let opts = VerdictOptions {
-                confidence: conf,
-                effect: 0.05,
-            };
+            let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Usage(e.to_string()))?;
+            let opts = VerdictOptions { confidence: conf, effect: 0.05 };
             let v = results::stats::pairs::verdicts(ra, rb, &o.comparison, conf)?;
             text += &o.text;
             text += &verdict_text(&v, &opts, LatencyUnit::Us);
-            let mut cj: serde_json::Value =
-                serde_json::from_str(&j.text).map_err(|e| AbError::Compare(e.to_string()))?;
+            let mut cj: serde_json::Value = serde_json::from_str(&j.text).map_err(|e| AbError::Compare(e.to_string()))?;
             cj["verdicts"] = verdict_json(&v, &opts);
             doc["comparison"] = cj;
             if repeat == 1 {
@@ -588,8 +454,7 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
                 // corrected for the checks that can trip, and never a pass when something it
                 // covers could not be compared.
                 let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Compare(e.to_string()))?;
-                let g = results::stats::gate::gate(ra, rb, &o.comparison, &v, stat.as_deref(), conf)
-                    .map_err(|e| AbError::Compare(e.to_string()))?;
+                let g = results::stats::gate::gate(ra, rb, &o.comparison, &v, stat.as_deref(), conf).map_err(|e| AbError::Compare(e.to_string()))?;
                 use results::stats::gate::GateOutcome;
                 doc["verdict"] = serde_json::json!({"given": g.outcome != GateOutcome::Unchecked, "slower": g.slower, "unchecked": g.unchecked, "not_checked": g.not_checked, "table_only": g.table_only, "checks": g.checks, "level": g.level, "fail_on": a.fail_on.as_ref().map(|f| f.stat.as_deref().map(|st| format!("slower:{st}")).unwrap_or_else(|| "slower".into()))});
                 for n in &g.not_checked {
@@ -604,11 +469,25 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
                         5
                     }
                     GateOutcome::Slower => {
-                        text += &format!("verdict: B is resolvably slower ({} one-sided checks, each interval at {:.4}): {}\n", g.checks, g.level, results::escape_control(&g.slower.join("; ")));
-                        if a.fail_on.is_some() { 4 } else { 0 }
+                        text += &format!(
+                            "verdict: B is resolvably slower ({} one-sided checks, each interval at {:.4}): {}\n",
+                            g.checks,
+                            g.level,
+                            results::escape_control(&g.slower.join("; "))
+                        );
+                        if a.fail_on.is_some() {
+                            4
+                        } else {
+                            0
+                        }
                     }
                     GateOutcome::Pass => {
-                        text += &format!("verdict: B is not resolvably slower on {} ({} one-sided checks, each interval at {:.4})\n", stat.as_deref().unwrap_or("any statistic"), g.checks, g.level);
+                        text += &format!(
+                            "verdict: B is not resolvably slower on {} ({} one-sided checks, each interval at {:.4})\n",
+                            stat.as_deref().unwrap_or("any statistic"),
+                            g.checks,
+                            g.level
+                        );
                         0
                     }
                 }
@@ -617,14 +496,17 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
         (_, _, why) => {
             let why = why.unwrap_or_else(|| "a side has no result".into());
             doc["verdict"] = serde_json::json!({"given": false, "why": why});
-            text += &format!("verdict: not given: {why}; the results taken are kept (A: {} run(s) in {}, B: {} run(s) in {})\n", rec[0].results.len(), out.join("a").display(), rec[1].results.len(), out.join("b").display());
+            text += &format!(
+                "verdict: not given: {why}; the results taken are kept (A: {} run(s) in {}, B: {} run(s) in {})\n",
+                rec[0].results.len(),
+                out.join("a").display(),
+                rec[1].results.len(),
+                out.join("b").display()
+            );
             1
         }
     };
-    results::write_atomic(
-        &out.join("comparison.json"),
-        format!("{}\n", serde_json::to_string_pretty(&doc).expect("json")).as_bytes(),
-    )?;
+    results::write_atomic(&out.join("comparison.json"), format!("{}\n", serde_json::to_string_pretty(&doc).expect("json")).as_bytes())?;
     results::write_atomic(&out.join("comparison.txt"), text.as_bytes())?;
     print!("{text}");
     Ok(code)

@@ -14,11 +14,7 @@ struct Fake {
 
 impl Fake {
     fn new(a: u64, b: u64) -> Fake {
-        Fake {
-            base: [a, b],
-            fail_at: None,
-            calls: Vec::new(),
-        }
+        Fake { base: [a, b], fail_at: None, calls: Vec::new() }
     }
 }
 
@@ -28,15 +24,8 @@ fn made_up(base: u64, rep: u32) -> results::RunResult {
     (0..2000u64).for_each(|i| rec.record(centre + (i * 7919) % (base / 10)));
     let mut c = results::ConfigResult::new("run-timer");
     c.classes.insert("timer".into(), rec.finish());
-    let mut r = results::RunResult::new(results::RunMeta::named(
-        "irqlab 0.1.0",
-        "run-timer",
-        1,
-        results::ResultKind::Measured,
-    ));
-    r.meta
-        .platform
-        .insert("lab.kernel".into(), format!("side-{base}"));
+    let mut r = results::RunResult::new(results::RunMeta::named("irqlab 0.1.0", "run-timer", 1, results::ResultKind::Measured));
+    r.meta.platform.insert("lab.kernel".into(), format!("side-{base}"));
     // irqlab records some figures only when they occur: the A/B must still import the runs.
     if rep == 2 {
         c.set_figure("kvm.sometimes", 1.0, "count");
@@ -49,26 +38,13 @@ impl Runner for Fake {
     fn run(&mut self, side: Side, rep: u32, argv: &[String]) -> RunEnd {
         self.calls.push((side, rep, argv.to_vec()));
         if self.fail_at == Some((side, rep)) {
-            return RunEnd {
-                code: 1,
-                last_line:
-                    "irqlab-lab: the kernel did not reach /init within 120 s (console log: x)"
-                        .into(),
-            };
+            return RunEnd { code: 1, last_line: "irqlab-lab: the kernel did not reach /init within 120 s (console log: x)".into() };
         }
-        let out = PathBuf::from(
-            argv.iter()
-                .skip_while(|w| *w != "--out")
-                .nth(1)
-                .expect("--out"),
-        );
+        let out = PathBuf::from(argv.iter().skip_while(|w| *w != "--out").nth(1).expect("--out"));
         std::fs::create_dir_all(&out).unwrap();
         let base = self.base[if side == Side::A { 0 } else { 1 }];
         results::write_json(&out.join("result.json"), &made_up(base, rep)).unwrap();
-        RunEnd {
-            code: 0,
-            last_line: String::new(),
-        }
+        RunEnd { code: 0, last_line: String::new() }
     }
 }
 
@@ -86,10 +62,7 @@ fn args(s: &str) -> AbArgs {
 }
 
 fn ab(dir: &Path, extra: &str) -> AbArgs {
-    args(&format!(
-        "ab kvm --a '--gic v3' --b '--gic v4' {extra} -- timer --samples 64 --out {}",
-        dir.display()
-    ))
+    args(&format!("ab kvm --a '--gic v3' --b '--gic v4' {extra} -- timer --samples 64 --out {}", dir.display()))
 }
 
 #[test]
@@ -97,53 +70,18 @@ fn interleaves_fresh_runs_imports_and_gives_a_verdict() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("ab");
     let mut f = Fake::new(100_000, 100_000);
-    assert_eq!(
-        run_with(&ab(&out, ""), &mut f, vec!["t".into()]).unwrap(),
-        0
-    );
+    assert_eq!(run_with(&ab(&out, ""), &mut f, vec!["t".into()]).unwrap(), 0);
     let order: Vec<(Side, u32)> = f.calls.iter().map(|c| (c.0, c.1)).collect();
-    assert_eq!(
-        order,
-        [
-            (Side::A, 1),
-            (Side::B, 1),
-            (Side::A, 2),
-            (Side::B, 2),
-            (Side::A, 3),
-            (Side::B, 3)
-        ]
-    );
-    assert_eq!(
-        f.calls[1].2,
-        split_words(&format!(
-            "kvm --gic v4 -- timer --samples 64 --out {}",
-            out.join("b/run-1").display()
-        ))
-        .unwrap()
-    );
+    assert_eq!(order, [(Side::A, 1), (Side::B, 1), (Side::A, 2), (Side::B, 2), (Side::A, 3), (Side::B, 3)]);
+    assert_eq!(f.calls[1].2, split_words(&format!("kvm --gic v4 -- timer --samples 64 --out {}", out.join("b/run-1").display())).unwrap());
     let a = results::read_json(&out.join("a/result.json")).unwrap();
     assert_eq!(a.configs[0].repetitions.as_ref().unwrap().len(), 3);
-    assert_eq!(
-        a.meta.platform["lab.kernel"], "side-100000",
-        "what ran is kept through the import"
-    );
-    assert!(
-        a.configs[0]
-            .notes
-            .iter()
-            .any(|n| n.contains("not in every run left out: kvm.sometimes")),
-        "{:?}",
-        a.configs[0].notes
-    );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap())
-            .unwrap();
+    assert_eq!(a.meta.platform["lab.kernel"], "side-100000", "what ran is kept through the import");
+    assert!(a.configs[0].notes.iter().any(|n| n.contains("not in every run left out: kvm.sometimes")), "{:?}", a.configs[0].notes);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap()).unwrap();
     assert_eq!(doc["verdict"]["given"], true);
     assert_eq!(doc["ab"]["runs_b"], 3);
-    assert!(
-        doc["comparison"]["verdicts"].is_object() || doc["comparison"]["verdicts"].is_array(),
-        "{doc}"
-    );
+    assert!(doc["comparison"]["verdicts"].is_object() || doc["comparison"]["verdicts"].is_array(), "{doc}");
     let text = std::fs::read_to_string(out.join("comparison.txt")).unwrap();
     assert!(text.contains("B is not resolvably slower"), "{text}");
     // An existing A/B is never replaced.
@@ -156,32 +94,13 @@ fn interleaves_fresh_runs_imports_and_gives_a_verdict() {
 fn fail_on_slower_exits_4_only_on_a_resolvable_regression() {
     let d = tempfile::tempdir().unwrap();
     let mut f = Fake::new(100_000, 200_000);
-    assert_eq!(
-        run_with(&ab(&d.path().join("x"), "--fail-on slower"), &mut f, vec![]).unwrap(),
-        4
-    );
+    assert_eq!(run_with(&ab(&d.path().join("x"), "--fail-on slower"), &mut f, vec![]).unwrap(), 4);
     let text = std::fs::read_to_string(d.path().join("x/comparison.txt")).unwrap();
     assert!(text.contains("B is resolvably slower"), "{text}");
     // The same regression without --fail-on: reported, exit 0.
-    assert_eq!(
-        run_with(
-            &ab(&d.path().join("y"), ""),
-            &mut Fake::new(100_000, 200_000),
-            vec![]
-        )
-        .unwrap(),
-        0
-    );
+    assert_eq!(run_with(&ab(&d.path().join("y"), ""), &mut Fake::new(100_000, 200_000), vec![]).unwrap(), 0);
     // B faster: no gate trips.
-    assert_eq!(
-        run_with(
-            &ab(&d.path().join("z"), "--fail-on slower:p50"),
-            &mut Fake::new(200_000, 100_000),
-            vec![]
-        )
-        .unwrap(),
-        0
-    );
+    assert_eq!(run_with(&ab(&d.path().join("z"), "--fail-on slower:p50"), &mut Fake::new(200_000, 100_000), vec![]).unwrap(), 0);
 }
 
 #[test]
@@ -190,34 +109,19 @@ fn a_side_failing_mid_run_keeps_the_other_results_and_gives_no_verdict() {
     let out = d.path().join("ab");
     let mut f = Fake::new(100_000, 100_000);
     f.fail_at = Some((Side::B, 2));
-    assert_eq!(
-        run_with(&ab(&out, "--fail-on slower"), &mut f, vec![]).unwrap(),
-        1
-    );
+    assert_eq!(run_with(&ab(&out, "--fail-on slower"), &mut f, vec![]).unwrap(), 1);
     assert_eq!(f.calls.len(), 4, "no boot after the failure");
-    assert!(
-        out.join("a/run-1/result.json").is_file()
-            && out.join("a/run-2/result.json").is_file()
-            && out.join("b/run-1/result.json").is_file()
-    );
+    assert!(out.join("a/run-1/result.json").is_file() && out.join("a/run-2/result.json").is_file() && out.join("b/run-1/result.json").is_file());
     let a = results::read_json(&out.join("a/result.json")).unwrap();
     assert_eq!(a.configs[0].repetitions.as_ref().unwrap().len(), 2);
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap())
-            .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap()).unwrap();
     assert_eq!(doc["verdict"]["given"], false);
     let why = doc["verdict"]["why"].as_str().unwrap();
-    assert!(
-        why.contains("side B failed at run 2 of 3") && why.contains("did not reach /init"),
-        "{why}"
-    );
+    assert!(why.contains("side B failed at run 2 of 3") && why.contains("did not reach /init"), "{why}");
     // Side A failing at its first run: B never ran, A has nothing; still no verdict, exit 1.
     let mut f = Fake::new(1000, 1000);
     f.fail_at = Some((Side::A, 1));
-    assert_eq!(
-        run_with(&ab(&d.path().join("first"), ""), &mut f, vec![]).unwrap(),
-        1
-    );
+    assert_eq!(run_with(&ab(&d.path().join("first"), ""), &mut f, vec![]).unwrap(), 1);
     assert_eq!(f.calls.len(), 1);
 }
 
@@ -226,62 +130,19 @@ fn bad_sides_are_refused_before_any_boot_naming_the_side() {
     let d = tempfile::tempdir().unwrap();
     let o = d.path().display().to_string();
     let img = d.path().join("Image");
-    std::fs::write(
-        &img,
-        b"\x7fELF not an arm64 Image at all, just some bytes to be long enough to read",
-    )
-    .unwrap();
+    std::fs::write(&img, b"\x7fELF not an arm64 Image at all, just some bytes to be long enough to read").unwrap();
     let cases = [
-        (
-            format!("ab kvm --a '--gic v3' --b '--gic v5' -- timer --out {o}/1"),
-            "side B",
-        ),
-        (
-            format!("ab kvm --a '--gic v3 -- ipi' --b '' -- timer --out {o}/2"),
-            "the bench and `--out` come once",
-        ),
-        (
-            format!("ab kvm --a '--out x' --b '' -- timer --out {o}/3"),
-            "side A",
-        ),
-        (
-            format!(
-                "ab kvm --a '--kernel {}' --b '' -- timer --out {o}/4",
-                img.display()
-            ),
-            "side A (--a '--kernel",
-        ),
-        (
-            format!(
-                "ab kvm --a '--kernel {}' --b '' -- timer --out {o}/4",
-                img.display()
-            ),
-            "not an arm64 Linux Image",
-        ),
-        (
-            format!("ab kvm --a '' --b '' -- sim demo --out {o}/5"),
-            "expected a bench first",
-        ),
-        (
-            format!("ab kvm --a '' --b '' --repeat 1 -- timer --out {o}/6"),
-            "--single-run",
-        ),
-        (
-            format!("ab kvm --a '--device edu' --b '' -- device --via vfio-msi --out {o}/7"),
-            "side B",
-        ),
-        (
-            format!("ab xen --a '' --b '--vcpus 1' -- ipi --out {o}/8"),
-            "side B",
-        ),
-        (
-            format!("ab xen --a '' --b '' -- device --out {o}/9"),
-            "device",
-        ),
-        (
-            format!("ab kvm --a \"--gic 'v3\" --b '' -- timer --out {o}/10"),
-            "unclosed",
-        ),
+        (format!("ab kvm --a '--gic v3' --b '--gic v5' -- timer --out {o}/1"), "side B"),
+        (format!("ab kvm --a '--gic v3 -- ipi' --b '' -- timer --out {o}/2"), "the bench and `--out` come once"),
+        (format!("ab kvm --a '--out x' --b '' -- timer --out {o}/3"), "side A"),
+        (format!("ab kvm --a '--kernel {}' --b '' -- timer --out {o}/4", img.display()), "side A (--a '--kernel"),
+        (format!("ab kvm --a '--kernel {}' --b '' -- timer --out {o}/4", img.display()), "not an arm64 Linux Image"),
+        (format!("ab kvm --a '' --b '' -- sim demo --out {o}/5"), "expected a bench first"),
+        (format!("ab kvm --a '' --b '' --repeat 1 -- timer --out {o}/6"), "--single-run"),
+        (format!("ab kvm --a '--device edu' --b '' -- device --via vfio-msi --out {o}/7"), "side B"),
+        (format!("ab xen --a '' --b '--vcpus 1' -- ipi --out {o}/8"), "side B"),
+        (format!("ab xen --a '' --b '' -- device --out {o}/9"), "device"),
+        (format!("ab kvm --a \"--gic 'v3\" --b '' -- timer --out {o}/10"), "unclosed"),
         ("ab kvm --a '' --b '' -- timer".to_string(), "--out DIR"),
     ];
     for (cmd, says) in cases {
@@ -291,22 +152,14 @@ fn bad_sides_are_refused_before_any_boot_naming_the_side() {
         assert!(e.to_string().contains(says), "{cmd}: {e}");
         assert!(f.calls.is_empty(), "{cmd}: booted");
     }
-    assert!(
-        std::fs::read_dir(d.path())
-            .unwrap()
-            .all(|e| e.unwrap().file_name() == "Image"),
-        "nothing created"
-    );
+    assert!(std::fs::read_dir(d.path()).unwrap().all(|e| e.unwrap().file_name() == "Image"), "nothing created");
 }
 
 #[test]
 fn single_run_is_one_boot_per_side_and_says_so() {
     let d = tempfile::tempdir().unwrap();
     let mut f = Fake::new(100_000, 100_000);
-    assert_eq!(
-        run_with(&ab(&d.path().join("s"), "--single-run"), &mut f, vec![]).unwrap(),
-        0
-    );
+    assert_eq!(run_with(&ab(&d.path().join("s"), "--single-run"), &mut f, vec![]).unwrap(), 0);
     assert_eq!(f.calls.len(), 2);
     let text = std::fs::read_to_string(d.path().join("s/comparison.txt")).unwrap();
     assert!(text.contains("--single-run: one boot per side"), "{text}");
@@ -314,10 +167,7 @@ fn single_run_is_one_boot_per_side_and_says_so() {
 
 #[test]
 fn side_options_split_like_a_shell() {
-    assert_eq!(
-        split_words(r#"--kernel 'my dir/Image' --x "a\"b" c\ d"#).unwrap(),
-        ["--kernel", "my dir/Image", "--x", "a\"b", "c d"]
-    );
+    assert_eq!(split_words(r#"--kernel 'my dir/Image' --x "a\"b" c\ d"#).unwrap(), ["--kernel", "my dir/Image", "--x", "a\"b", "c d"]);
     assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
     assert_eq!(split_words("''").unwrap(), [""]);
     assert!(split_words("'x").is_err() && split_words("x\\").is_err());

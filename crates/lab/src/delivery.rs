@@ -19,15 +19,8 @@
 use std::collections::BTreeMap;
 
 /// The events the lab asks QEMU for (each as one `-trace` argument).
-pub const TRACE_EVENTS: [&str; 7] = [
-    "gicv3_its_cmd_*",
-    "gicv3_its_translation_write",
-    "gicv3_its_ite_read",
-    "gicv3_icc_iar1_read",
-    "gicv3_icv_iar_read",
-    "gicv3_ich_lr_write",
-    "gicv3_redist_write",
-];
+pub const TRACE_EVENTS: [&str; 7] =
+    ["gicv3_its_cmd_*", "gicv3_its_translation_write", "gicv3_its_ite_read", "gicv3_icc_iar1_read", "gicv3_icv_iar_read", "gicv3_ich_lr_write", "gicv3_redist_write"];
 
 /// GICR_VPENDBASER's offset in a GICv4 redistributor (VLPI_base frame at +128 KiB, register +0x78).
 const VPENDBASER: u64 = 0x2_0078;
@@ -84,89 +77,25 @@ impl Counts {
     /// (figure name, value, unit) for a result; per-I/O figures when `ios` > 0.
     pub fn figures(&self, ios: u64) -> Vec<(String, f64, &'static str)> {
         let mut v = vec![
-            (
-                "lab.lpi_direct".to_string(),
-                self.direct() as f64,
-                "interrupts",
-            ),
-            (
-                "lab.lpi_doorbell".to_string(),
-                self.doorbells as f64,
-                "interrupts",
-            ),
-            (
-                "lab.lpi_xen_software".to_string(),
-                self.software() as f64,
-                "interrupts",
-            ),
-            (
-                "lab.msi_unmapped".to_string(),
-                self.msi_unmapped as f64,
-                "interrupts",
-            ),
-            (
-                "lab.dom0_lpi_acks".to_string(),
-                self.dom0_lpi_acks as f64,
-                "interrupts",
-            ),
-            (
-                "lab.xen_entries".to_string(),
-                self.el2_total() as f64,
-                "exceptions to EL2",
-            ),
-            (
-                "lab.xen_irq_entries".to_string(),
-                self.el2_entries.get("IRQ").copied().unwrap_or(0) as f64,
-                "exceptions to EL2",
-            ),
-            (
-                "lab.xen_wfx_traps".to_string(),
-                self.el2_entries.get("WFx trap").copied().unwrap_or(0) as f64,
-                "exceptions to EL2",
-            ),
-            (
-                "lab.vpe_made_resident".to_string(),
-                self.vpe_resident as f64,
-                "GICR_VPENDBASER writes",
-            ),
-            (
-                "lab.vpe_made_non_resident".to_string(),
-                self.vpe_non_resident as f64,
-                "GICR_VPENDBASER writes",
-            ),
+            ("lab.lpi_direct".to_string(), self.direct() as f64, "interrupts"),
+            ("lab.lpi_doorbell".to_string(), self.doorbells as f64, "interrupts"),
+            ("lab.lpi_xen_software".to_string(), self.software() as f64, "interrupts"),
+            ("lab.msi_unmapped".to_string(), self.msi_unmapped as f64, "interrupts"),
+            ("lab.dom0_lpi_acks".to_string(), self.dom0_lpi_acks as f64, "interrupts"),
+            ("lab.xen_entries".to_string(), self.el2_total() as f64, "exceptions to EL2"),
+            ("lab.xen_irq_entries".to_string(), self.el2_entries.get("IRQ").copied().unwrap_or(0) as f64, "exceptions to EL2"),
+            ("lab.xen_wfx_traps".to_string(), self.el2_entries.get("WFx trap").copied().unwrap_or(0) as f64, "exceptions to EL2"),
+            ("lab.vpe_made_resident".to_string(), self.vpe_resident as f64, "GICR_VPENDBASER writes"),
+            ("lab.vpe_made_non_resident".to_string(), self.vpe_non_resident as f64, "GICR_VPENDBASER writes"),
         ];
         if ios > 0 {
             let per = |x: u64| x as f64 / ios as f64;
-            v.push((
-                "lab.xen_entries_per_io".into(),
-                per(self.el2_total()),
-                "exceptions to EL2 per I/O",
-            ));
-            v.push((
-                "lab.xen_irq_entries_per_io".into(),
-                per(self.el2_entries.get("IRQ").copied().unwrap_or(0)),
-                "IRQ exceptions to EL2 per I/O",
-            ));
-            v.push((
-                "lab.xen_wfx_traps_per_io".into(),
-                per(self.el2_entries.get("WFx trap").copied().unwrap_or(0)),
-                "WFI/WFE traps to EL2 per I/O",
-            ));
-            v.push((
-                "lab.lpi_direct_per_io".into(),
-                per(self.direct()),
-                "per I/O",
-            ));
-            v.push((
-                "lab.lpi_doorbell_per_io".into(),
-                per(self.doorbells),
-                "per I/O",
-            ));
-            v.push((
-                "lab.lpi_xen_software_per_io".into(),
-                per(self.software()),
-                "per I/O",
-            ));
+            v.push(("lab.xen_entries_per_io".into(), per(self.el2_total()), "exceptions to EL2 per I/O"));
+            v.push(("lab.xen_irq_entries_per_io".into(), per(self.el2_entries.get("IRQ").copied().unwrap_or(0)), "IRQ exceptions to EL2 per I/O"));
+            v.push(("lab.xen_wfx_traps_per_io".into(), per(self.el2_entries.get("WFx trap").copied().unwrap_or(0)), "WFI/WFE traps to EL2 per I/O"));
+            v.push(("lab.lpi_direct_per_io".into(), per(self.direct()), "per I/O"));
+            v.push(("lab.lpi_doorbell_per_io".into(), per(self.doorbells), "per I/O"));
+            v.push(("lab.lpi_xen_software_per_io".into(), per(self.software()), "per I/O"));
         }
         v
     }
@@ -175,9 +104,7 @@ impl Counts {
 /// `key 0x1a` / `key 1` → the number after `key ` in `line`.
 fn field(line: &str, key: &str) -> Option<u64> {
     let i = line.find(key)? + key.len();
-    let w = line[i..]
-        .split(|c: char| c == ' ' || c == ',' || c == ':')
-        .next()?;
+    let w = line[i..].split(|c: char| c == ' ' || c == ',' || c == ':').next()?;
     match w.strip_prefix("0x") {
         Some(h) => u64::from_str_radix(h, 16).ok(),
         None => w.parse().ok(),
@@ -198,10 +125,7 @@ pub fn count(text: &str, name: &str) -> Result<Counts, DeliveryError> {
     for l in text.lines() {
         if let Some(rest) = l.strip_prefix("Taking exception ") {
             seen = true;
-            exception = rest
-                .split_once('[')
-                .and_then(|(_, r)| r.split_once(']'))
-                .map(|(n, _)| n.to_string());
+            exception = rest.split_once('[').and_then(|(_, r)| r.split_once(']')).map(|(n, _)| n.to_string());
             continue;
         }
         if let Some(rest) = l.strip_prefix("...from ") {
@@ -217,10 +141,7 @@ pub fn count(text: &str, name: &str) -> Result<Counts, DeliveryError> {
             // QEMU files trapped WFI/WFE (EC 0x01) and trapped system registers (EC 0x18) under
             // "Undefined Instruction"; the syndrome's class names them.
             if let Some(n) = last_el2.take().filter(|n| n == "Undefined Instruction") {
-                let ec = rest
-                    .split('/')
-                    .next()
-                    .and_then(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok());
+                let ec = rest.split('/').next().and_then(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok());
                 let named = match ec {
                     Some(0x01) => Some("WFx trap"),
                     Some(0x18) => Some("sysreg trap"),
@@ -317,12 +238,7 @@ pub fn doorbell_intids(text: &str) -> Vec<u64> {
 pub fn count_window(all: &str, window: &str, name: &str) -> Result<Counts, DeliveryError> {
     let mut c = count(window, name)?;
     let ids = doorbell_intids(all);
-    c.doorbells = window
-        .lines()
-        .filter(|l| l.starts_with("gicv3_icc_iar1_read"))
-        .filter_map(|l| field(l, "value "))
-        .filter(|v| ids.contains(v))
-        .count() as u64;
+    c.doorbells = window.lines().filter(|l| l.starts_with("gicv3_icc_iar1_read")).filter_map(|l| field(l, "value ")).filter(|v| ids.contains(v)).count() as u64;
     Ok(c)
 }
 
@@ -376,27 +292,13 @@ gicv3_its_ite_read GICv3 ITS: Interrupt Table read for ITTaddr 0xbdfc6000 EventI
     fn series_direct_and_doorbell() {
         let c = count(SERIES, "q.log").unwrap();
         assert_eq!((c.msi, c.msi_virtual, c.msi_physical), (2, 2, 0));
-        assert_eq!(
-            c.doorbells, 1,
-            "0x2000 is the doorbell; 0x1b (a timer PPI) and 0x3ff are not"
-        );
+        assert_eq!(c.doorbells, 1, "0x2000 is the doorbell; 0x1b (a timer PPI) and 0x3ff are not");
         assert_eq!((c.direct(), c.software()), (1, 0));
         assert_eq!(c.dom0_lpi_acks, 1);
         assert_eq!(c.el2_entries.get("IRQ"), Some(&2));
-        assert_eq!(
-            (
-                c.el2_entries.get("WFx trap"),
-                c.el2_entries.get("sysreg trap"),
-                c.el2_entries.get("Undefined Instruction")
-            ),
-            (Some(&1), Some(&1), None)
-        );
+        assert_eq!((c.el2_entries.get("WFx trap"), c.el2_entries.get("sysreg trap"), c.el2_entries.get("Undefined Instruction")), (Some(&1), Some(&1), None));
         assert_eq!(c.el2_total(), 4, "SVC and vIRQ to EL1 are not Xen entries");
-        assert_eq!(
-            (c.vpe_resident, c.vpe_non_resident),
-            (1, 1),
-            "GICR_PENDBASER (0x78) is not the vPE's"
-        );
+        assert_eq!((c.vpe_resident, c.vpe_non_resident), (1, 1), "GICR_PENDBASER (0x78) is not the vPE's");
         assert_eq!(c.its_commands.get("VMAPTI"), Some(&1));
         assert_eq!(c.lr_lpi_writes, 0, "a PPI in a list register is not an LPI");
     }
@@ -404,29 +306,19 @@ gicv3_its_ite_read GICv3 ITS: Interrupt Table read for ITTaddr 0xbdfc6000 EventI
     #[test]
     fn base_tree_software_path_and_lost_interrupts() {
         let c = count(BASE, "q.log").unwrap();
-        assert_eq!(
-            (c.msi, c.msi_virtual, c.msi_physical, c.msi_unmapped),
-            (2, 0, 1, 1)
-        );
+        assert_eq!((c.msi, c.msi_virtual, c.msi_physical, c.msi_unmapped), (2, 0, 1, 1));
         assert_eq!((c.direct(), c.doorbells, c.software()), (0, 0, 1));
         assert_eq!(c.lr_lpi_writes, 1);
         assert_eq!(c.its_commands.get("INV"), Some(&1));
         let f = c.figures(2);
-        assert!(
-            f.iter()
-                .any(|(k, v, _)| k == "lab.xen_entries_per_io" && (*v - 0.5).abs() < 1e-9),
-            "{f:?}"
-        );
+        assert!(f.iter().any(|(k, v, _)| k == "lab.xen_entries_per_io" && (*v - 0.5).abs() < 1e-9), "{f:?}");
     }
 
     #[test]
     fn window_uses_the_whole_logs_doorbells() {
         let i = SERIES.find("Taking exception 5").unwrap();
         let c = count_window(SERIES, &SERIES[i..], "q.log").unwrap();
-        assert_eq!(
-            c.doorbells, 1,
-            "the VMAPTI naming 0x2000 is outside the window"
-        );
+        assert_eq!(c.doorbells, 1, "the VMAPTI naming 0x2000 is outside the window");
         assert_eq!(c.msi, 0);
         assert!(count("no qemu here\n", "x.log").is_err());
     }

@@ -110,25 +110,12 @@ pub struct FioArgs {
 
 /// The kernel modules dom0 needs for NVMe (Debian's 6.1 arm64 kernel has NVMe as modules); load
 /// order comes from their `depends=` (`vfio::load_order`).
-pub const NVME_MODULES: [&str; 9] = [
-    "crct10dif_common",
-    "crct10dif_generic",
-    "crc-t10dif",
-    "crc64",
-    "crc64-rocksoft",
-    "crc64_rocksoft_generic",
-    "t10-pi",
-    "nvme-core",
-    "nvme",
-];
+pub const NVME_MODULES: [&str; 9] = ["crct10dif_common", "crct10dif_generic", "crc-t10dif", "crc64", "crc64-rocksoft", "crc64_rocksoft_generic", "t10-pi", "nvme-core", "nvme"];
 
 /// `/init`: modules, the NVMe, the job, fio's JSON framed on the console, power off.
 pub fn init_script(modules: &[String], fio: &[String]) -> String {
     let m = MARK;
-    let loads: String = modules
-        .iter()
-        .map(|n| format!("insmod /lib/nvme/{n}.ko || echo \"{m}fail insmod {n}\"\n"))
-        .collect();
+    let loads: String = modules.iter().map(|n| format!("insmod /lib/nvme/{n}.ko || echo \"{m}fail insmod {n}\"\n")).collect();
     format!(
         r#"#!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -180,73 +167,19 @@ pub const DOM0_CMDLINE: &str = "console=hvc0 rdinit=/init loglevel=5";
 /// QEMU's arguments for one boot.
 /// Under -icount QEMU runs all vCPUs in one thread and Xen's boot stalls with 2 CPUs (after
 /// "P2M: 4 levels", as in `xen::run`; seen here again with dom0): one pCPU there.
-pub fn qemu_args(
-    xen: &Path,
-    xen_cmd: &str,
-    kernel: &Path,
-    initrd: &Path,
-    disk: &Path,
-    icount: Option<&str>,
-    qlog: Option<&Path>,
-) -> Vec<String> {
+pub fn qemu_args(xen: &Path, xen_cmd: &str, kernel: &Path, initrd: &Path, disk: &Path, icount: Option<&str>, qlog: Option<&Path>) -> Vec<String> {
     let smp = if icount.is_some() { "1" } else { "2" };
-    let mut a: Vec<String> = [
-        "-M",
-        "virt,virtualization=on,gic-version=4,its=on",
-        "-cpu",
-        "max",
-        "-smp",
-        smp,
-        "-m",
-        "2048",
-    ]
-    .map(String::from)
-    .into();
+    let mut a: Vec<String> = ["-M", "virt,virtualization=on,gic-version=4,its=on", "-cpu", "max", "-smp", smp, "-m", "2048"].map(String::from).into();
     if let Some(ic) = icount {
         a.extend(["-icount".into(), ic.to_string()]);
     }
-    a.extend(
-        [
-            "-display",
-            "none",
-            "-serial",
-            "stdio",
-            "-monitor",
-            "none",
-            "-no-reboot",
-        ]
-        .map(String::from),
-    );
-    a.extend([
-        "-kernel".into(),
-        xen.display().to_string(),
-        "-append".into(),
-        xen_cmd.to_string(),
-    ]);
-    a.extend([
-        "-device".into(),
-        format!(
-            "guest-loader,addr=0x49000000,kernel={},bootargs={DOM0_CMDLINE}",
-            kernel.display()
-        ),
-    ]);
-    a.extend([
-        "-device".into(),
-        format!("guest-loader,addr=0x50000000,initrd={}", initrd.display()),
-    ]);
-    a.extend([
-        "-drive".into(),
-        format!("file={},if=none,id=nv,format=raw", disk.display()),
-        "-device".into(),
-        "nvme,drive=nv,serial=irqlab".into(),
-    ]);
+    a.extend(["-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"].map(String::from));
+    a.extend(["-kernel".into(), xen.display().to_string(), "-append".into(), xen_cmd.to_string()]);
+    a.extend(["-device".into(), format!("guest-loader,addr=0x49000000,kernel={},bootargs={DOM0_CMDLINE}", kernel.display())]);
+    a.extend(["-device".into(), format!("guest-loader,addr=0x50000000,initrd={}", initrd.display())]);
+    a.extend(["-drive".into(), format!("file={},if=none,id=nv,format=raw", disk.display()), "-device".into(), "nvme,drive=nv,serial=irqlab".into()]);
     if let Some(q) = qlog {
-        a.extend([
-            "-d".into(),
-            "int".into(),
-            "-D".into(),
-            q.display().to_string(),
-        ]);
+        a.extend(["-d".into(), "int".into(), "-D".into(), q.display().to_string()]);
         for e in delivery::TRACE_EVENTS {
             a.extend(["-trace".into(), e.to_string()]);
         }
@@ -269,29 +202,11 @@ pub struct Dom0Watcher {
 }
 
 impl Dom0Watcher {
-    pub fn new(
-        boot: Duration,
-        job: Duration,
-        total: Duration,
-        qlog: Option<PathBuf>,
-    ) -> Dom0Watcher {
-        Dom0Watcher {
-            boot,
-            job,
-            total,
-            qlog,
-            init_at: None,
-            fio_start: None,
-            fio_end: None,
-            evidence: Vec::new(),
-        }
+    pub fn new(boot: Duration, job: Duration, total: Duration, qlog: Option<PathBuf>) -> Dom0Watcher {
+        Dom0Watcher { boot, job, total, qlog, init_at: None, fio_start: None, fio_end: None, evidence: Vec::new() }
     }
     fn qlog_size(&self) -> u64 {
-        self.qlog
-            .as_ref()
-            .and_then(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .unwrap_or(0)
+        self.qlog.as_ref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len()).unwrap_or(0)
     }
 }
 
@@ -305,14 +220,10 @@ impl Watch for Dom0Watcher {
         }
         if low.contains("nvme") && (low.contains("timeout") || low.contains("abort")) {
             self.evidence.push(l.into());
-            return Some(Outcome::Failed(format!(
-                "NVMe I/O timed out in dom0 (interrupts lost?): {l}"
-            )));
+            return Some(Outcome::Failed(format!("NVMe I/O timed out in dom0 (interrupts lost?): {l}")));
         }
         if l.contains("Hardware Dom0 halted") || l.contains("Hardware Dom0 shutdown") {
-            return Some(Outcome::Failed(format!(
-                "dom0 stopped before its report: {l}"
-            )));
+            return Some(Outcome::Failed(format!("dom0 stopped before its report: {l}")));
         }
         let Some(i) = l.find(MARK) else { return None };
         let rest = &l[i + MARK.len()..];
@@ -322,10 +233,7 @@ impl Watch for Dom0Watcher {
             self.fio_start = Some((now, self.qlog_size()));
         } else if rest.starts_with("fio end") {
             self.fio_end = Some((now, self.qlog_size()));
-        } else if rest.starts_with("fail")
-            || rest.starts_with("dmesg")
-            || rest.starts_with("fio-output")
-        {
+        } else if rest.starts_with("fail") || rest.starts_with("dmesg") || rest.starts_with("fio-output") {
             self.evidence.push(rest.into());
             if let Some(w) = rest.strip_prefix("fail ") {
                 return Some(Outcome::Failed(w.into()));
@@ -346,10 +254,7 @@ impl Watch for Dom0Watcher {
 
 impl Dom0Watcher {
     fn deadline(&self) -> (Duration, String) {
-        let mut d = vec![(
-            self.total,
-            format!("the whole run took longer than {} s", self.total.as_secs()),
-        )];
+        let mut d = vec![(self.total, format!("the whole run took longer than {} s", self.total.as_secs()))];
         match (self.init_at, self.fio_start, self.fio_end) {
             (None, _, _) => d.push((self.boot, format!("dom0 did not reach /init within {} s of QEMU's start (Xen or dom0 did not boot)", self.boot.as_secs()))),
             (Some(t), None, _) => d.push((t + self.boot, format!("the NVMe did not come up (no `fio start`) within {} s of /init", self.boot.as_secs()))),
@@ -363,22 +268,16 @@ impl Dom0Watcher {
 /// Refusals before anything runs (exit 2).
 pub fn check(x: &XenArgs) -> Result<(), LabError> {
     if x.vcpus.is_some() {
-        return Err(LabError::Usage(
-            "--vcpus: the fio mode has no benchmark domU; use --dom0-vcpus".into(),
-        ));
+        return Err(LabError::Usage("--vcpus: the fio mode has no benchmark domU; use --dom0-vcpus".into()));
     }
     if x.neighbour != Neighbour::Idle {
-        return Err(LabError::Usage(
-            "--neighbour: not available in the fio mode (dom0 only)".into(),
-        ));
+        return Err(LabError::Usage("--neighbour: not available in the fio mode (dom0 only)".into()));
     }
     if x.icount && x.dom0_vcpus.unwrap_or(1) > 1 {
         return Err(LabError::Usage("--dom0-vcpus: at most 1 under --icount (the lab runs 1 pCPU there: Xen's boot stalls with 2)".into()));
     }
     if x.sched == Sched::Credit {
-        return Err(LabError::Usage(
-            "--sched credit: the fio mode runs credit2 or null (the S1 configurations)".into(),
-        ));
+        return Err(LabError::Usage("--sched credit: the fio mode runs credit2 or null (the S1 configurations)".into()));
     }
     if x.sched == Sched::Null && x.xen.is_none() && x.xen_src.is_none() {
         return Err(LabError::Usage("--sched null: needs a Xen built with the null scheduler: --xen-src DIR --xen-config SCHED_NULL=y".into()));
@@ -396,30 +295,15 @@ fn nvme_modules(cache: &Path) -> Result<Vec<(String, Vec<u8>)>, LabError> {
     let version = pkg.trim_start_matches("linux-image-").to_string();
     let sub = format!("lib/modules/{version}/kernel");
     let want = |root: &Path| root.join(&sub).join("drivers/nvme/host/nvme.ko").is_file();
-    let root = deps::ensure_arm64_package_into(
-        cache,
-        &pkg,
-        &format!("{pkg}-modules"),
-        Some(&format!("./{sub}")),
-        want,
-    )?;
+    let root = deps::ensure_arm64_package_into(cache, &pkg, &format!("{pkg}-modules"), Some(&format!("./{sub}")), want)?;
     let mut all = std::collections::BTreeMap::new();
     for n in NVME_MODULES {
-        let hit = ["crypto", "lib", "block", "drivers/nvme/host"]
-            .iter()
-            .map(|d| root.join(&sub).join(d).join(format!("{n}.ko")))
-            .find(|p| p.is_file());
-        let p = hit.ok_or_else(|| {
-            LabError::Setup(format!("{pkg}: module {n}.ko not found under {sub}"))
-        })?;
+        let hit = ["crypto", "lib", "block", "drivers/nvme/host"].iter().map(|d| root.join(&sub).join(d).join(format!("{n}.ko"))).find(|p| p.is_file());
+        let p = hit.ok_or_else(|| LabError::Setup(format!("{pkg}: module {n}.ko not found under {sub}")))?;
         all.insert(crate::vfio::canonical(n), read(&p)?);
     }
-    let order = crate::vfio::load_order(&all, &NVME_MODULES)
-        .map_err(|e| LabError::Setup(format!("{pkg}: {e}")))?;
-    Ok(order
-        .into_iter()
-        .map(|n| (n.clone(), all[&n].clone()))
-        .collect())
+    let order = crate::vfio::load_order(&all, &NVME_MODULES).map_err(|e| LabError::Setup(format!("{pkg}: {e}")))?;
+    Ok(order.into_iter().map(|n| (n.clone(), all[&n].clone())).collect())
 }
 
 /// One boot's outcome.
@@ -445,136 +329,59 @@ pub fn run(x: &XenArgs, f: &FioArgs, command: Vec<String>) -> Result<i32, LabErr
     let work = out.work_dir()?;
     let fio_args = f.job.fio_args(f.runtime);
     let mut entries = vec![
-        Entry::Dir {
-            path: "/bin".into(),
-        },
-        Entry::Dir {
-            path: "/dev".into(),
-        },
-        Entry::Dir {
-            path: "/proc".into(),
-        },
-        Entry::Dir {
-            path: "/sys".into(),
-        },
-        Entry::Dir {
-            path: "/lib".into(),
-        },
-        Entry::Dir {
-            path: "/lib/nvme".into(),
-        },
+        Entry::Dir { path: "/bin".into() },
+        Entry::Dir { path: "/dev".into() },
+        Entry::Dir { path: "/proc".into() },
+        Entry::Dir { path: "/sys".into() },
+        Entry::Dir { path: "/lib".into() },
+        Entry::Dir { path: "/lib/nvme".into() },
     ];
-    entries.push(Entry::CharDev {
-        path: "/dev/console".into(),
-        major: 5,
-        minor: 1,
-    });
-    entries.push(Entry::File {
-        path: "/bin/busybox".into(),
-        mode: 0o755,
-        data: read(&busybox)?,
-    });
-    entries.push(Entry::File {
-        path: "/bin/fio".into(),
-        mode: 0o755,
-        data: read(&fio)?,
-    });
+    entries.push(Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 });
+    entries.push(Entry::File { path: "/bin/busybox".into(), mode: 0o755, data: read(&busybox)? });
+    entries.push(Entry::File { path: "/bin/fio".into(), mode: 0o755, data: read(&fio)? });
     for (n, ko) in &mods {
-        entries.push(Entry::File {
-            path: format!("/lib/nvme/{n}.ko"),
-            mode: 0o644,
-            data: ko.clone(),
-        });
+        entries.push(Entry::File { path: format!("/lib/nvme/{n}.ko"), mode: 0o644, data: ko.clone() });
     }
     let names: Vec<String> = mods.iter().map(|(n, _)| n.clone()).collect();
-    entries.push(Entry::File {
-        path: "/init".into(),
-        mode: 0o755,
-        data: init_script(&names, &fio_args).into_bytes(),
-    });
+    entries.push(Entry::File { path: "/init".into(), mode: 0o755, data: init_script(&names, &fio_args).into_bytes() });
     let initrd = work.join("initrd.cpio");
     std::fs::write(&initrd, newc(&entries)).map_err(LabError::io(&initrd))?;
     let disk = work.join("nvme.img");
-    std::fs::File::create(&disk)
-        .and_then(|fh| fh.set_len(64 << 20))
-        .map_err(LabError::io(&disk))?;
-    let sched = if x.sched == Sched::Null {
-        "null"
-    } else {
-        "credit2"
-    };
-    let vwfi = if x.vwfi == Vwfi::Native {
-        "native"
-    } else {
-        "trap"
-    };
+    std::fs::File::create(&disk).and_then(|fh| fh.set_len(64 << 20)).map_err(LabError::io(&disk))?;
+    let sched = if x.sched == Sched::Null { "null" } else { "credit2" };
+    let vwfi = if x.vwfi == Vwfi::Native { "native" } else { "trap" };
     let dom0_vcpus = x.dom0_vcpus.unwrap_or(1);
-    let icount = x.icount.then(|| {
-        x.icount_opts
-            .clone()
-            .unwrap_or_else(|| crate::qemu::ICOUNT_DEFAULT.into())
-    });
+    let icount = x.icount.then(|| x.icount_opts.clone().unwrap_or_else(|| crate::qemu::ICOUNT_DEFAULT.into()));
     let xen_cmd = xen_cmdline(sched, vwfi, dom0_vcpus, x.dom0_pin, x.icount);
     let slow = if x.icount { 5 } else { 1 };
     let mut reps = Vec::new();
     for rep in 1..=f.repeat {
         let qlog = (!f.no_counts).then(|| work.join(format!("qemu-{rep}.log")));
-        let args = qemu_args(
-            &xen,
-            &xen_cmd,
-            &kernel,
-            &initrd,
-            &disk,
-            icount.as_deref(),
-            qlog.as_deref(),
-        );
+        let args = qemu_args(&xen, &xen_cmd, &kernel, &initrd, &disk, icount.as_deref(), qlog.as_deref());
         let log_path = work.join(format!("console-{rep}.log"));
         let job = Duration::from_secs((f.runtime + 60) * slow * if qlog.is_some() { 2 } else { 1 });
-        let w = Dom0Watcher::new(
-            Duration::from_secs(120 * slow),
-            job,
-            Duration::from_secs(240 * slow) + job,
-            qlog.clone(),
+        let w = Dom0Watcher::new(Duration::from_secs(120 * slow), job, Duration::from_secs(240 * slow) + job, qlog.clone());
+        eprintln!(
+            "irqlab-lab: dom0 fio {} repetition {rep}/{} (Xen {sched}, vwfi={vwfi}, dom0 {dom0_vcpus} vCPU{}{}); console → {}",
+            f.job.name(),
+            f.repeat,
+            if x.dom0_pin { " pinned" } else { "" },
+            if x.icount { ", -icount" } else { ", TCG" },
+            log_path.display()
         );
-        eprintln!("irqlab-lab: dom0 fio {} repetition {rep}/{} (Xen {sched}, vwfi={vwfi}, dom0 {dom0_vcpus} vCPU{}{}); console → {}", f.job.name(), f.repeat, if x.dom0_pin { " pinned" } else { "" }, if x.icount { ", -icount" } else { ", TCG" }, log_path.display());
         let s = crate::session::run(&qemu_bin, &args, &log_path, w)?;
         let fail = |why: String, w: &Dom0Watcher| {
             let kept = out.path("failed-console.log");
             let _ = std::fs::copy(&log_path, &kept);
             out.remove_work_dir();
-            let ev = if w.evidence.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; console: {}",
-                    w.evidence
-                        .iter()
-                        .rev()
-                        .take(6)
-                        .rev()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                )
-            };
-            LabError::Boot {
-                why: format!(
-                    "dom0 fio {} repetition {rep}: {why}{ev}; no result written",
-                    f.job.name()
-                ),
-                log: kept,
-            }
+            let ev = if w.evidence.is_empty() { String::new() } else { format!("; console: {}", w.evidence.iter().rev().take(6).rev().cloned().collect::<Vec<_>>().join(" | ")) };
+            LabError::Boot { why: format!("dom0 fio {} repetition {rep}: {why}{ev}; no result written", f.job.name()), log: kept }
         };
         match &s.outcome {
             Outcome::Done => {}
             Outcome::Failed(w) | Outcome::TimedOut(w) => return Err(fail(w.clone(), &s.watcher)),
         }
-        let files = crate::kvm::framed_files(&s.log).map_err(|e| {
-            fail(
-                format!("fio's JSON did not come back whole: {e}"),
-                &s.watcher,
-            )
-        })?;
+        let files = crate::kvm::framed_files(&s.log).map_err(|e| fail(format!("fio's JSON did not come back whole: {e}"), &s.watcher))?;
         let Some((_, json)) = files.into_iter().find(|(n, _)| n == "fio.json") else {
             return Err(fail("no fio.json on the console".into(), &s.watcher));
         };
@@ -583,23 +390,14 @@ pub fn run(x: &XenArgs, f: &FioArgs, command: Vec<String>) -> Result<i32, LabErr
                 let all = std::fs::read(q).map_err(LabError::io(q))?;
                 let all = String::from_utf8_lossy(&all);
                 let (a, b) = (floor_char(&all, a as usize), floor_char(&all, b as usize));
-                Some(
-                    delivery::count_window(&all, &all[a..b], &q.display().to_string())
-                        .map_err(|e| fail(e.to_string(), &s.watcher))?,
-                )
+                Some(delivery::count_window(&all, &all[a..b], &q.display().to_string()).map_err(|e| fail(e.to_string(), &s.watcher))?)
             }
             _ => None,
         };
         if let Some(q) = &qlog {
             let _ = std::fs::remove_file(q);
         }
-        reps.push(Rep {
-            fio_json: String::from_utf8_lossy(&json).into_owned(),
-            console: s.log.clone(),
-            counts,
-            start_to_fio_end: s.watcher.fio_end.map(|e| e.0),
-            wall: s.wall,
-        });
+        reps.push(Rep { fio_json: String::from_utf8_lossy(&json).into_owned(), console: s.log.clone(), counts, start_to_fio_end: s.watcher.fio_end.map(|e| e.0), wall: s.wall });
     }
     let ctx = crate::dom0_result::Context {
         job: f.job,

@@ -57,24 +57,11 @@ pub fn total_ios(fio_json: &str) -> u64 {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&fio_json[start..]) else {
         return 0;
     };
-    v["jobs"]
-        .as_array()
-        .map(|js| {
-            js.iter()
-                .flat_map(|j| {
-                    ["read", "write", "trim"].map(|d| j[d]["total_ios"].as_u64().unwrap_or(0))
-                })
-                .sum()
-        })
-        .unwrap_or(0)
+    v["jobs"].as_array().map(|js| js.iter().flat_map(|j| ["read", "write", "trim"].map(|d| j[d]["total_ios"].as_u64().unwrap_or(0))).sum()).unwrap_or(0)
 }
 
 pub fn build(ctx: &Context, reps: &[Rep], command: Vec<String>) -> Result<RunResult, LabError> {
-    let files: Vec<(String, String)> = reps
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (format!("fio-{}.json", i + 1), r.fio_json.clone()))
-        .collect();
+    let files: Vec<(String, String)> = reps.iter().enumerate().map(|(i, r)| (format!("fio-{}.json", i + 1), r.fio_json.clone())).collect();
     let mut params: Vec<(String, String)> = vec![
         ("job".into(), ctx.job.name().into()),
         ("runtime_s".into(), ctx.runtime_s.to_string()),
@@ -84,54 +71,25 @@ pub fn build(ctx: &Context, reps: &[Rep], command: Vec<String>) -> Result<RunRes
         ("dom0.vcpus".into(), ctx.dom0_vcpus.to_string()),
         ("dom0.pinned".into(), ctx.pin.to_string()),
         ("dom0.kernel".into(), ctx.kernel.clone()),
-        (
-            "device".into(),
-            "QEMU nvme (PCIe, MSI-X → ITS), 64 MiB raw image".into(),
-        ),
+        ("device".into(), "QEMU nvme (PCIe, MSI-X → ITS), 64 MiB raw image".into()),
     ];
     params.extend(ctx.xen_params.iter().cloned());
     if let Some(s) = &ctx.fio_source {
-        params.push((
-            "fio.built_from".into(),
-            format!("Debian source {s}, static aarch64"),
-        ));
+        params.push(("fio.built_from".into(), format!("Debian source {s}, static aarch64")));
     }
-    let host = if ctx.icount.is_some() {
-        "qemu-icount"
-    } else {
-        "qemu-tcg"
-    };
-    let opts = ImportOptions {
-        board: Some(host.into()),
-        params: params.clone(),
-        ..Default::default()
-    };
-    let mut r = import_files(
-        "fio",
-        &files,
-        &opts,
-        &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")),
-    )
-    .map_err(|e| LabError::Setup(format!("fio's JSON from dom0 did not import: {e}")))?;
+    let host = if ctx.icount.is_some() { "qemu-icount" } else { "qemu-tcg" };
+    let opts = ImportOptions { board: Some(host.into()), params: params.clone(), ..Default::default() };
+    let mut r = import_files("fio", &files, &opts, &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")))
+        .map_err(|e| LabError::Setup(format!("fio's JSON from dom0 did not import: {e}")))?;
     r.meta.scenario = format!("xen-dom0-fio-{}", ctx.job.name());
     r.meta.description = format!(
         "dom0 fio {} under Xen in QEMU ({}): emulation, not hardware latency",
         ctx.job.name(),
-        if ctx.icount.is_some() {
-            "-icount: virtual time = instruction count × 2^shift ns"
-        } else {
-            "TCG: times are emulation wall time"
-        }
+        if ctx.icount.is_some() { "-icount: virtual time = instruction count × 2^shift ns" } else { "TCG: times are emulation wall time" }
     );
     r.meta.platform.insert(
         "machine".into(),
-        format!(
-            "QEMU virt, gic-version=4 (ITS), cpu max, 2 CPUs, {}",
-            ctx.icount
-                .as_deref()
-                .map(|i| format!("TCG -icount {i}"))
-                .unwrap_or_else(|| "TCG".into())
-        ),
+        format!("QEMU virt, gic-version=4 (ITS), cpu max, 2 CPUs, {}", ctx.icount.as_deref().map(|i| format!("TCG -icount {i}")).unwrap_or_else(|| "TCG".into())),
     );
     r.meta.platform.insert("host".into(), host.into());
     for c in &mut r.configs {
@@ -146,17 +104,9 @@ pub fn build(ctx: &Context, reps: &[Rep], command: Vec<String>) -> Result<RunRes
         let ios: u64 = reps.iter().map(|r| total_ios(&r.fio_json)).sum();
         c.set_figure("lab.ios", ios as f64, "I/Os (all repetitions)");
         if let Some(t) = reps.first().and_then(|r| r.start_to_fio_end) {
-            c.set_figure(
-                "lab.qemu_start_to_fio_result",
-                t.as_secs_f64(),
-                "s (wall, first repetition)",
-            );
+            c.set_figure("lab.qemu_start_to_fio_result", t.as_secs_f64(), "s (wall, first repetition)");
         }
-        c.set_figure(
-            "lab.wall_per_boot",
-            reps.iter().map(|r| r.wall.as_secs_f64()).sum::<f64>() / reps.len() as f64,
-            "s (wall)",
-        );
+        c.set_figure("lab.wall_per_boot", reps.iter().map(|r| r.wall.as_secs_f64()).sum::<f64>() / reps.len() as f64, "s (wall)");
         let counts: Vec<&Counts> = reps.iter().filter_map(|r| r.counts.as_ref()).collect();
         if ctx.counted && counts.len() == reps.len() {
             let t = sum(&counts);
@@ -164,27 +114,16 @@ pub fn build(ctx: &Context, reps: &[Rep], command: Vec<String>) -> Result<RunRes
                 c.set_figure(&k, v, u);
             }
             for (k, v) in &t.el2_entries {
-                c.params
-                    .insert(format!("lab.xen_entries.{k}"), v.to_string());
+                c.params.insert(format!("lab.xen_entries.{k}"), v.to_string());
             }
-            let per: Vec<String> = counts
-                .iter()
-                .map(|x| {
-                    format!(
-                        "direct {} doorbell {} software {} EL2 {}",
-                        x.direct(),
-                        x.doorbells,
-                        x.software(),
-                        x.el2_total()
-                    )
-                })
-                .collect();
-            c.notes.push(format!("delivery counts from QEMU's -d int log and GIC trace events between dom0's `fio start` and `fio end`, summed over {} repetition(s): {}", counts.len(), per.join("; ")));
+            let per: Vec<String> = counts.iter().map(|x| format!("direct {} doorbell {} software {} EL2 {}", x.direct(), x.doorbells, x.software(), x.el2_total())).collect();
+            c.notes.push(format!(
+                "delivery counts from QEMU's -d int log and GIC trace events between dom0's `fio start` and `fio end`, summed over {} repetition(s): {}",
+                counts.len(),
+                per.join("; ")
+            ));
         } else if !ctx.counted {
-            c.notes.push(
-                "--no-counts: QEMU's exception log and GIC traces were off (no delivery counts)"
-                    .into(),
-            );
+            c.notes.push("--no-counts: QEMU's exception log and GIC traces were off (no delivery counts)".into());
         }
     }
     r.provenance = Some(crate::output::provenance(command));
@@ -197,24 +136,10 @@ mod tests {
 
     #[test]
     fn sums_and_ios() {
-        let a = Counts {
-            msi: 3,
-            msi_virtual: 3,
-            doorbells: 1,
-            el2_entries: [("IRQ".to_string(), 2)].into(),
-            ..Default::default()
-        };
-        let b = Counts {
-            msi: 2,
-            msi_physical: 2,
-            el2_entries: [("IRQ".to_string(), 5), ("Data Abort".to_string(), 1)].into(),
-            ..Default::default()
-        };
+        let a = Counts { msi: 3, msi_virtual: 3, doorbells: 1, el2_entries: [("IRQ".to_string(), 2)].into(), ..Default::default() };
+        let b = Counts { msi: 2, msi_physical: 2, el2_entries: [("IRQ".to_string(), 5), ("Data Abort".to_string(), 1)].into(), ..Default::default() };
         let t = sum(&[&a, &b]);
-        assert_eq!(
-            (t.msi, t.direct(), t.software(), t.el2_total()),
-            (5, 2, 2, 8)
-        );
+        assert_eq!((t.msi, t.direct(), t.software(), t.el2_total()), (5, 2, 2, 8));
         assert_eq!(total_ios("noise\n{\"jobs\":[{\"read\":{\"total_ios\":7},\"write\":{\"total_ios\":1}},{\"read\":{\"total_ios\":2}}]}"), 10);
         assert_eq!(total_ios("not json"), 0);
     }

@@ -7,94 +7,37 @@ fn w(s: &str) -> Vec<String> {
 
 #[test]
 fn fio_words() {
-    let a = FioArgs::try_parse_from(w(
-        "fio --job 4k-qd1-nj4 --runtime 3s --repeat 2 --out /tmp/o",
-    ))
-    .unwrap();
+    let a = FioArgs::try_parse_from(w("fio --job 4k-qd1-nj4 --runtime 3s --repeat 2 --out /tmp/o")).unwrap();
     assert_eq!((a.job, a.runtime, a.repeat), (Job::K4Qd1Nj4, 3, 2));
-    assert!(FioArgs::try_parse_from(w("fio --job 8k-qd9 --out o"))
-        .unwrap_err()
-        .to_string()
-        .contains("--job"));
-    assert!(
-        FioArgs::try_parse_from(w("fio --job 4k-qd1 --runtime 0s --out o"))
-            .unwrap_err()
-            .to_string()
-            .contains("--runtime")
-    );
-    assert!(FioArgs::try_parse_from(w("fio --job 4k-qd1"))
-        .unwrap_err()
-        .to_string()
-        .contains("--out"));
+    assert!(FioArgs::try_parse_from(w("fio --job 8k-qd9 --out o")).unwrap_err().to_string().contains("--job"));
+    assert!(FioArgs::try_parse_from(w("fio --job 4k-qd1 --runtime 0s --out o")).unwrap_err().to_string().contains("--runtime"));
+    assert!(FioArgs::try_parse_from(w("fio --job 4k-qd1")).unwrap_err().to_string().contains("--out"));
     let j = Job::K4Qd4.fio_args(5).join(" ");
-    assert!(
-        j.contains("--bs=4k --iodepth=4 --numjobs=1")
-            && j.contains("--runtime=5")
-            && j.contains("--direct=1"),
-        "{j}"
-    );
+    assert!(j.contains("--bs=4k --iodepth=4 --numjobs=1") && j.contains("--runtime=5") && j.contains("--direct=1"), "{j}");
     assert!(Job::K16Qd1.fio_args(1).contains(&"--bs=16k".to_string()));
 }
 
 #[test]
 fn command_lines() {
-    let a = qemu_args(
-        Path::new("/c/xen"),
-        "X",
-        Path::new("/k"),
-        Path::new("/i"),
-        Path::new("/d"),
-        Some("shift=2,sleep=off"),
-        Some(Path::new("/q.log")),
-    )
-    .join(" ");
+    let a = qemu_args(Path::new("/c/xen"), "X", Path::new("/k"), Path::new("/i"), Path::new("/d"), Some("shift=2,sleep=off"), Some(Path::new("/q.log"))).join(" ");
     assert!(a.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 1 -m 2048 -icount shift=2,sleep=off"), "{a}");
-    assert!(qemu_args(
-        Path::new("/x"),
-        "X",
-        Path::new("/k"),
-        Path::new("/i"),
-        Path::new("/d"),
-        None,
-        None
-    )
-    .join(" ")
-    .contains("-smp 2 "));
-    assert!(
-        a.contains("-device guest-loader,addr=0x49000000,kernel=/k,bootargs=console=hvc0")
-            && a.contains("guest-loader,addr=0x50000000,initrd=/i")
+    assert!(qemu_args(Path::new("/x"), "X", Path::new("/k"), Path::new("/i"), Path::new("/d"), None, None).join(" ").contains("-smp 2 "));
+    assert!(a.contains("-device guest-loader,addr=0x49000000,kernel=/k,bootargs=console=hvc0") && a.contains("guest-loader,addr=0x50000000,initrd=/i"));
+    assert!(a.contains("-device nvme,drive=nv") && a.contains("-d int -D /q.log -trace gicv3_its_cmd_*"));
+    assert_eq!(
+        xen_cmdline("null", "native", 2, true, false),
+        "console=dtuart dtuart=/pl011@9000000 dom0_mem=512M dom0_max_vcpus=2 dom0_vcpus_pin sched=null vwfi=native bootscrub=0"
     );
-    assert!(
-        a.contains("-device nvme,drive=nv")
-            && a.contains("-d int -D /q.log -trace gicv3_its_cmd_*")
-    );
-    assert_eq!(xen_cmdline("null", "native", 2, true, false), "console=dtuart dtuart=/pl011@9000000 dom0_mem=512M dom0_max_vcpus=2 dom0_vcpus_pin sched=null vwfi=native bootscrub=0");
-    let s = init_script(
-        &["nvme_core".into(), "nvme".into()],
-        &Job::K4Qd1.fio_args(2),
-    );
-    assert!(
-        s.find("insmod /lib/nvme/nvme_core.ko").unwrap()
-            < s.find("insmod /lib/nvme/nvme.ko").unwrap()
-    );
-    assert!(
-        s.contains("/bin/fio --name=4k-qd1")
-            && s.contains("@irqlab-lab file fio.json begin")
-            && s.contains("poweroff -f")
-    );
+    let s = init_script(&["nvme_core".into(), "nvme".into()], &Job::K4Qd1.fio_args(2));
+    assert!(s.find("insmod /lib/nvme/nvme_core.ko").unwrap() < s.find("insmod /lib/nvme/nvme.ko").unwrap());
+    assert!(s.contains("/bin/fio --name=4k-qd1") && s.contains("@irqlab-lab file fio.json begin") && s.contains("poweroff -f"));
 }
 
 #[test]
 fn refusals() {
-    let x = XenArgs {
-        vcpus: Some(2),
-        ..XenArgs::default()
-    };
+    let x = XenArgs { vcpus: Some(2), ..XenArgs::default() };
     assert!(check(&x).unwrap_err().to_string().contains("--vcpus"));
-    let x = XenArgs {
-        sched: Sched::Null,
-        ..XenArgs::default()
-    };
+    let x = XenArgs { sched: Sched::Null, ..XenArgs::default() };
     let e = check(&x).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("SCHED_NULL"), "{e}");
@@ -103,48 +46,17 @@ fn refusals() {
 
 #[test]
 fn watcher_bounds_and_failures() {
-    let mut d = Dom0Watcher::new(
-        Duration::from_secs(100),
-        Duration::from_secs(50),
-        Duration::from_secs(1000),
-        None,
-    );
-    assert!(
-        matches!(d.check(Duration::from_secs(100)), Some(Outcome::TimedOut(m)) if m.contains("/init"))
-    );
-    assert_eq!(
-        d.line(
-            &format!("{MARK}init kernel=6.1 cpus=1"),
-            Duration::from_secs(10)
-        ),
-        None
-    );
-    assert!(
-        matches!(d.check(Duration::from_secs(110)), Some(Outcome::TimedOut(m)) if m.contains("NVMe did not come up"))
-    );
-    assert_eq!(
-        d.line(&format!("{MARK}fio start"), Duration::from_secs(20)),
-        None
-    );
+    let mut d = Dom0Watcher::new(Duration::from_secs(100), Duration::from_secs(50), Duration::from_secs(1000), None);
+    assert!(matches!(d.check(Duration::from_secs(100)), Some(Outcome::TimedOut(m)) if m.contains("/init")));
+    assert_eq!(d.line(&format!("{MARK}init kernel=6.1 cpus=1"), Duration::from_secs(10)), None);
+    assert!(matches!(d.check(Duration::from_secs(110)), Some(Outcome::TimedOut(m)) if m.contains("NVMe did not come up")));
+    assert_eq!(d.line(&format!("{MARK}fio start"), Duration::from_secs(20)), None);
     assert_eq!(d.wait_for(Duration::from_secs(20)), Duration::from_secs(50));
-    assert!(
-        matches!(d.check(Duration::from_secs(70)), Some(Outcome::TimedOut(m)) if m.contains("fio did not finish"))
-    );
-    let o = d.line(
-        "[   35.1] nvme nvme0: I/O 12 QID 1 timeout, aborting",
-        Duration::from_secs(40),
-    );
+    assert!(matches!(d.check(Duration::from_secs(70)), Some(Outcome::TimedOut(m)) if m.contains("fio did not finish")));
+    let o = d.line("[   35.1] nvme nvme0: I/O 12 QID 1 timeout, aborting", Duration::from_secs(40));
     assert!(matches!(o, Some(Outcome::Failed(m)) if m.contains("NVMe I/O timed out")));
     assert_eq!(d.evidence.len(), 1);
-    assert_eq!(
-        d.line(&format!("{MARK}fio end rc=0"), Duration::from_secs(41)),
-        None
-    );
-    assert_eq!(
-        d.line(&format!("{MARK}done"), Duration::from_secs(42)),
-        Some(Outcome::Done)
-    );
-    assert!(
-        matches!(d.line(&format!("{MARK}fail fio exited with 1"), Duration::from_secs(42)), Some(Outcome::Failed(m)) if m == "fio exited with 1")
-    );
+    assert_eq!(d.line(&format!("{MARK}fio end rc=0"), Duration::from_secs(41)), None);
+    assert_eq!(d.line(&format!("{MARK}done"), Duration::from_secs(42)), Some(Outcome::Done));
+    assert!(matches!(d.line(&format!("{MARK}fail fio exited with 1"), Duration::from_secs(42)), Some(Outcome::Failed(m)) if m == "fio exited with 1"));
 }

@@ -65,7 +65,11 @@ mod tests {
 
     #[test]
     fn chosen_is_replaced_and_the_rest_kept() {
-        let node = chosen("console=dtuart dtuart=/pl011@9000000 sched=credit2 vwfi=trap", "/pl011@9000000", &[DomU { cpus: 1, memory_kib: 65536, module_addr: 0x4c00_0000, module_size: 0x3000 }]);
+        let node = chosen(
+            "console=dtuart dtuart=/pl011@9000000 sched=credit2 vwfi=trap",
+            "/pl011@9000000",
+            &[DomU { cpus: 1, memory_kib: 65536, module_addr: 0x4c00_0000, module_size: 0x3000 }],
+        );
         let out = replace_chosen(QEMU, &node).unwrap();
         assert!(!out.contains("rng-seed"), "QEMU's random seeds go with the old /chosen");
         assert!(out.contains("\tpl011@9000000 {") && out.contains("\tcpus { };\n};\n"));

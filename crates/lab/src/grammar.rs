@@ -12,7 +12,8 @@ pub const BENCHES: [&str; 4] = ["timer", "ipi", "device", "fio"];
 /// The note printed for the old `-- run <bench>` form.
 pub fn alias_note(words: &[String]) -> Option<String> {
     let (first, second) = (words.first()?, words.get(1)?);
-    (first == "run" && BENCHES.contains(&second.as_str())).then(|| format!("`-- run {second} …` is the older form, accepted as an alias; the one grammar in every mode is `-- {second} …`"))
+    (first == "run" && BENCHES.contains(&second.as_str()))
+        .then(|| format!("`-- run {second} …` is the older form, accepted as an alias; the one grammar in every mode is `-- {second} …`"))
 }
 
 /// The words for the Xen mode's bench parser: `run` of the alias dropped.
@@ -28,9 +29,7 @@ pub fn xen_words(words: &[String]) -> Vec<String> {
 /// `run <bench>` (the alias) and other irqlab subcommands are passed as they are.
 pub fn kvm_words(words: &[String]) -> Vec<String> {
     match words.first() {
-        Some(w) if BENCHES.contains(&w.as_str()) => std::iter::once("run".to_string())
-            .chain(words.iter().cloned())
-            .collect(),
+        Some(w) if BENCHES.contains(&w.as_str()) => std::iter::once("run".to_string()).chain(words.iter().cloned()).collect(),
         _ => words.to_vec(),
     }
 }
@@ -52,14 +51,8 @@ mod tests {
 
     #[test]
     fn bench_first_means_the_same_in_both_modes() {
-        assert_eq!(
-            kvm_words(&v("timer --samples 8 --out o")),
-            v("run timer --samples 8 --out o")
-        );
-        assert_eq!(
-            xen_words(&v("timer --samples 8 --out o")),
-            v("timer --samples 8 --out o")
-        );
+        assert_eq!(kvm_words(&v("timer --samples 8 --out o")), v("run timer --samples 8 --out o"));
+        assert_eq!(xen_words(&v("timer --samples 8 --out o")), v("timer --samples 8 --out o"));
         assert_eq!(alias_note(&v("timer --out o")), None);
         assert_eq!(bench_of(&v("ipi --out o")), Some("ipi"));
     }
@@ -68,18 +61,13 @@ mod tests {
     fn run_bench_is_an_alias_with_a_note() {
         assert_eq!(kvm_words(&v("run timer --out o")), v("run timer --out o"));
         assert_eq!(xen_words(&v("run timer --out o")), v("timer --out o"));
-        assert!(alias_note(&v("run ipi --out o"))
-            .unwrap()
-            .contains("`-- ipi …`"));
+        assert!(alias_note(&v("run ipi --out o")).unwrap().contains("`-- ipi …`"));
         assert_eq!(bench_of(&v("run device --via msi --out o")), Some("device"));
     }
 
     #[test]
     fn other_irqlab_commands_pass_through_in_kvm() {
-        assert_eq!(
-            kvm_words(&v("sim demo-timer-inject --out o")),
-            v("sim demo-timer-inject --out o")
-        );
+        assert_eq!(kvm_words(&v("sim demo-timer-inject --out o")), v("sim demo-timer-inject --out o"));
         assert_eq!(alias_note(&v("run")), None);
         assert_eq!(bench_of(&v("sim demo --out o")), None);
     }

@@ -6,10 +6,20 @@
 /// One archive member.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
-    Dir { path: String },
-    File { path: String, mode: u32, data: Vec<u8> },
+    Dir {
+        path: String,
+    },
+    File {
+        path: String,
+        mode: u32,
+        data: Vec<u8>,
+    },
     /// A character device (`/dev/console` is 5:1).
-    CharDev { path: String, major: u32, minor: u32 },
+    CharDev {
+        path: String,
+        major: u32,
+        minor: u32,
+    },
 }
 
 fn pad4(out: &mut Vec<u8>) {
@@ -54,7 +64,11 @@ mod tests {
 
     #[test]
     fn newc_layout() {
-        let a = newc(&[Entry::Dir { path: "/bin".into() }, Entry::File { path: "/init".into(), mode: 0o755, data: b"#!x\n".to_vec() }, Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 }]);
+        let a = newc(&[
+            Entry::Dir { path: "/bin".into() },
+            Entry::File { path: "/init".into(), mode: 0o755, data: b"#!x\n".to_vec() },
+            Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 },
+        ]);
         assert_eq!(&a[..6], b"070701");
         assert_eq!(a.len() % 4, 0);
         // First header: ino 1, mode 040755, name "bin\0" (namesize 4).
@@ -70,7 +84,6 @@ mod tests {
         assert_eq!(&a[t - 110..t - 104], b"070701");
         assert_eq!(newc(&[Entry::Dir { path: "/bin".into() }]), newc(&[Entry::Dir { path: "/bin".into() }]), "deterministic");
     }
-
 }
 
 #[cfg(test)]
@@ -81,7 +94,11 @@ mod needs_cpio {
     #[ignore = "needs cpio(1): scripts/test.sh runs it where cpio is"]
     fn cpio_tool_reads_it_when_present() {
         testkit::require(testkit::Resource::Cpio);
-        let a = newc(&[Entry::Dir { path: "/bin".into() }, Entry::File { path: "/bin/x".into(), mode: 0o755, data: vec![7; 5] }, Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 }]);
+        let a = newc(&[
+            Entry::Dir { path: "/bin".into() },
+            Entry::File { path: "/bin/x".into(), mode: 0o755, data: vec![7; 5] },
+            Entry::CharDev { path: "/dev/console".into(), major: 5, minor: 1 },
+        ]);
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("a.cpio");
         std::fs::write(&f, a).unwrap();

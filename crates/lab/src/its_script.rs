@@ -123,17 +123,9 @@ impl State {
             ItsCmd::Movi { device, event, icid } => Command::Movi { device, event, icid },
             ItsCmd::Vmapi { device, event, vpe, doorbell } => Command::Vmapi { device, event, vpe, doorbell },
             ItsCmd::Vmapti { device, event, vpe, vintid, doorbell } => Command::Vmapti { device, event, vpe, vintid, doorbell },
-            ItsCmd::Vmapp { vpe, rdbase, valid, vpt_addr_field, vpt_size } => Command::Vmapp(Vmapp {
-                vpe,
-                rdbase,
-                valid,
-                vpt_size,
-                vpt_addr: vpt_addr_field << 16,
-                alloc: false,
-                ptz: false,
-                vconf_addr: 0,
-                default_doorbell: 0,
-            }),
+            ItsCmd::Vmapp { vpe, rdbase, valid, vpt_addr_field, vpt_size } => {
+                Command::Vmapp(Vmapp { vpe, rdbase, valid, vpt_size, vpt_addr: vpt_addr_field << 16, alloc: false, ptz: false, vconf_addr: 0, default_doorbell: 0 })
+            }
             ItsCmd::Vmovp { vpe, rdbase } => Command::Vmovp { seq: 0, its_list: 0, vpe, rdbase, db: false, default_doorbell: 0 },
             ItsCmd::Vsync => {
                 inferred = Some(match self.last_vpe {
@@ -224,7 +216,10 @@ pub fn convert(events: &[(usize, TraceEvent)], o: &Options) -> Result<Converted,
             }
             TraceEvent::RedistWrite { redist, offset, data, size } if offset == VPROPBASER || offset == VPENDBASER => {
                 if size != 8 {
-                    return Err(ConvertError::NotExpressible { line, why: format!("a {size}-byte write to redistributor {redist} offset {offset:#x}; its-check takes whole 64-bit VPROPBASER/VPENDBASER values") });
+                    return Err(ConvertError::NotExpressible {
+                        line,
+                        why: format!("a {size}-byte write to redistributor {redist} offset {offset:#x}; its-check takes whole 64-bit VPROPBASER/VPENDBASER values"),
+                    });
                 }
                 let reg = if offset == VPROPBASER { "VPROPBASER" } else { "VPENDBASER" };
                 if offset == VPENDBASER {

@@ -43,27 +43,94 @@ pub fn mover_script(ms: u64) -> String {
 /// One traced ITS command, its fields as QEMU traced them (see the module doc for the shifts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ItsCmd {
-    Int { device: u32, event: u32 },
-    Clear { device: u32, event: u32 },
-    Discard { device: u32, event: u32 },
+    Int {
+        device: u32,
+        event: u32,
+    },
+    Clear {
+        device: u32,
+        event: u32,
+    },
+    Discard {
+        device: u32,
+        event: u32,
+    },
     Sync,
-    Mapd { device: u32, size: u8, itt_addr_field: u64, valid: bool },
-    Mapc { icid: u16, rdbase: u64, valid: bool },
-    Mapi { device: u32, event: u32, icid: u16 },
-    Mapti { device: u32, event: u32, icid: u16, pintid: u32 },
-    Inv { device: u32, event: u32 },
+    Mapd {
+        device: u32,
+        size: u8,
+        itt_addr_field: u64,
+        valid: bool,
+    },
+    Mapc {
+        icid: u16,
+        rdbase: u64,
+        valid: bool,
+    },
+    Mapi {
+        device: u32,
+        event: u32,
+        icid: u16,
+    },
+    Mapti {
+        device: u32,
+        event: u32,
+        icid: u16,
+        pintid: u32,
+    },
+    Inv {
+        device: u32,
+        event: u32,
+    },
     Invall,
-    Movall { rd1: u64, rd2: u64 },
-    Movi { device: u32, event: u32, icid: u16 },
-    Vmapi { device: u32, event: u32, vpe: u16, doorbell: u32 },
-    Vmapti { device: u32, event: u32, vpe: u16, vintid: u32, doorbell: u32 },
-    Vmapp { vpe: u16, rdbase: u64, valid: bool, vpt_addr_field: u64, vpt_size: u8 },
-    Vmovp { vpe: u16, rdbase: u64 },
+    Movall {
+        rd1: u64,
+        rd2: u64,
+    },
+    Movi {
+        device: u32,
+        event: u32,
+        icid: u16,
+    },
+    Vmapi {
+        device: u32,
+        event: u32,
+        vpe: u16,
+        doorbell: u32,
+    },
+    Vmapti {
+        device: u32,
+        event: u32,
+        vpe: u16,
+        vintid: u32,
+        doorbell: u32,
+    },
+    Vmapp {
+        vpe: u16,
+        rdbase: u64,
+        valid: bool,
+        vpt_addr_field: u64,
+        vpt_size: u8,
+    },
+    Vmovp {
+        vpe: u16,
+        rdbase: u64,
+    },
     Vsync,
-    Vmovi { device: u32, event: u32, vpe: u16, db_valid: bool, doorbell: u32 },
-    Vinvall { vpe: u16 },
+    Vmovi {
+        device: u32,
+        event: u32,
+        vpe: u16,
+        db_valid: bool,
+        doorbell: u32,
+    },
+    Vinvall {
+        vpe: u16,
+    },
     /// `gicv3_its_cmd_unknown`: an opcode QEMU does not implement (e.g. GICv4.1's VSGI, INVDB).
-    Unknown { opcode: u8 },
+    Unknown {
+        opcode: u8,
+    },
 }
 
 /// One line of the trace.
@@ -71,11 +138,24 @@ pub enum ItsCmd {
 pub enum TraceEvent {
     Cmd(ItsCmd),
     /// A device's write to GITS_TRANSLATER: DeviceID = requester ID, EventID = data.
-    Translate { device: u32, event: u32 },
+    Translate {
+        device: u32,
+        event: u32,
+    },
     /// A redistributor MMIO access; `redist` is the affinity QEMU prints (the CPU index on `virt`
     /// with up to 8 CPUs), `offset` within the redistributor's frames.
-    RedistWrite { redist: u32, offset: u64, data: u64, size: u32 },
-    RedistRead { redist: u32, offset: u64, data: u64, size: u32 },
+    RedistWrite {
+        redist: u32,
+        offset: u64,
+        data: u64,
+        size: u32,
+    },
+    RedistRead {
+        redist: u32,
+        offset: u64,
+        data: u64,
+        size: u32,
+    },
 }
 
 /// A trace line that is not one of [`EVENTS`] or is garbled.
@@ -151,9 +231,7 @@ pub fn parse_line(line: &str, n: usize) -> Result<Option<TraceEvent>, TraceError
     let (name, msg) = split_event(line).ok_or_else(|| err("no event name".into()))?;
     let w: Vec<&str> = msg.split_whitespace().collect();
     let ev = match name {
-        "gicv3_its_translation_write" => {
-            TraceEvent::Translate { device: field(&w, "requester_id").map_err(err)? as u32, event: field(&w, "data").map_err(err)? as u32 }
-        }
+        "gicv3_its_translation_write" => TraceEvent::Translate { device: field(&w, "requester_id").map_err(err)? as u32, event: field(&w, "data").map_err(err)? as u32 },
         "gicv3_redist_write" | "gicv3_redist_read" => {
             let redist = field(&w, "redistributor").map_err(err)? as u32;
             let offset = field(&w, "offset").map_err(err)?;

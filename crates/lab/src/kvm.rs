@@ -171,7 +171,8 @@ pub fn qemu_args(gic: Gic, icount: Option<&str>, kernel: &Path, initrd: &Path) -
         Gic::V3 => ("virt,virtualization=on,gic-version=3,its=on", "console=ttyAMA0 panic=-1 quiet"),
         Gic::V4 => ("virt,virtualization=on,gic-version=4,its=on", "console=ttyAMA0 panic=-1 quiet kvm-arm.vgic_v4_enable=1"),
     };
-    let mut a: Vec<String> = ["-M", machine, "-cpu", "max", "-smp", "2", "-m", "1024", "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"].map(String::from).to_vec();
+    let mut a: Vec<String> =
+        ["-M", machine, "-cpu", "max", "-smp", "2", "-m", "1024", "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"].map(String::from).to_vec();
     if let Some(ic) = icount {
         a.extend(["-icount".to_string(), ic.to_string()]);
     }
@@ -331,7 +332,9 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
 /// naming the flag and what is wrong (not arm64, no KVM, modules of another release …).
 pub fn preflight(k: &KvmArgs) -> Result<Option<crate::own_kernel::KernelChoice>, LabError> {
     let Some(kernel) = &k.kernel else { return Ok(None) };
-    crate::own_kernel::choose(kernel, k.modules.as_deref(), k.kernel_config.as_deref(), k.device.is_some(), &deps::cache_dir()).map(Some).map_err(|e| LabError::Usage(e.to_string()))
+    crate::own_kernel::choose(kernel, k.modules.as_deref(), k.kernel_config.as_deref(), k.device.is_some(), &deps::cache_dir())
+        .map(Some)
+        .map_err(|e| LabError::Usage(e.to_string()))
 }
 
 /// What ran (kernel release and hashes, the irqlab binary's hash) into a measured result's

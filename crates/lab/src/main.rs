@@ -35,19 +35,21 @@ fn main() {
         eprintln!("irqlab-lab: note: {n}");
     }
     let code = match cli.mode {
-        cli::Mode::Xen(x) if lab::grammar::xen_words(&x.bench).first().map(String::as_str) == Some("fio") => match <lab::dom0::FioArgs as clap::Parser>::try_parse_from(lab::grammar::xen_words(&x.bench)) {
-            Err(e) => {
-                eprint!("irqlab-lab xen: fio arguments: {e}");
-                2
-            }
-            Ok(f) => match lab::dom0::run(&x, &f, argv) {
-                Ok(c) => c,
+        cli::Mode::Xen(x) if lab::grammar::xen_words(&x.bench).first().map(String::as_str) == Some("fio") => {
+            match <lab::dom0::FioArgs as clap::Parser>::try_parse_from(lab::grammar::xen_words(&x.bench)) {
                 Err(e) => {
-                    eprintln!("irqlab-lab: {e}");
-                    e.exit_code()
+                    eprint!("irqlab-lab xen: fio arguments: {e}");
+                    2
                 }
-            },
-        },
+                Ok(f) => match lab::dom0::run(&x, &f, argv) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        eprintln!("irqlab-lab: {e}");
+                        e.exit_code()
+                    }
+                },
+            }
+        }
         cli::Mode::Xen(x) => match cli::BenchArgs::parse_words(&lab::grammar::xen_words(&x.bench)) {
             Err(e) => {
                 eprint!("irqlab-lab xen: bench arguments: {e}");

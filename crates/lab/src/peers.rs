@@ -19,17 +19,9 @@ use std::process::Command;
 #[derive(Debug, thiserror::Error)]
 pub enum PeerError {
     #[error("{flag} {}: {why}", path.display())]
-    Source {
-        flag: &'static str,
-        path: PathBuf,
-        why: String,
-    },
+    Source { flag: &'static str, path: PathBuf, why: String },
     #[error("building {what} failed: {why} (log: {})", log.display())]
-    Build {
-        what: String,
-        why: String,
-        log: PathBuf,
-    },
+    Build { what: String, why: String, log: PathBuf },
 }
 
 /// The built peer: lkvm, the test image, and what ran.
@@ -59,25 +51,11 @@ fn sha256(p: &Path) -> Result<String, String> {
 
 /// What a source is: (key for the cache, version text).
 pub fn identify(flag: &'static str, path: &Path) -> Result<(String, String), PeerError> {
-    let bad = |why: String| PeerError::Source {
-        flag,
-        path: path.into(),
-        why,
-    };
+    let bad = |why: String| PeerError::Source { flag, path: path.into(), why };
     if path.is_file() {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .to_string();
-        if !(name.ends_with(".tar.xz")
-            || name.ends_with(".tar.gz")
-            || name.ends_with(".tgz")
-            || name.ends_with(".tar"))
-        {
-            return Err(bad(
-                "expected a source tree or a .tar.xz/.tar.gz/.tar".into()
-            ));
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        if !(name.ends_with(".tar.xz") || name.ends_with(".tar.gz") || name.ends_with(".tgz") || name.ends_with(".tar")) {
+            return Err(bad("expected a source tree or a .tar.xz/.tar.gz/.tar".into()));
         }
         let sha = sha256(path).map_err(bad)?;
         return Ok((sha[..24].to_string(), format!("{name} (sha256 {sha})")));
@@ -99,36 +77,18 @@ pub fn identify(flag: &'static str, path: &Path) -> Result<(String, String), Pee
         None => format!("{} (tree, not a git checkout)", canon.display()),
     };
     // A tree is rebuilt when its description changes; without git, on every run.
-    let key: String = version
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-        })
-        .to_string();
+    let key: String = version.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)).to_string();
     Ok((format!("tree-{key}"), version))
 }
 
 fn run_logged(cmd: &mut Command, what: &str, log: &Path) -> Result<(), PeerError> {
-    let fail = |why: String| PeerError::Build {
-        what: what.into(),
-        why,
-        log: log.into(),
-    };
-    let o = cmd
-        .output()
-        .map_err(|e| fail(format!("cannot start: {e}")))?;
+    let fail = |why: String| PeerError::Build { what: what.into(), why, log: log.into() };
+    let o = cmd.output().map_err(|e| fail(format!("cannot start: {e}")))?;
     let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&o.stderr));
     let _ = std::fs::write(log, &text);
     if !o.status.success() {
-        return Err(fail(
-            text.lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("(no output)")
-                .trim()
-                .to_string(),
-        ));
+        return Err(fail(text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no output)").trim().to_string()));
     }
     Ok(())
 }
@@ -136,32 +96,13 @@ fn run_logged(cmd: &mut Command, what: &str, log: &Path) -> Result<(), PeerError
 /// The source unpacked or copied into `dir/src` (its single top directory for a tarball).
 fn source_into(path: &Path, dir: &Path, log: &Path) -> Result<PathBuf, PeerError> {
     let src = dir.join("src");
-    std::fs::create_dir_all(&src).map_err(|e| PeerError::Build {
-        what: "source".into(),
-        why: e.to_string(),
-        log: log.into(),
-    })?;
+    std::fs::create_dir_all(&src).map_err(|e| PeerError::Build { what: "source".into(), why: e.to_string(), log: log.into() })?;
     if path.is_file() {
-        run_logged(
-            Command::new("tar").arg("-xf").arg(path).arg("-C").arg(&src),
-            "tar -x",
-            log,
-        )?;
+        run_logged(Command::new("tar").arg("-xf").arg(path).arg("-C").arg(&src), "tar -x", log)?;
     } else {
-        run_logged(
-            Command::new("cp").arg("-a").arg(path).arg(&src),
-            "cp -a",
-            log,
-        )?;
+        run_logged(Command::new("cp").arg("-a").arg(path).arg(&src), "cp -a", log)?;
     }
-    let tops: Vec<PathBuf> = std::fs::read_dir(&src)
-        .map(|r| {
-            r.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
+    let tops: Vec<PathBuf> = std::fs::read_dir(&src).map(|r| r.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()).unwrap_or_default();
     match tops.as_slice() {
         [one] => Ok(one.clone()),
         _ => Ok(src),
@@ -170,10 +111,7 @@ fn source_into(path: &Path, dir: &Path, log: &Path) -> Result<PathBuf, PeerError
 
 /// libfdt for arm64 from Debian, as kvmtool's `LIBFDT_DIR` wants it (libfdt.a beside its headers).
 fn libfdt(cache: &Path) -> Result<PathBuf, PeerError> {
-    let root = crate::deps::ensure_arm64_package(cache, "libfdt-dev", |r| {
-        r.join("usr/include/libfdt.h").is_file()
-    })
-    .map_err(|e| PeerError::Source {
+    let root = crate::deps::ensure_arm64_package(cache, "libfdt-dev", |r| r.join("usr/include/libfdt.h").is_file()).map_err(|e| PeerError::Source {
         flag: "--peer-kvmtool",
         path: cache.into(),
         why: e.to_string(),
@@ -181,19 +119,11 @@ fn libfdt(cache: &Path) -> Result<PathBuf, PeerError> {
     let dir = cache.join("libfdt-dir");
     if !dir.join("libfdt.a").is_file() {
         let _ = std::fs::create_dir_all(&dir);
-        let lib = crate::deps::find_file(&root, "usr/lib/aarch64-linux-gnu", "libfdt.a", &[])
-            .unwrap_or_else(|| root.join("usr/lib/aarch64-linux-gnu/libfdt.a"));
-        for (from, to) in [
-            (lib, "libfdt.a"),
-            (root.join("usr/include/libfdt.h"), "libfdt.h"),
-            (root.join("usr/include/libfdt_env.h"), "libfdt_env.h"),
-            (root.join("usr/include/fdt.h"), "fdt.h"),
-        ] {
-            std::fs::copy(&from, dir.join(to)).map_err(|e| PeerError::Source {
-                flag: "--peer-kvmtool",
-                path: from.clone(),
-                why: format!("libfdt-dev:arm64: {e}"),
-            })?;
+        let lib = crate::deps::find_file(&root, "usr/lib/aarch64-linux-gnu", "libfdt.a", &[]).unwrap_or_else(|| root.join("usr/lib/aarch64-linux-gnu/libfdt.a"));
+        for (from, to) in
+            [(lib, "libfdt.a"), (root.join("usr/include/libfdt.h"), "libfdt.h"), (root.join("usr/include/libfdt_env.h"), "libfdt_env.h"), (root.join("usr/include/fdt.h"), "fdt.h")]
+        {
+            std::fs::copy(&from, dir.join(to)).map_err(|e| PeerError::Source { flag: "--peer-kvmtool", path: from.clone(), why: format!("libfdt-dev:arm64: {e}") })?;
         }
     }
     Ok(dir)
@@ -211,68 +141,32 @@ pub fn build(kut: &Path, kvmtool: &Path, cache: &Path) -> Result<Peer, PeerError
     let cross = [("ARCH", "arm64"), ("CROSS_COMPILE", "aarch64-linux-gnu-")];
     if !flat.is_file() {
         let _ = std::fs::remove_dir_all(&kdir);
-        std::fs::create_dir_all(&kdir).map_err(|e| PeerError::Source {
-            flag: "--peer-kvm-unit-tests",
-            path: kdir.clone(),
-            why: e.to_string(),
-        })?;
+        std::fs::create_dir_all(&kdir).map_err(|e| PeerError::Source { flag: "--peer-kvm-unit-tests", path: kdir.clone(), why: e.to_string() })?;
         let log = kdir.join("build.log");
-        eprintln!(
-            "irqlab-lab: building kvm-unit-tests' arm/micro-bench.flat ({kver}) into {}",
-            kdir.display()
-        );
+        eprintln!("irqlab-lab: building kvm-unit-tests' arm/micro-bench.flat ({kver}) into {}", kdir.display());
         let src = source_into(kut, &kdir, &log)?;
         run_logged(
-            Command::new("./configure")
-                .args([
-                    "--arch=arm64",
-                    "--cross-prefix=aarch64-linux-gnu-",
-                    "--target=kvmtool",
-                ])
-                .current_dir(&src),
+            Command::new("./configure").args(["--arch=arm64", "--cross-prefix=aarch64-linux-gnu-", "--target=kvmtool"]).current_dir(&src),
             "kvm-unit-tests ./configure",
             &log,
         )?;
-        run_logged(
-            Command::new("make")
-                .args(["-j2", "arm/micro-bench.flat"])
-                .current_dir(&src),
-            "kvm-unit-tests make arm/micro-bench.flat",
-            &log,
-        )?;
-        std::fs::copy(src.join("arm/micro-bench.flat"), &flat).map_err(|e| PeerError::Build {
-            what: "kvm-unit-tests".into(),
-            why: e.to_string(),
-            log: log.clone(),
-        })?;
+        run_logged(Command::new("make").args(["-j2", "arm/micro-bench.flat"]).current_dir(&src), "kvm-unit-tests make arm/micro-bench.flat", &log)?;
+        std::fs::copy(src.join("arm/micro-bench.flat"), &flat).map_err(|e| PeerError::Build { what: "kvm-unit-tests".into(), why: e.to_string(), log: log.clone() })?;
     }
     if !lkvm.is_file() {
         let fdt = libfdt(cache)?;
         let _ = std::fs::remove_dir_all(&tdir);
-        std::fs::create_dir_all(&tdir).map_err(|e| PeerError::Source {
-            flag: "--peer-kvmtool",
-            path: tdir.clone(),
-            why: e.to_string(),
-        })?;
+        std::fs::create_dir_all(&tdir).map_err(|e| PeerError::Source { flag: "--peer-kvmtool", path: tdir.clone(), why: e.to_string() })?;
         let log = tdir.join("build.log");
-        eprintln!(
-            "irqlab-lab: building kvmtool's lkvm-static for arm64 ({tver}) into {}",
-            tdir.display()
-        );
+        eprintln!("irqlab-lab: building kvmtool's lkvm-static for arm64 ({tver}) into {}", tdir.display());
         let src = source_into(kvmtool, &tdir, &log)?;
         let mut cmd = Command::new("make");
-        cmd.args(["-j2", "lkvm-static"])
-            .arg(format!("LIBFDT_DIR={}", fdt.display()))
-            .current_dir(&src);
+        cmd.args(["-j2", "lkvm-static"]).arg(format!("LIBFDT_DIR={}", fdt.display())).current_dir(&src);
         for (k, v) in cross {
             cmd.arg(format!("{k}={v}"));
         }
         run_logged(&mut cmd, "kvmtool make lkvm-static", &log)?;
-        std::fs::copy(src.join("lkvm-static"), &lkvm).map_err(|e| PeerError::Build {
-            what: "kvmtool".into(),
-            why: e.to_string(),
-            log: log.clone(),
-        })?;
+        std::fs::copy(src.join("lkvm-static"), &lkvm).map_err(|e| PeerError::Build { what: "kvmtool".into(), why: e.to_string(), log: log.clone() })?;
     }
     let record = BTreeMap::from([
         ("lab.peer.kvm-unit-tests".to_string(), kver),
@@ -287,12 +181,7 @@ pub fn averages(text: &str) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
     for l in text.lines() {
         let w: Vec<&str> = l.split_whitespace().collect();
-        if w.len() == 3
-            && w[0].chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && w[1..]
-                .iter()
-                .all(|x| x.replace('.', "").chars().all(|c| c.is_ascii_digit()))
-        {
+        if w.len() == 3 && w[0].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && w[1..].iter().all(|x| x.replace('.', "").chars().all(|c| c.is_ascii_digit())) {
             m.insert(w[0].to_string(), w[w.len() - 1].to_string());
         }
     }
@@ -303,32 +192,16 @@ pub fn averages(text: &str) -> BTreeMap<String, String> {
 /// other status is stated with its first `assert failed` line; lkvm's own exit status says nothing
 /// about the guest. Also every average printed, so a partial run is still read.
 pub fn status(text: &str) -> String {
-    let exit = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("EXIT: STATUS="))
-        .map(str::trim);
-    let failed = text
-        .lines()
-        .find(|l| l.contains("assert failed") || l.contains("FAIL"))
-        .map(str::trim);
-    let avgs: Vec<String> = averages(text)
-        .into_iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect();
+    let exit = text.lines().find_map(|l| l.trim().strip_prefix("EXIT: STATUS=")).map(str::trim);
+    let failed = text.lines().find(|l| l.contains("assert failed") || l.contains("FAIL")).map(str::trim);
+    let avgs: Vec<String> = averages(text).into_iter().map(|(k, v)| format!("{k} {v}")).collect();
     let head = match (exit, failed) {
         (Some("1"), None) => "passed".to_string(),
         (Some(s), Some(f)) => format!("EXIT: STATUS={s}: {f}"),
         (Some(s), None) => format!("EXIT: STATUS={s}"),
         (None, _) => "no EXIT line (micro-bench did not finish)".to_string(),
     };
-    format!(
-        "{head}; averages (ns of TCG time, as micro-bench prints them): {}",
-        if avgs.is_empty() {
-            "none".into()
-        } else {
-            avgs.join(", ")
-        }
-    )
+    format!("{head}; averages (ns of TCG time, as micro-bench prints them): {}", if avgs.is_empty() { "none".into() } else { avgs.join(", ") })
 }
 
 #[cfg(test)]
@@ -345,14 +218,8 @@ mod tests {
         assert!(v.starts_with("kvmtool-x.tar.xz (sha256 2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881)"), "{v}");
         let zip = d.path().join("k.zip");
         std::fs::write(&zip, b"x").unwrap();
-        assert!(identify("--peer-kvmtool", &zip)
-            .unwrap_err()
-            .to_string()
-            .starts_with("--peer-kvmtool "));
-        assert!(identify("--peer-kvm-unit-tests", &d.path().join("nope"))
-            .unwrap_err()
-            .to_string()
-            .contains("no such file"));
+        assert!(identify("--peer-kvmtool", &zip).unwrap_err().to_string().starts_with("--peer-kvmtool "));
+        assert!(identify("--peer-kvm-unit-tests", &d.path().join("nope")).unwrap_err().to_string().contains("no such file"));
         let (k1, v1) = identify("--peer-kvmtool", d.path()).unwrap();
         assert!(k1.starts_with("tree-") && v1.contains("tree"), "{v1}");
     }
@@ -367,16 +234,9 @@ mod tests {
     #[test]
     fn status_says_pass_or_what_failed() {
         let ok = "hyp_call                          18799251440.0                       286853.0\nEXIT: STATUS=1\n";
-        assert_eq!(
-            status(ok),
-            "passed; averages (ns of TCG time, as micro-bench prints them): hyp_call 286853.0"
-        );
+        assert_eq!(status(ok), "passed; averages (ns of TCG time, as micro-bench prints them): hyp_call 286853.0");
         let bad = "eoi                                   6358624.0                           97.0\narm/micro-bench.c:167: assert failed: irq_received: failed to receive IPI in time\nEXIT: STATUS=127\n";
-        assert!(
-            status(bad).starts_with("EXIT: STATUS=127: arm/micro-bench.c:167: assert failed"),
-            "{}",
-            status(bad)
-        );
+        assert!(status(bad).starts_with("EXIT: STATUS=127: arm/micro-bench.c:167: assert failed"), "{}", status(bad));
         assert!(status("").starts_with("no EXIT line"));
     }
 

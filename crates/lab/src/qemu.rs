@@ -25,7 +25,16 @@ impl Machine {
     }
 
     fn base(&self, extra_m: &str) -> Vec<String> {
-        let mut a = vec!["-M".to_string(), format!("virt,virtualization=on,gic-version={}{extra_m}", self.gic), "-cpu".into(), self.cpu.into(), "-smp".into(), self.smp.to_string(), "-m".into(), self.mem_mb.to_string()];
+        let mut a = vec![
+            "-M".to_string(),
+            format!("virt,virtualization=on,gic-version={}{extra_m}", self.gic),
+            "-cpu".into(),
+            self.cpu.into(),
+            "-smp".into(),
+            self.smp.to_string(),
+            "-m".into(),
+            self.mem_mb.to_string(),
+        ];
         if let Some(ic) = &self.icount {
             a.push("-icount".into());
             a.push(ic.clone());

@@ -57,13 +57,8 @@ pub fn run<W: Watch>(qemu: &Path, args: &[String], log_path: &Path, mut watcher:
             Ok(())
         });
     }
-    let mut child = cmd
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| LabError::Setup(format!("cannot start {}: {e}", qemu.display())))?;
+    let mut child =
+        cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| LabError::Setup(format!("cannot start {}: {e}", qemu.display())))?;
     let (tx, rx) = mpsc::channel::<Vec<u8>>();
     let mut stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {

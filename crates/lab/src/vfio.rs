@@ -41,11 +41,7 @@ pub fn depends(ko: &[u8]) -> Vec<String> {
     let key = b"depends=";
     for s in ko.split(|&b| b == 0) {
         if let Some(rest) = s.strip_prefix(key) {
-            return String::from_utf8_lossy(rest)
-                .split(',')
-                .filter(|d| !d.is_empty())
-                .map(canonical)
-                .collect();
+            return String::from_utf8_lossy(rest).split(',').filter(|d| !d.is_empty()).map(canonical).collect();
         }
     }
     Vec::new()
@@ -53,31 +49,15 @@ pub fn depends(ko: &[u8]) -> Vec<String> {
 
 /// The load order for `wanted` (dependencies first, each once) over `modules` (canonical name →
 /// image). A dependency that is not among `modules` is an error naming it.
-pub fn load_order(
-    modules: &BTreeMap<String, Vec<u8>>,
-    wanted: &[&str],
-) -> Result<Vec<String>, String> {
-    fn visit(
-        n: &str,
-        modules: &BTreeMap<String, Vec<u8>>,
-        out: &mut Vec<String>,
-        path: &mut Vec<String>,
-    ) -> Result<(), String> {
+pub fn load_order(modules: &BTreeMap<String, Vec<u8>>, wanted: &[&str]) -> Result<Vec<String>, String> {
+    fn visit(n: &str, modules: &BTreeMap<String, Vec<u8>>, out: &mut Vec<String>, path: &mut Vec<String>) -> Result<(), String> {
         if out.iter().any(|o| o == n) {
             return Ok(());
         }
         if path.iter().any(|p| p == n) {
-            return Err(format!(
-                "module dependency cycle: {} → {n}",
-                path.join(" → ")
-            ));
+            return Err(format!("module dependency cycle: {} → {n}", path.join(" → ")));
         }
-        let ko = modules.get(n).ok_or_else(|| {
-            format!(
-                "module {n} (needed by {}) is not in the package's {MODULE_DIR}",
-                path.last().map(String::as_str).unwrap_or("the lab")
-            )
-        })?;
+        let ko = modules.get(n).ok_or_else(|| format!("module {n} (needed by {}) is not in the package's {MODULE_DIR}", path.last().map(String::as_str).unwrap_or("the lab")))?;
         path.push(n.to_string());
         for d in depends(ko) {
             visit(&d, modules, out, path)?;
@@ -102,11 +82,7 @@ fn read_modules(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, LabError> {
             let p = e.map_err(LabError::io(&d))?.path();
             if p.is_dir() {
                 todo.push(p);
-            } else if let Some(n) = p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .filter(|n| n.ends_with(".ko"))
-            {
+            } else if let Some(n) = p.file_name().and_then(|n| n.to_str()).filter(|n| n.ends_with(".ko")) {
                 out.insert(canonical(n), std::fs::read(&p).map_err(LabError::io(&p))?);
             }
         }
@@ -121,13 +97,7 @@ pub fn modules(cache: &Path) -> Result<Vec<(String, Vec<u8>)>, LabError> {
     let version = pkg.trim_start_matches("linux-image-").to_string();
     let sub = format!("lib/modules/{version}/{MODULE_DIR}");
     let want = |root: &Path| root.join(&sub).join("vfio.ko").is_file();
-    let root = deps::ensure_arm64_package_into(
-        cache,
-        &pkg,
-        &format!("{pkg}-vfio"),
-        Some(&format!("./{sub}")),
-        want,
-    )?;
+    let root = deps::ensure_arm64_package_into(cache, &pkg, &format!("{pkg}-vfio"), Some(&format!("./{sub}")), want)?;
     let all = read_modules(&root.join(&sub))?;
     let order = load_order(&all, &WANTED).map_err(|e| LabError::Setup(format!("{pkg}: {e}")))?;
     Ok(order
@@ -197,10 +167,7 @@ mod tests {
 
     #[test]
     fn depends_come_from_modinfo() {
-        assert_eq!(
-            depends(&ko("vfio-pci-core,vfio")),
-            vec!["vfio_pci_core", "vfio"]
-        );
+        assert_eq!(depends(&ko("vfio-pci-core,vfio")), vec!["vfio_pci_core", "vfio"]);
         assert!(depends(&ko("")).is_empty());
         assert!(depends(b"no modinfo here").is_empty());
     }
@@ -208,34 +175,16 @@ mod tests {
     #[test]
     fn load_order_puts_dependencies_first_once() {
         // Debian 6.1.0-56-arm64's drivers/vfio, as their modinfo says.
-        let m: BTreeMap<String, Vec<u8>> = [
-            ("vfio", ""),
-            ("vfio_iommu_type1", "vfio"),
-            ("vfio_virqfd", ""),
-            ("vfio_pci_core", "vfio,vfio_virqfd"),
-            ("vfio_pci", "vfio-pci-core,vfio"),
-            ("vfio_fsl_mc", "vfio"),
-        ]
-        .into_iter()
-        .map(|(n, d)| (n.to_string(), ko(d)))
-        .collect();
-        assert_eq!(
-            load_order(&m, &WANTED).unwrap(),
-            [
-                "vfio",
-                "vfio_iommu_type1",
-                "vfio_virqfd",
-                "vfio_pci_core",
-                "vfio_pci"
-            ]
-        );
+        let m: BTreeMap<String, Vec<u8>> =
+            [("vfio", ""), ("vfio_iommu_type1", "vfio"), ("vfio_virqfd", ""), ("vfio_pci_core", "vfio,vfio_virqfd"), ("vfio_pci", "vfio-pci-core,vfio"), ("vfio_fsl_mc", "vfio")]
+                .into_iter()
+                .map(|(n, d)| (n.to_string(), ko(d)))
+                .collect();
+        assert_eq!(load_order(&m, &WANTED).unwrap(), ["vfio", "vfio_iommu_type1", "vfio_virqfd", "vfio_pci_core", "vfio_pci"]);
         let mut broken = m.clone();
         broken.remove("vfio_virqfd");
         let e = load_order(&broken, &WANTED).unwrap_err();
-        assert!(
-            e.contains("vfio_virqfd") && e.contains("vfio_pci_core"),
-            "{e}"
-        );
+        assert!(e.contains("vfio_virqfd") && e.contains("vfio_pci_core"), "{e}");
         let mut cyc = m;
         cyc.insert("vfio".into(), ko("vfio_pci"));
         assert!(load_order(&cyc, &WANTED).unwrap_err().contains("cycle"));
@@ -247,24 +196,9 @@ mod tests {
         assert!(s.starts_with("insmod /lib/vfio/vfio.ko && "), "{s}");
         assert!(s.find("vfio.ko").unwrap() < s.find("vfio_pci.ko").unwrap());
         assert!(s.contains("= 0x1234 ] && [ \"$(cat $d/device)\" = 0x11e8 ]"));
-        assert!(
-            s.contains("echo vfio-pci > $d/driver_override")
-                && s.contains("/sys/bus/pci/drivers/vfio-pci/bind")
-        );
-        let mut a: Vec<String> = ["-M", "virt,gic-version=4", "-cpu", "max"]
-            .map(String::from)
-            .to_vec();
+        assert!(s.contains("echo vfio-pci > $d/driver_override") && s.contains("/sys/bus/pci/drivers/vfio-pci/bind"));
+        let mut a: Vec<String> = ["-M", "virt,gic-version=4", "-cpu", "max"].map(String::from).to_vec();
         qemu_args(&mut a);
-        assert_eq!(
-            a,
-            [
-                "-M",
-                "virt,gic-version=4,iommu=smmuv3",
-                "-cpu",
-                "max",
-                "-device",
-                "edu"
-            ]
-        );
+        assert_eq!(a, ["-M", "virt,gic-version=4,iommu=smmuv3", "-cpu", "max", "-device", "edu"]);
     }
 }

@@ -172,7 +172,13 @@ mod tests {
 
     #[test]
     fn a_complete_run_ends_at_the_end_line() {
-        let (o, w, t) = drive(&[(10, "(XEN) Xen version 4.17"), (12, START), (13, "(XEN) DOM1: @irqlab v1 1 t 0 5 *00"), (14, "(XEN) DOM1: @irqlab v1 2 t 1 5 *00"), (15, "(XEN) DOM1: @irqlab v1 3 end samples=2 *00")]);
+        let (o, w, t) = drive(&[
+            (10, "(XEN) Xen version 4.17"),
+            (12, START),
+            (13, "(XEN) DOM1: @irqlab v1 1 t 0 5 *00"),
+            (14, "(XEN) DOM1: @irqlab v1 2 t 1 5 *00"),
+            (15, "(XEN) DOM1: @irqlab v1 3 end samples=2 *00"),
+        ]);
         assert_eq!(o, Outcome::Done);
         assert_eq!((w.started, w.first_sample, w.samples, t), (Some(Duration::from_secs(12)), Some(Duration::from_secs(13)), 2, 15));
     }

@@ -115,7 +115,8 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     };
     let vwfi = if x.vwfi == Vwfi::Native { "native" } else { "trap" };
     let vcpus = x.vcpus.unwrap_or(if params.bench == Bench::Ipi { 2 } else { 1 });
-    let mut domus: Vec<crate::dts::DomU> = modules.iter().map(|(_, addr, bytes)| crate::dts::DomU { cpus: vcpus, memory_kib: DOMU_KIB, module_addr: *addr, module_size: bytes.len() as u64 }).collect();
+    let mut domus: Vec<crate::dts::DomU> =
+        modules.iter().map(|(_, addr, bytes)| crate::dts::DomU { cpus: vcpus, memory_kib: DOMU_KIB, module_addr: *addr, module_size: bytes.len() as u64 }).collect();
     if let Some(n) = domus.get_mut(1) {
         n.cpus = machine.smp; // one spinning vCPU per pCPU: every pCPU has the busy neighbour
     }
@@ -126,7 +127,12 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     run_tool(std::process::Command::new(&dtc).args(["-q", "-I", "dts", "-O", "dtb", "-o"]).arg(&xen_dtb).arg(out.path("xen.dts")), "dtc (compile)")?;
     let args = machine.xen_args(&xen, &xen_dtb, &modules.iter().map(|(p, a, _)| (p.clone(), *a)).collect::<Vec<_>>());
     let log_path = out.path("console.log");
-    eprintln!("irqlab-lab: booting Xen ({sched}, vwfi={vwfi}, neighbour {:?}{}) under QEMU TCG; console → {}", x.neighbour, if x.icount { ", -icount" } else { "" }, log_path.display());
+    eprintln!(
+        "irqlab-lab: booting Xen ({sched}, vwfi={vwfi}, neighbour {:?}{}) under QEMU TCG; console → {}",
+        x.neighbour,
+        if x.icount { ", -icount" } else { "" },
+        log_path.display()
+    );
     let s = crate::session::run(&qemu_bin, &args, &log_path, Watcher::new(bounds(x, b)))?;
     out.remove_work_dir();
     let host = if x.icount { ConsoleHost::InstructionCount } else { ConsoleHost::QemuTcg };
@@ -146,7 +152,11 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
         host,
         scheduler: Some(sched.into()),
         vwfi: Some(vwfi.into()),
-        pinning: Some(if x.neighbour == Neighbour::Busy { format!("none (dom0less); the neighbour has one spinning vCPU per pCPU ({})", machine.smp) } else { "none (dom0less)".into() }),
+        pinning: Some(if x.neighbour == Neighbour::Busy {
+            format!("none (dom0less); the neighbour has one spinning vCPU per pCPU ({})", machine.smp)
+        } else {
+            "none (dom0less)".into()
+        }),
         extra,
         keep_partial: true,
         ..Default::default()

@@ -35,41 +35,26 @@ pub enum BuildError {
     #[error("--xen-config {0}: {1}")]
     BadConfig(String, String),
     #[error("--xen-config {key}={want}: did not take after olddefconfig (the final .config has {got}; an unmet `depends on`?) — see {config}")]
-    NotTaken {
-        key: String,
-        want: String,
-        got: String,
-        config: PathBuf,
-    },
+    NotTaken { key: String, want: String, got: String, config: PathBuf },
     #[error("xen build: step `{step}` failed (log: {})", log.display())]
     Step { step: String, log: PathBuf },
     #[error("xen build: {0}")]
     Env(String),
     #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
 }
 
 impl BuildError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            BuildError::NotXen(..)
-            | BuildError::BadPatch(..)
-            | BuildError::PatchFails { .. }
-            | BuildError::BadConfig(..)
-            | BuildError::NotTaken { .. } => 2,
+            BuildError::NotXen(..) | BuildError::BadPatch(..) | BuildError::PatchFails { .. } | BuildError::BadConfig(..) | BuildError::NotTaken { .. } => 2,
             _ => 1,
         }
     }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BuildError + '_ {
-    move |source| BuildError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |source| BuildError::Io { path: path.to_path_buf(), source }
 }
 
 /// What to build.
@@ -119,61 +104,30 @@ impl Built {
     /// The record as result parameters (`xen.tree`, `xen.patches`, `xen.config`, …).
     pub fn params(&self) -> Vec<(String, String)> {
         let r = &self.record;
-        let patches: Vec<String> = r
-            .patches
-            .iter()
-            .map(|p| format!("{} [{}] sha256:{}", p.file, p.subject, p.sha256))
-            .collect();
+        let patches: Vec<String> = r.patches.iter().map(|p| format!("{} [{}] sha256:{}", p.file, p.subject, p.sha256)).collect();
         vec![
-            (
-                "xen.tree".into(),
-                format!("{} (sha256 of content {})", r.tree, r.tree_sha256),
-            ),
-            (
-                "xen.patches".into(),
-                if patches.is_empty() {
-                    "none".into()
-                } else {
-                    patches.join("; ")
-                },
-            ),
-            (
-                "xen.config".into(),
-                if r.config.is_empty() {
-                    "defconfig".into()
-                } else {
-                    format!("defconfig + {}", r.config.join(" "))
-                },
-            ),
+            ("xen.tree".into(), format!("{} (sha256 of content {})", r.tree, r.tree_sha256)),
+            ("xen.patches".into(), if patches.is_empty() { "none".into() } else { patches.join("; ") }),
+            ("xen.config".into(), if r.config.is_empty() { "defconfig".into() } else { format!("defconfig + {}", r.config.join(" ")) }),
             ("xen.build_key".into(), r.key.clone()),
         ]
     }
 
     /// Whether the final `.config` has `CONFIG_<sym>=y`.
     pub fn has(&self, sym: &str) -> bool {
-        std::fs::read_to_string(&self.config_file)
-            .map(|c| config_value(&c, sym).as_deref() == Some("y"))
-            .unwrap_or(false)
+        std::fs::read_to_string(&self.config_file).map(|c| config_value(&c, sym).as_deref() == Some("y")).unwrap_or(false)
     }
 }
 
 /// `KEY=VALUE` → (`KEY` without `CONFIG_`, `VALUE`); the error says what is wrong.
 pub fn parse_setting(s: &str) -> Result<(String, String), BuildError> {
-    let (k, v) = s.split_once('=').ok_or_else(|| {
-        BuildError::BadConfig(s.into(), "expected KEY=VALUE (e.g. GICV4=y)".into())
-    })?;
+    let (k, v) = s.split_once('=').ok_or_else(|| BuildError::BadConfig(s.into(), "expected KEY=VALUE (e.g. GICV4=y)".into()))?;
     let k = k.trim().trim_start_matches("CONFIG_");
     if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(BuildError::BadConfig(
-            s.into(),
-            "the key must be a Kconfig symbol ([A-Za-z0-9_]+)".into(),
-        ));
+        return Err(BuildError::BadConfig(s.into(), "the key must be a Kconfig symbol ([A-Za-z0-9_]+)".into()));
     }
     if v.is_empty() {
-        return Err(BuildError::BadConfig(
-            s.into(),
-            "empty value (use n to unset)".into(),
-        ));
+        return Err(BuildError::BadConfig(s.into(), "empty value (use n to unset)".into()));
     }
     Ok((k.to_string(), v.to_string()))
 }
@@ -181,10 +135,7 @@ pub fn parse_setting(s: &str) -> Result<(String, String), BuildError> {
 /// The value `.config` text gives `sym` (`None` when unset or absent).
 pub fn config_value(config: &str, sym: &str) -> Option<String> {
     let pre = format!("CONFIG_{sym}=");
-    config
-        .lines()
-        .find_map(|l| l.strip_prefix(&pre))
-        .map(|v| v.trim().to_string())
+    config.lines().find_map(|l| l.strip_prefix(&pre)).map(|v| v.trim().to_string())
 }
 
 /// Whether a Kconfig text declares `sym`.
@@ -228,43 +179,28 @@ pub fn patch_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, BuildError> {
             let mut v: Vec<PathBuf> = std::fs::read_dir(a)
                 .map_err(io(a))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.is_file() && p.extension().is_some_and(|e| e == "patch" || e == "diff")
-                })
+                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "patch" || e == "diff"))
                 .collect();
             if v.is_empty() {
-                return Err(BuildError::BadPatch(
-                    a.clone(),
-                    "a directory without *.patch or *.diff files".into(),
-                ));
+                return Err(BuildError::BadPatch(a.clone(), "a directory without *.patch or *.diff files".into()));
             }
             v.sort();
             out.extend(v);
         } else if a.is_file() {
             out.push(a.clone());
         } else {
-            return Err(BuildError::BadPatch(
-                a.clone(),
-                "no such file or directory".into(),
-            ));
+            return Err(BuildError::BadPatch(a.clone(), "no such file or directory".into()));
         }
     }
     Ok(out)
 }
 
 fn sha256_file(p: &Path) -> Result<String, BuildError> {
-    let o = Command::new("sha256sum")
-        .arg(p)
-        .output()
-        .map_err(|e| BuildError::Env(format!("cannot run sha256sum: {e}")))?;
+    let o = Command::new("sha256sum").arg(p).output().map_err(|e| BuildError::Env(format!("cannot run sha256sum: {e}")))?;
     if !o.status.success() {
         return Err(BuildError::Env(format!("sha256sum {} failed", p.display())));
     }
-    Ok(String::from_utf8_lossy(&o.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .to_string())
+    Ok(String::from_utf8_lossy(&o.stdout).split_whitespace().next().unwrap_or("").to_string())
 }
 
 fn sha256_bytes(b: &[u8]) -> Result<String, BuildError> {
@@ -274,41 +210,19 @@ fn sha256_bytes(b: &[u8]) -> Result<String, BuildError> {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| BuildError::Env(format!("cannot run sha256sum: {e}")))?;
-    c.stdin
-        .take()
-        .expect("piped")
-        .write_all(b)
-        .map_err(|e| BuildError::Env(format!("sha256sum: {e}")))?;
-    let o = c
-        .wait_with_output()
-        .map_err(|e| BuildError::Env(format!("sha256sum: {e}")))?;
-    Ok(String::from_utf8_lossy(&o.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .to_string())
+    c.stdin.take().expect("piped").write_all(b).map_err(|e| BuildError::Env(format!("sha256sum: {e}")))?;
+    let o = c.wait_with_output().map_err(|e| BuildError::Env(format!("sha256sum: {e}")))?;
+    Ok(String::from_utf8_lossy(&o.stdout).split_whitespace().next().unwrap_or("").to_string())
 }
 
 /// sha256 over every regular file's relative path and content under `root` (`.git` skipped), in path order.
 fn tree_sha256(root: &Path) -> Result<String, BuildError> {
     let sh = "cd \"$1\" && find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum | sha256sum";
-    let o = Command::new("sh")
-        .args(["-c", sh, "sh"])
-        .arg(root)
-        .output()
-        .map_err(|e| BuildError::Env(format!("cannot hash the tree: {e}")))?;
+    let o = Command::new("sh").args(["-c", sh, "sh"]).arg(root).output().map_err(|e| BuildError::Env(format!("cannot hash the tree: {e}")))?;
     if !o.status.success() {
-        return Err(BuildError::Env(format!(
-            "hashing {} failed: {}",
-            root.display(),
-            String::from_utf8_lossy(&o.stderr).trim()
-        )));
+        return Err(BuildError::Env(format!("hashing {} failed: {}", root.display(), String::from_utf8_lossy(&o.stderr).trim())));
     }
-    Ok(String::from_utf8_lossy(&o.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .to_string())
+    Ok(String::from_utf8_lossy(&o.stdout).split_whitespace().next().unwrap_or("").to_string())
 }
 
 fn is_xen(root: &Path) -> bool {
@@ -317,10 +231,7 @@ fn is_xen(root: &Path) -> bool {
 
 fn is_tarball(p: &Path) -> bool {
     let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    p.is_file()
-        && [".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar"]
-            .iter()
-            .any(|s| n.ends_with(s))
+    p.is_file() && [".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar"].iter().any(|s| n.ends_with(s))
 }
 
 /// The Xen root inside an unpacked directory: itself or its one top folder.
@@ -328,73 +239,34 @@ fn xen_root_in(dir: &Path) -> Option<PathBuf> {
     if is_xen(dir) {
         return Some(dir.to_path_buf());
     }
-    let subs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
+    let subs: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
     (subs.len() == 1 && is_xen(&subs[0])).then(|| subs[0].clone())
 }
 
 fn run_step(cmd: &mut Command, step: &str, log: &Path) -> Result<(), BuildError> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(io(log))?;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(io(log))?;
     let _ = writeln!(f, "\n== irqlab-lab: {step}");
     let f2 = f.try_clone().map_err(io(log))?;
-    let st = cmd
-        .stdout(f)
-        .stderr(f2)
-        .status()
-        .map_err(|e| BuildError::Env(format!("cannot run `{step}`: {e}")))?;
+    let st = cmd.stdout(f).stderr(f2).status().map_err(|e| BuildError::Env(format!("cannot run `{step}`: {e}")))?;
     if !st.success() {
-        return Err(BuildError::Step {
-            step: step.into(),
-            log: log.to_path_buf(),
-        });
+        return Err(BuildError::Step { step: step.into(), log: log.to_path_buf() });
     }
     Ok(())
 }
 
 /// Checks the source and its inputs; returns the cache key's parts without building.
-pub fn identify(
-    s: &XenSource,
-) -> Result<
-    (
-        String,
-        String,
-        Vec<(PathBuf, PatchRecord)>,
-        Vec<(String, String)>,
-    ),
-    BuildError,
-> {
-    let settings = s
-        .config
-        .iter()
-        .map(|c| parse_setting(c))
-        .collect::<Result<Vec<_>, _>>()?;
+pub fn identify(s: &XenSource) -> Result<(String, String, Vec<(PathBuf, PatchRecord)>, Vec<(String, String)>), BuildError> {
+    let settings = s.config.iter().map(|c| parse_setting(c)).collect::<Result<Vec<_>, _>>()?;
     let patches = patch_files(&s.patches)?;
     let mut recs = Vec::new();
     for p in patches {
         let text = std::fs::read(&p).map_err(io(&p))?;
         let subject = patch_subject(&String::from_utf8_lossy(&text));
         if !String::from_utf8_lossy(&text).contains("\n+++ ") {
-            return Err(BuildError::BadPatch(
-                p,
-                "not a patch (no `+++` line)".into(),
-            ));
+            return Err(BuildError::BadPatch(p, "not a patch (no `+++` line)".into()));
         }
-        recs.push((
-            p.clone(),
-            PatchRecord {
-                file: p.display().to_string(),
-                subject,
-                sha256: sha256_bytes(&text)?,
-            },
-        ));
+        recs.push((p.clone(), PatchRecord { file: p.display().to_string(), subject, sha256: sha256_bytes(&text)? }));
     }
     let tree_hash = if is_tarball(&s.src) {
         sha256_file(&s.src)?
@@ -404,10 +276,7 @@ pub fn identify(
         }
         tree_sha256(&s.src)?
     } else {
-        return Err(BuildError::NotXen(
-            s.src.clone(),
-            "; not a directory or a .tar.xz/.tar.gz/.tar".into(),
-        ));
+        return Err(BuildError::NotXen(s.src.clone(), "; not a directory or a .tar.xz/.tar.gz/.tar".into()));
     };
     let mut keytext = format!("xen-build v1\ntree {tree_hash}\n");
     for (_, r) in &recs {
@@ -428,20 +297,11 @@ pub fn ensure(s: &XenSource, cache: &Path) -> Result<Built, BuildError> {
     let done = |cached: bool| -> Result<Built, BuildError> {
         let rj = dir.join("build.json");
         let text = std::fs::read_to_string(&rj).map_err(io(&rj))?;
-        let record: BuildRecord = serde_json::from_str(&text)
-            .map_err(|e| BuildError::Env(format!("{}: {e}", rj.display())))?;
-        Ok(Built {
-            binary: dir.join("xen"),
-            config_file: dir.join("config"),
-            record,
-            cached,
-        })
+        let record: BuildRecord = serde_json::from_str(&text).map_err(|e| BuildError::Env(format!("{}: {e}", rj.display())))?;
+        Ok(Built { binary: dir.join("xen"), config_file: dir.join("config"), record, cached })
     };
     if dir.join("xen").is_file() && dir.join("build.json").is_file() {
-        eprintln!(
-            "irqlab-lab: Xen build {key} from the cache ({})",
-            dir.display()
-        );
+        eprintln!("irqlab-lab: Xen build {key} from the cache ({})", dir.display());
         return done(true);
     }
     let parent = cache.join("xen-builds");
@@ -456,40 +316,21 @@ pub fn ensure(s: &XenSource, cache: &Path) -> Result<Built, BuildError> {
         "irqlab-lab: building Xen {key} (tree {}, {} patch(es), {}); log → {}",
         s.src.display(),
         patches.len(),
-        if settings.is_empty() {
-            "defconfig".to_string()
-        } else {
-            s.config.join(" ")
-        },
+        if settings.is_empty() { "defconfig".to_string() } else { s.config.join(" ") },
         log.display()
     );
     let root = if is_tarball(&s.src) {
         std::fs::create_dir_all(&src_copy).map_err(io(&src_copy))?;
-        run_step(
-            Command::new("tar")
-                .arg("-xf")
-                .arg(&s.src)
-                .arg("-C")
-                .arg(&src_copy),
-            "tar -xf (unpack the tree)",
-            &log,
-        )?;
+        run_step(Command::new("tar").arg("-xf").arg(&s.src).arg("-C").arg(&src_copy), "tar -xf (unpack the tree)", &log)?;
         match xen_root_in(&src_copy) {
             Some(r) => r,
             None => {
                 let _ = std::fs::remove_dir_all(&work);
-                return Err(BuildError::NotXen(
-                    s.src.clone(),
-                    " in the archive, at its top or in its one top folder".into(),
-                ));
+                return Err(BuildError::NotXen(s.src.clone(), " in the archive, at its top or in its one top folder".into()));
             }
         }
     } else {
-        run_step(
-            Command::new("cp").arg("-a").arg(&s.src).arg(&src_copy),
-            "cp -a (private copy of the tree)",
-            &log,
-        )?;
+        run_step(Command::new("cp").arg("-a").arg(&s.src).arg(&src_copy), "cp -a (private copy of the tree)", &log)?;
         src_copy.clone()
     };
     let cleanup = |e: BuildError| {
@@ -506,96 +347,56 @@ pub fn ensure(s: &XenSource, cache: &Path) -> Result<Built, BuildError> {
             .output()
             .map_err(|e| BuildError::Env(format!("cannot run patch: {e}")))?;
         if !o.status.success() {
-            let why = String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .chain(String::from_utf8_lossy(&o.stderr).lines())
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            return Err(cleanup(BuildError::PatchFails {
-                patch: p.clone(),
-                why,
-            }));
+            let why = String::from_utf8_lossy(&o.stdout).lines().chain(String::from_utf8_lossy(&o.stderr).lines()).next().unwrap_or("").trim().to_string();
+            return Err(cleanup(BuildError::PatchFails { patch: p.clone(), why }));
         }
     }
     let mut kconfig = String::new();
-    let find = Command::new("find")
-        .arg(root.join("xen"))
-        .args(["-name", "Kconfig*", "-type", "f"])
-        .output()
-        .map_err(|e| BuildError::Env(format!("cannot run find: {e}")))?;
+    let find = Command::new("find").arg(root.join("xen")).args(["-name", "Kconfig*", "-type", "f"]).output().map_err(|e| BuildError::Env(format!("cannot run find: {e}")))?;
     for f in String::from_utf8_lossy(&find.stdout).lines() {
         kconfig.push_str(&std::fs::read_to_string(f).unwrap_or_default());
         kconfig.push('\n');
     }
     for (k, v) in &settings {
         if !declares(&kconfig, k) {
-            return Err(cleanup(BuildError::BadConfig(
-                format!("{k}={v}"),
-                format!("no `config {k}` in the Kconfig files of the (patched) tree"),
-            )));
+            return Err(cleanup(BuildError::BadConfig(format!("{k}={v}"), format!("no `config {k}` in the Kconfig files of the (patched) tree"))));
         }
     }
     let t0 = Instant::now();
     let make = |args: &[&str]| {
         let mut c = Command::new("make");
-        c.arg("-C")
-            .arg(root.join("xen"))
-            .args(args)
-            .env("XEN_TARGET_ARCH", "arm64")
-            .env("CROSS_COMPILE", "aarch64-linux-gnu-");
+        c.arg("-C").arg(root.join("xen")).args(args).env("XEN_TARGET_ARCH", "arm64").env("CROSS_COMPILE", "aarch64-linux-gnu-");
         c
     };
     run_step(&mut make(&["defconfig"]), "make -C xen defconfig", &log)?;
     let cfg = root.join("xen/.config");
     let mut text = std::fs::read_to_string(&cfg).map_err(io(&cfg))?;
     for (k, v) in &settings {
-        text.push_str(&if v == "n" {
-            format!("# CONFIG_{k} is not set\n")
-        } else {
-            format!("CONFIG_{k}={v}\n")
-        });
+        text.push_str(&if v == "n" { format!("# CONFIG_{k} is not set\n") } else { format!("CONFIG_{k}={v}\n") });
     }
     std::fs::write(&cfg, text).map_err(io(&cfg))?;
-    run_step(
-        &mut make(&["olddefconfig"]),
-        "make -C xen olddefconfig",
-        &log,
-    )?;
+    run_step(&mut make(&["olddefconfig"]), "make -C xen olddefconfig", &log)?;
     let fin = std::fs::read_to_string(&cfg).map_err(io(&cfg))?;
     for (k, v) in &settings {
         let got = config_value(&fin, k);
-        let ok = if v == "n" {
-            got.is_none()
-        } else {
-            got.as_deref() == Some(v.as_str())
-        };
+        let ok = if v == "n" { got.is_none() } else { got.as_deref() == Some(v.as_str()) };
         if !ok {
             let kept = parent.join(format!("{key}.config"));
             let _ = std::fs::copy(&cfg, &kept);
             return Err(cleanup(BuildError::NotTaken {
                 key: k.clone(),
                 want: v.clone(),
-                got: got
-                    .map(|g| format!("CONFIG_{k}={g}"))
-                    .unwrap_or_else(|| "it unset".into()),
+                got: got.map(|g| format!("CONFIG_{k}={g}")).unwrap_or_else(|| "it unset".into()),
                 config: kept,
             }));
         }
     }
-    let jobs = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .to_string();
+    let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).to_string();
     run_step(&mut make(&["-j", &jobs]), "make -C xen", &log)?;
     let build_s = t0.elapsed().as_secs_f64();
     let bin = root.join("xen/xen");
     if !bin.is_file() {
-        return Err(BuildError::Step {
-            step: "make -C xen (no xen/xen produced)".into(),
-            log,
-        });
+        return Err(BuildError::Step { step: "make -C xen (no xen/xen produced)".into(), log });
     }
     let stage = parent.join(format!(".{key}.stage{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&stage);
@@ -606,27 +407,17 @@ pub fn ensure(s: &XenSource, cache: &Path) -> Result<Built, BuildError> {
         tree: s.src.display().to_string(),
         tree_sha256: tree_hash,
         patches: patches.into_iter().map(|(_, r)| r).collect(),
-        config: settings
-            .iter()
-            .map(|(k, v)| format!("CONFIG_{k}={v}"))
-            .collect(),
+        config: settings.iter().map(|(k, v)| format!("CONFIG_{k}={v}")).collect(),
         key: key.clone(),
         build_s,
     };
     let rj = stage.join("build.json");
-    std::fs::write(
-        &rj,
-        serde_json::to_vec_pretty(&record).expect("serializable"),
-    )
-    .map_err(io(&rj))?;
+    std::fs::write(&rj, serde_json::to_vec_pretty(&record).expect("serializable")).map_err(io(&rj))?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&stage, &dir).map_err(io(&dir))?;
     let _ = std::fs::copy(&log, dir.join("build.log"));
     let _ = std::fs::remove_dir_all(&work);
-    eprintln!(
-        "irqlab-lab: built Xen {key} in {build_s:.0} s → {}",
-        dir.join("xen").display()
-    );
+    eprintln!("irqlab-lab: built Xen {key} in {build_s:.0} s → {}", dir.join("xen").display());
     done(false)
 }
 

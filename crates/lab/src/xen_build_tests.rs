@@ -6,11 +6,7 @@ fn fake_tree(d: &Path) -> PathBuf {
     let r = d.join("xen-fake");
     std::fs::create_dir_all(r.join("xen/arch/arm")).unwrap();
     std::fs::write(r.join("xen/Kconfig"), "config UNSUPPORTED\n\tbool \"u\"\n").unwrap();
-    std::fs::write(
-        r.join("xen/arch/arm/Kconfig"),
-        "config HAS_ITS\n\tbool \"its\"\n",
-    )
-    .unwrap();
+    std::fs::write(r.join("xen/arch/arm/Kconfig"), "config HAS_ITS\n\tbool \"its\"\n").unwrap();
     std::fs::write(r.join("xen/arch/arm/gic.c"), "int a;\n").unwrap();
     r
 }
@@ -20,14 +16,8 @@ const PATCH_BAD: &str = "Subject: [PATCH] nope\n---\n--- a/xen/arch/arm/gic.c\n+
 
 #[test]
 fn settings_subjects_and_kconfig() {
-    assert_eq!(
-        parse_setting("CONFIG_GICV4=y").unwrap(),
-        ("GICV4".into(), "y".into())
-    );
-    assert_eq!(
-        parse_setting("SCHED_NULL=n").unwrap(),
-        ("SCHED_NULL".into(), "n".into())
-    );
+    assert_eq!(parse_setting("CONFIG_GICV4=y").unwrap(), ("GICV4".into(), "y".into()));
+    assert_eq!(parse_setting("SCHED_NULL=n").unwrap(), ("SCHED_NULL".into(), "n".into()));
     for bad in ["GICV4", "=y", "GIC V4=y", "GICV4="] {
         let e = parse_setting(bad).unwrap_err();
         assert_eq!(e.exit_code(), 2);
@@ -36,38 +26,18 @@ fn settings_subjects_and_kconfig() {
     assert_eq!(patch_subject(PATCH_OK), "arm/gicv4: add the option");
     assert!(declares("if X\nmenuconfig GICV4\n", "GICV4"));
     assert!(!declares("config GICV4X\n\tdepends on GICV4\n", "GICV4"));
-    assert_eq!(
-        config_value("CONFIG_A=y\n# CONFIG_B is not set\n", "A").as_deref(),
-        Some("y")
-    );
-    assert_eq!(
-        config_value("CONFIG_A=y\n# CONFIG_B is not set\n", "B"),
-        None
-    );
+    assert_eq!(config_value("CONFIG_A=y\n# CONFIG_B is not set\n", "A").as_deref(), Some("y"));
+    assert_eq!(config_value("CONFIG_A=y\n# CONFIG_B is not set\n", "B"), None);
 }
 
 #[test]
 fn a_tree_that_is_not_xen_is_refused() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("README"), "linux").unwrap();
-    let e = ensure(
-        &XenSource {
-            src: d.path().into(),
-            ..Default::default()
-        },
-        &d.path().join("cache"),
-    )
-    .unwrap_err();
+    let e = ensure(&XenSource { src: d.path().into(), ..Default::default() }, &d.path().join("cache")).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("not a Xen tree"), "{e}");
-    let e = ensure(
-        &XenSource {
-            src: d.path().join("missing"),
-            ..Default::default()
-        },
-        &d.path().join("cache"),
-    )
-    .unwrap_err();
+    let e = ensure(&XenSource { src: d.path().join("missing"), ..Default::default() }, &d.path().join("cache")).unwrap_err();
     assert_eq!(e.exit_code(), 2);
 }
 
@@ -80,46 +50,13 @@ fn patches_are_applied_in_order_and_a_failing_one_is_named() {
     std::fs::write(pd.join("0001-ok.patch"), PATCH_OK).unwrap();
     std::fs::write(pd.join("0002-bad.patch"), PATCH_BAD).unwrap();
     let cache = d.path().join("cache");
-    let e = ensure(
-        &XenSource {
-            src: tree.clone(),
-            patches: vec![pd.clone()],
-            config: vec![],
-        },
-        &cache,
-    )
-    .unwrap_err();
+    let e = ensure(&XenSource { src: tree.clone(), patches: vec![pd.clone()], config: vec![] }, &cache).unwrap_err();
     assert_eq!(e.exit_code(), 2);
-    assert!(
-        e.to_string().contains("0002-bad.patch") && !e.to_string().contains("0001"),
-        "{e}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(tree.join("xen/arch/arm/Kconfig")).unwrap(),
-        "config HAS_ITS\n\tbool \"its\"\n",
-        "the tree itself is never patched"
-    );
-    let e = ensure(
-        &XenSource {
-            src: tree.clone(),
-            patches: vec![d.path().join("nope.patch")],
-            config: vec![],
-        },
-        &cache,
-    )
-    .unwrap_err();
-    assert!(
-        e.to_string().contains("nope.patch") && e.exit_code() == 2,
-        "{e}"
-    );
-    assert!(
-        !cache
-            .join("xen-builds")
-            .read_dir()
-            .map(|mut r| r.any(|e| e.unwrap().path().join("xen").exists()))
-            .unwrap_or(false),
-        "nothing that looks built"
-    );
+    assert!(e.to_string().contains("0002-bad.patch") && !e.to_string().contains("0001"), "{e}");
+    assert_eq!(std::fs::read_to_string(tree.join("xen/arch/arm/Kconfig")).unwrap(), "config HAS_ITS\n\tbool \"its\"\n", "the tree itself is never patched");
+    let e = ensure(&XenSource { src: tree.clone(), patches: vec![d.path().join("nope.patch")], config: vec![] }, &cache).unwrap_err();
+    assert!(e.to_string().contains("nope.patch") && e.exit_code() == 2, "{e}");
+    assert!(!cache.join("xen-builds").read_dir().map(|mut r| r.any(|e| e.unwrap().path().join("xen").exists())).unwrap_or(false), "nothing that looks built");
 }
 
 #[test]
@@ -130,30 +67,10 @@ fn config_symbols_must_exist_in_the_patched_tree() {
     std::fs::write(&p, PATCH_OK).unwrap();
     let cache = d.path().join("cache");
     // GICV4 exists only with the patch.
-    let e = ensure(
-        &XenSource {
-            src: tree.clone(),
-            patches: vec![],
-            config: vec!["GICV4=y".into()],
-        },
-        &cache,
-    )
-    .unwrap_err();
+    let e = ensure(&XenSource { src: tree.clone(), patches: vec![], config: vec!["GICV4=y".into()] }, &cache).unwrap_err();
     assert_eq!(e.exit_code(), 2);
-    assert!(
-        e.to_string().contains("--xen-config GICV4=y")
-            && e.to_string().contains("no `config GICV4`"),
-        "{e}"
-    );
-    let e = ensure(
-        &XenSource {
-            src: tree.clone(),
-            patches: vec![p.clone()],
-            config: vec!["HAS_ITS=y".into(), "NO_SUCH=y".into()],
-        },
-        &cache,
-    )
-    .unwrap_err();
+    assert!(e.to_string().contains("--xen-config GICV4=y") && e.to_string().contains("no `config GICV4`"), "{e}");
+    let e = ensure(&XenSource { src: tree.clone(), patches: vec![p.clone()], config: vec!["HAS_ITS=y".into(), "NO_SUCH=y".into()] }, &cache).unwrap_err();
     assert!(e.to_string().contains("NO_SUCH"), "{e}");
 }
 
@@ -163,27 +80,15 @@ fn the_key_follows_tree_patches_and_config_and_a_cached_build_is_reused() {
     let tree = fake_tree(d.path());
     let p = d.path().join("0001-ok.patch");
     std::fs::write(&p, PATCH_OK).unwrap();
-    let src = |patches: Vec<PathBuf>, config: Vec<&str>| XenSource {
-        src: tree.clone(),
-        patches,
-        config: config.into_iter().map(String::from).collect(),
-    };
+    let src = |patches: Vec<PathBuf>, config: Vec<&str>| XenSource { src: tree.clone(), patches, config: config.into_iter().map(String::from).collect() };
     let k0 = identify(&src(vec![], vec![])).unwrap().0;
     let k1 = identify(&src(vec![p.clone()], vec![])).unwrap().0;
     let k2 = identify(&src(vec![p.clone()], vec!["GICV4=y"])).unwrap().0;
     let k3 = identify(&src(vec![p.clone()], vec!["GICV4=n"])).unwrap().0;
-    assert_eq!(
-        k0,
-        identify(&src(vec![], vec![])).unwrap().0,
-        "deterministic"
-    );
+    assert_eq!(k0, identify(&src(vec![], vec![])).unwrap().0, "deterministic");
     assert!(k0 != k1 && k1 != k2 && k2 != k3);
     std::fs::write(tree.join("xen/arch/arm/gic.c"), "int b;\n").unwrap();
-    assert_ne!(
-        identify(&src(vec![], vec![])).unwrap().0,
-        k0,
-        "tree content is in the key"
-    );
+    assert_ne!(identify(&src(vec![], vec![])).unwrap().0, k0, "tree content is in the key");
     let (_, _, recs, _) = identify(&src(vec![p.clone()], vec![])).unwrap();
     assert_eq!(recs[0].1.subject, "arm/gicv4: add the option");
     assert_eq!(recs[0].1.sha256.len(), 64);
@@ -206,10 +111,7 @@ fn the_key_follows_tree_patches_and_config_and_a_cached_build_is_reused() {
     std::fs::write(dir.join("build.json"), serde_json::to_vec(&rec).unwrap()).unwrap();
     let b = ensure(&s, &cache).unwrap();
     assert!(b.cached && b.has("GICV4") && !b.has("HAS_ITS"));
-    assert!(b
-        .params()
-        .iter()
-        .any(|(k, v)| k == "xen.patches" && v.contains("arm/gicv4: add the option")));
+    assert!(b.params().iter().any(|(k, v)| k == "xen.patches" && v.contains("arm/gicv4: add the option")));
 }
 
 #[test]
@@ -218,23 +120,8 @@ fn an_archive_without_xen_is_refused_after_unpacking() {
     std::fs::create_dir(d.path().join("t")).unwrap();
     std::fs::write(d.path().join("t/file"), "x").unwrap();
     let tar = d.path().join("t.tar");
-    assert!(Command::new("tar")
-        .arg("-cf")
-        .arg(&tar)
-        .arg("-C")
-        .arg(d.path())
-        .arg("t")
-        .status()
-        .unwrap()
-        .success());
-    let e = ensure(
-        &XenSource {
-            src: tar,
-            ..Default::default()
-        },
-        &d.path().join("cache"),
-    )
-    .unwrap_err();
+    assert!(Command::new("tar").arg("-cf").arg(&tar).arg("-C").arg(d.path()).arg("t").status().unwrap().success());
+    let e = ensure(&XenSource { src: tar, ..Default::default() }, &d.path().join("cache")).unwrap_err();
     assert_eq!(e.exit_code(), 2, "{e}");
     assert!(e.to_string().contains("not a Xen tree"), "{e}");
 }

@@ -7,11 +7,7 @@ use std::process::Command;
 
 fn examples() -> Vec<std::path::PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ci");
-    let mut v: Vec<_> = std::fs::read_dir(&d)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yml"))
-        .collect();
+    let mut v: Vec<_> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "yml")).collect();
     v.sort();
     v
 }
@@ -22,37 +18,17 @@ fn ci_recipes_are_valid_yaml() {
     assert_eq!(files.len(), 2, "{files:?}");
     let py = Command::new("python3").args(["-c", "import yaml"]).output();
     if !py.as_ref().is_ok_and(|o| o.status.success()) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set and python3's yaml module is missing"
-        );
+        assert!(std::env::var_os("CI").is_none(), "CI is set and python3's yaml module is missing");
         eprintln!("SKIP: python3 with the yaml module is not available");
         return;
     }
     for f in files {
         let code = "import sys, yaml\nd = yaml.safe_load(open(sys.argv[1]))\nassert isinstance(d, dict), 'not a mapping'\nprint(' '.join(sorted(map(str, d))))";
-        let o = Command::new("python3")
-            .args(["-c", code])
-            .arg(&f)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{}: {}",
-            f.display(),
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let o = Command::new("python3").args(["-c", code]).arg(&f).output().unwrap();
+        assert!(o.status.success(), "{}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
         let keys = String::from_utf8_lossy(&o.stdout).to_string();
-        let want = if f.ends_with("github-actions.yml") {
-            "jobs"
-        } else {
-            "irq-latency-gate"
-        };
-        assert!(
-            keys.split_whitespace().any(|k| k == want),
-            "{}: top-level keys {keys}",
-            f.display()
-        );
+        let want = if f.ends_with("github-actions.yml") { "jobs" } else { "irq-latency-gate" };
+        assert!(keys.split_whitespace().any(|k| k == want), "{}: top-level keys {keys}", f.display());
     }
 }
 
@@ -60,11 +36,7 @@ fn ci_recipes_are_valid_yaml() {
 fn ci_recipes_run_the_gate_with_options_the_lab_accepts() {
     for f in examples() {
         let text = std::fs::read_to_string(&f).unwrap();
-        assert!(
-            text.contains("scripts/arm-lab.sh ab kvm"),
-            "{}",
-            f.display()
-        );
+        assert!(text.contains("scripts/arm-lab.sh ab kvm"), "{}", f.display());
         assert!(text.contains("--fail-on slower"), "{}", f.display());
         // The KVM gate's side options, with made-up paths: the lab parses them (bad flags would
         // exit 2 naming the flag); --kernel's file is then refused for not existing, not for a flag.
@@ -93,9 +65,6 @@ fn ci_recipes_run_the_gate_with_options_the_lab_accepts() {
             .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(
-            err.contains("side A") && err.contains("--kernel /nonexistent/Image: no such file"),
-            "{err}"
-        );
+        assert!(err.contains("side A") && err.contains("--kernel /nonexistent/Image: no such file"), "{err}");
     }
 }

@@ -5,14 +5,8 @@
 use std::process::Command;
 
 fn lab(args: &[&str]) -> (i32, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(args).output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
 #[test]
@@ -22,37 +16,15 @@ fn bad_xen_sources_and_fio_words_exit_2_and_write_nothing() {
     let o = out.to_str().unwrap();
     let not_xen = d.path().join("linux");
     std::fs::create_dir(&not_xen).unwrap();
-    let (code, err) = lab(&[
-        "xen",
-        "--xen-src",
-        not_xen.to_str().unwrap(),
-        "--",
-        "fio",
-        "--job",
-        "4k-qd1",
-        "--out",
-        o,
-    ]);
+    let (code, err) = lab(&["xen", "--xen-src", not_xen.to_str().unwrap(), "--", "fio", "--job", "4k-qd1", "--out", o]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a Xen tree"), "{err}");
-    let (code, err) = lab(&[
-        "xen",
-        "--patches",
-        "p.patch",
-        "--",
-        "fio",
-        "--job",
-        "4k-qd1",
-        "--out",
-        o,
-    ]);
+    let (code, err) = lab(&["xen", "--patches", "p.patch", "--", "fio", "--job", "4k-qd1", "--out", o]);
     assert_eq!(code, 2, "--patches needs --xen-src: {err}");
     let (code, err) = lab(&["xen", "--", "fio", "--job", "9k-qd7", "--out", o]);
     assert_eq!(code, 2);
     assert!(err.contains("--job"), "{err}");
-    let (code, err) = lab(&[
-        "xen", "--sched", "null", "--", "fio", "--job", "4k-qd1", "--out", o,
-    ]);
+    let (code, err) = lab(&["xen", "--sched", "null", "--", "fio", "--job", "4k-qd1", "--out", o]);
     assert_eq!(code, 2);
     assert!(err.contains("SCHED_NULL"), "{err}");
     assert!(!out.join("result.json").exists());
@@ -70,9 +42,7 @@ mod needs_arm_lab {
 
     /// The series' directory, or None with the reason printed (it cannot be installed).
     fn rfc() -> Option<PathBuf> {
-        let d = std::env::var_os("IRQLAB_XEN_GICV4_RFC")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/work/shared/lab/xen-gicv4-rfc"));
+        let d = std::env::var_os("IRQLAB_XEN_GICV4_RFC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/work/shared/lab/xen-gicv4-rfc"));
         if d.join("xen-base.tar.xz").is_file() && d.join("series").is_dir() {
             Some(d)
         } else {
@@ -94,27 +64,10 @@ mod needs_arm_lab {
         }
         args.push("--xen-config");
         args.extend_from_slice(config);
-        args.extend([
-            "--",
-            "fio",
-            "--job",
-            "4k-qd1",
-            "--runtime",
-            "2s",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        args.extend(["--", "fio", "--job", "4k-qd1", "--runtime", "2s", "--out", out.to_str().unwrap()]);
         let t = Instant::now();
         let (code, err) = super::lab(&args);
-        eprintln!(
-            "TIME: {name}: {:.0} s (Xen build {}, boot, 2 s of fio)",
-            t.elapsed().as_secs_f64(),
-            if err.contains("from the cache") {
-                "cached"
-            } else {
-                "cold"
-            }
-        );
+        eprintln!("TIME: {name}: {:.0} s (Xen build {}, boot, 2 s of fio)", t.elapsed().as_secs_f64(), if err.contains("from the cache") { "cached" } else { "cold" });
         assert_eq!(code, 0, "irqlab-lab {args:?}:\n{err}");
         let r = results::read_json(&out.join("result.json")).unwrap();
         assert!(out.join("console-1.log").is_file() && out.join("fio-1.json").is_file());
@@ -122,11 +75,7 @@ mod needs_arm_lab {
     }
 
     fn fig(r: &results::RunResult, k: &str) -> f64 {
-        r.configs[0]
-            .figures
-            .get(k)
-            .unwrap_or_else(|| panic!("no figure {k}"))
-            .value
+        r.configs[0].figures.get(k).unwrap_or_else(|| panic!("no figure {k}")).value
     }
 
     #[test]
@@ -135,33 +84,13 @@ mod needs_arm_lab {
         if rfc().is_none() {
             return;
         }
-        let r = run(
-            "base tree, HAS_ITS=y",
-            false,
-            &["UNSUPPORTED=y", "HAS_ITS=y"],
-        );
+        let r = run("base tree, HAS_ITS=y", false, &["UNSUPPORTED=y", "HAS_ITS=y"]);
         let c = &r.configs[0];
-        assert!(
-            fig(&r, "iops") > 0.0 && fig(&r, "lab.ios") > 50.0,
-            "fio did I/O"
-        );
-        assert_eq!(
-            fig(&r, "lab.lpi_direct"),
-            0.0,
-            "no direct vLPIs without the series"
-        );
-        assert!(
-            fig(&r, "lab.lpi_xen_software") >= fig(&r, "lab.ios") * 0.9,
-            "every completion went through Xen"
-        );
-        assert!(
-            fig(&r, "lab.xen_irq_entries_per_io") >= 0.9,
-            "Xen takes an IRQ per I/O"
-        );
-        assert_eq!(
-            c.params.get("xen.patches").map(String::as_str),
-            Some("none")
-        );
+        assert!(fig(&r, "iops") > 0.0 && fig(&r, "lab.ios") > 50.0, "fio did I/O");
+        assert_eq!(fig(&r, "lab.lpi_direct"), 0.0, "no direct vLPIs without the series");
+        assert!(fig(&r, "lab.lpi_xen_software") >= fig(&r, "lab.ios") * 0.9, "every completion went through Xen");
+        assert!(fig(&r, "lab.xen_irq_entries_per_io") >= 0.9, "Xen takes an IRQ per I/O");
+        assert_eq!(c.params.get("xen.patches").map(String::as_str), Some("none"));
         assert!(c.params["xen.config"].contains("CONFIG_HAS_ITS=y"));
         assert!(c.notes.iter().any(|n| n.contains("emulation wall time")));
     }
@@ -172,29 +101,13 @@ mod needs_arm_lab {
         if rfc().is_none() {
             return;
         }
-        let r = run(
-            "series, GICV4=y",
-            true,
-            &["UNSUPPORTED=y", "HAS_ITS=y", "GICV4=y"],
-        );
+        let r = run("series, GICV4=y", true, &["UNSUPPORTED=y", "HAS_ITS=y", "GICV4=y"]);
         let c = &r.configs[0];
-        assert!(
-            fig(&r, "lab.lpi_direct") > 0.0,
-            "direct vLPIs with the series"
-        );
-        assert!(
-            fig(&r, "lab.lpi_direct") >= fig(&r, "lab.ios") * 0.9,
-            "nearly every completion direct"
-        );
+        assert!(fig(&r, "lab.lpi_direct") > 0.0, "direct vLPIs with the series");
+        assert!(fig(&r, "lab.lpi_direct") >= fig(&r, "lab.ios") * 0.9, "nearly every completion direct");
         assert_eq!(fig(&r, "lab.lpi_xen_software"), 0.0);
-        assert!(
-            fig(&r, "lab.xen_irq_entries_per_io") < 0.9,
-            "no Xen IRQ per I/O"
-        );
-        assert!(
-            c.params["xen.patches"].contains("arm/gicv4: Add GICv4 to the build system"),
-            "the patches are recorded by subject"
-        );
+        assert!(fig(&r, "lab.xen_irq_entries_per_io") < 0.9, "no Xen IRQ per I/O");
+        assert!(c.params["xen.patches"].contains("arm/gicv4: Add GICv4 to the build system"), "the patches are recorded by subject");
         assert!(c.params["xen.config"].contains("CONFIG_GICV4=y"));
     }
 }

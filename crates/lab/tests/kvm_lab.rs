@@ -8,39 +8,38 @@
 use std::process::Command;
 
 mod needs_cross_lab {
-use super::*;
+    use super::*;
 
-#[test]
-#[ignore = "needs qemu-system-aarch64 and aarch64-linux-gnu-gcc: scripts/test.sh runs it where they are"]
-fn kvm_lab_runs_a_program_inside_and_brings_its_files_back() {
-    testkit::require(testkit::Resource::CrossLab);
-    let d = tempfile::tempdir().unwrap();
-    let fake = d.path().join("fake-irqlab");
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/fake-irqlab.c");
-    let o = Command::new("aarch64-linux-gnu-gcc").args(["-static", "-O2", "-o"]).arg(&fake).arg(src).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = d.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-        .args(["kvm", "--gic", "v4", "--irqlab"])
-        .arg(&fake)
-        .args(["--", "run", "timer", "--samples", "it's 5", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    let check = std::fs::read_to_string(out.join("kvm-check.txt")).unwrap();
-    assert!(check.starts_with("KVM_GET_API_VERSION=12\n"), "/dev/kvm works inside the lab: {check}");
-    assert!(check.contains("arg run\narg timer\narg --samples\narg it's 5\narg --out\narg /out\n"), "{check}");
-    let log = std::fs::read_to_string(out.join("kvm-console.log")).unwrap();
-    assert!(log.contains("@irqlab-lab init kernel=6.1"), "Debian's 6.1 kernel reached /init");
-    assert!(log.contains("GICv4 support enabled"), "kvm-arm.vgic_v4_enable=1 took effect");
-    // The same --out again: refused, nothing replaced.
-    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--irqlab"]).arg(&fake).args(["--", "run", "--out"]).arg(&out).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(std::fs::read_to_string(out.join("kvm-check.txt")).unwrap(), check);
-}
-
+    #[test]
+    #[ignore = "needs qemu-system-aarch64 and aarch64-linux-gnu-gcc: scripts/test.sh runs it where they are"]
+    fn kvm_lab_runs_a_program_inside_and_brings_its_files_back() {
+        testkit::require(testkit::Resource::CrossLab);
+        let d = tempfile::tempdir().unwrap();
+        let fake = d.path().join("fake-irqlab");
+        let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/fake-irqlab.c");
+        let o = Command::new("aarch64-linux-gnu-gcc").args(["-static", "-O2", "-o"]).arg(&fake).arg(src).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = d.path().join("out");
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
+            .args(["kvm", "--gic", "v4", "--irqlab"])
+            .arg(&fake)
+            .args(["--", "run", "timer", "--samples", "it's 5", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        let check = std::fs::read_to_string(out.join("kvm-check.txt")).unwrap();
+        assert!(check.starts_with("KVM_GET_API_VERSION=12\n"), "/dev/kvm works inside the lab: {check}");
+        assert!(check.contains("arg run\narg timer\narg --samples\narg it's 5\narg --out\narg /out\n"), "{check}");
+        let log = std::fs::read_to_string(out.join("kvm-console.log")).unwrap();
+        assert!(log.contains("@irqlab-lab init kernel=6.1"), "Debian's 6.1 kernel reached /init");
+        assert!(log.contains("GICv4 support enabled"), "kvm-arm.vgic_v4_enable=1 took effect");
+        // The same --out again: refused, nothing replaced.
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--irqlab"]).arg(&fake).args(["--", "run", "--out"]).arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read_to_string(out.join("kvm-check.txt")).unwrap(), check);
+    }
 }
 
 #[test]
@@ -105,7 +104,21 @@ mod needs_arm_lab {
         let out = d.path().join("ab");
         let b = irqlab_aarch64().display().to_string();
         let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-            .args(["ab", "kvm", "--a", &format!("--icount --irqlab {b}"), "--b", &format!("--icount --gic v4 --irqlab {b}"), "--repeat", "2", "--", "timer", "--samples", "32", "--out"])
+            .args([
+                "ab",
+                "kvm",
+                "--a",
+                &format!("--icount --irqlab {b}"),
+                "--b",
+                &format!("--icount --gic v4 --irqlab {b}"),
+                "--repeat",
+                "2",
+                "--",
+                "timer",
+                "--samples",
+                "32",
+                "--out",
+            ])
             .arg(&out)
             .output()
             .unwrap();
@@ -237,7 +250,11 @@ mod needs_arm_lab {
         let p50 = c.classes["device_msi"].summary.p50;
         let limit_us = (p50 / 1000).max(1) as i64;
         let out = d.path().join("above");
-        let r = lab_run_status(&out, &["device", "--via", "msi", "--samples", "100000", "--period-us", "2000", "--stop-above", &format!("{limit_us}us"), "--samples-out", "/out/samples.tsv"], 3);
+        let r = lab_run_status(
+            &out,
+            &["device", "--via", "msi", "--samples", "100000", "--period-us", "2000", "--stop-above", &format!("{limit_us}us"), "--samples-out", "/out/samples.tsv"],
+            3,
+        );
         let c = &r.configs[0];
         let s = samples_file(&out.join("samples.tsv"));
         let (last, before) = s.split_last().expect("at least the sample that crossed is kept");
@@ -272,7 +289,12 @@ mod needs_arm_lab {
         // by the first kept sample. The guest stops at its next sample once the host has lowered
         // its count; the host looks every 5 ms, but its thread shares the lab's CPUs with the
         // vCPU (3 and 10 interrupts in two runs here), so the bound is loose: far below 100000.
-        let (r, _) = lab_run_edu_status(&d.path().join("above"), &bound, &["device", "--via", "vfio-intx", "--wait", "busy", "--samples", "100000", "--period-us", "500", "--stop-above", "1us"], 3);
+        let (r, _) = lab_run_edu_status(
+            &d.path().join("above"),
+            &bound,
+            &["device", "--via", "vfio-intx", "--wait", "busy", "--samples", "100000", "--period-us", "500", "--stop-above", "1us"],
+            3,
+        );
         let c = &r.configs[0];
         assert_eq!(c.classes["device_vfio-intx"].summary.count, 1);
         assert_eq!(c.figures["stop_above.index"].value, 0.0);
@@ -288,7 +310,17 @@ mod needs_arm_lab {
     }
 
     fn lab_run_edu_status(out: &Path, flags: &[&str], args: &[&str], status: i32) -> (results::RunResult, String) {
-        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--device", "edu", "--icount"]).args(flags).arg("--irqlab").arg(irqlab_aarch64()).args(["--", "run"]).args(args).arg("--out").arg(out).output().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
+            .args(["kvm", "--device", "edu", "--icount"])
+            .args(flags)
+            .arg("--irqlab")
+            .arg(irqlab_aarch64())
+            .args(["--", "run"])
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(status), "{flags:?} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
         let r = results::read_json(&out.join("result.json")).unwrap();
         assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"), "{:?}", r.meta.platform);
@@ -341,7 +373,13 @@ mod needs_arm_lab {
         // No --device edu: the lab's host has nothing bound to vfio-pci.
         let d = tempfile::tempdir().unwrap();
         let out = d.path().join("nodev");
-        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["kvm", "--gic", "v4", "--irqlab"]).arg(irqlab_aarch64()).args(["--", "run", "device", "--via", "vfio-msi", "--samples", "5", "--out"]).arg(&out).output().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
+            .args(["kvm", "--gic", "v4", "--irqlab"])
+            .arg(irqlab_aarch64())
+            .args(["--", "run", "device", "--via", "vfio-msi", "--samples", "5", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_ne!(o.status.code(), Some(0), "{err}");
         assert!(err.contains("irqlab inside the lab ended with exit 2"), "{err}");
@@ -375,7 +413,8 @@ mod needs_arm_lab {
 #[test]
 fn one_grammar_alias_is_noted_in_both_modes() {
     let d = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["xen", "--sched", "null", "--", "run", "timer", "--out"]).arg(d.path()).env_remove("IRQLAB_LAB_XEN").output().unwrap();
+    let o =
+        Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["xen", "--sched", "null", "--", "run", "timer", "--out"]).arg(d.path()).env_remove("IRQLAB_LAB_XEN").output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("`-- run timer …` is the older form") && err.contains("`-- timer …`"), "{err}");

@@ -114,9 +114,7 @@ impl Uncertainty {
         match self {
             Uncertainty::Verdict { word, .. } => Some(*word != results::stats::verdict::Word::NoDifference.as_str()),
             // Resolved only when every folded pair is resolved the same way.
-            Uncertainty::Folded { faster, slower, none, unjudged, .. } => {
-                Some(*none == 0 && *unjudged == 0 && (*faster == 0 || *slower == 0))
-            }
+            Uncertainty::Folded { faster, slower, none, unjudged, .. } => Some(*none == 0 && *unjudged == 0 && (*faster == 0 || *slower == 0)),
             Uncertainty::Unjudged(_) => None,
         }
     }
@@ -125,7 +123,11 @@ impl Uncertainty {
 /// The verdict on one statistic between two configurations (see the module doc); only latency
 /// statistics of a class have one, from the class's histogram (and its repetitions, if any).
 pub fn uncertainty(_r: &RunResult, base: &ConfigResult, variant: &ConfigResult, class: Option<&str>, stat: &str) -> Uncertainty {
-    use results::stats::{pairs::class_data, verdict::{compare_stat, VERDICT_STATS}, Confidence};
+    use results::stats::{
+        pairs::class_data,
+        verdict::{compare_stat, VERDICT_STATS},
+        Confidence,
+    };
     let Some(class) = class else { return Uncertainty::Unjudged("a figure: no interval".into()) };
     if !VERDICT_STATS.contains(&stat) {
         return Uncertainty::Unjudged(format!("{stat}: no interval"));
@@ -246,12 +248,8 @@ pub fn answer(r: &RunResult, q: &Question) -> Result<Answer, AnswerError> {
         }
     }
     // The other parameters that vary: a pair must agree on all of them.
-    let others: Vec<String> = keys
-        .iter()
-        .filter(|k| **k != &q.param)
-        .filter(|k| ok.iter().map(|c| value(c, k)).collect::<BTreeSet<_>>().len() > 1)
-        .map(|k| k.to_string())
-        .collect();
+    let others: Vec<String> =
+        keys.iter().filter(|k| **k != &q.param).filter(|k| ok.iter().map(|c| value(c, k)).collect::<BTreeSet<_>>().len() > 1).map(|k| k.to_string()).collect();
     let group_keys: Vec<String> = if q.within.is_empty() { others.clone() } else { q.within.clone() };
     let folded: Vec<String> = others.iter().filter(|k| !group_keys.contains(k)).cloned().collect();
     let signature = |c: &ConfigResult| others.iter().map(|k| value(c, k)).collect::<Vec<_>>();
@@ -276,12 +274,8 @@ pub fn answer(r: &RunResult, q: &Question) -> Result<Answer, AnswerError> {
             groups[gi].1.push((b, ok[vi]));
         }
     }
-    let unpaired = ok
-        .iter()
-        .enumerate()
-        .filter(|(i, c)| !used[*i] && value(c, &q.param).is_some_and(|v| v == q.baseline || q.variants.contains(&v)))
-        .map(|(_, c)| c.name.clone())
-        .collect();
+    let unpaired =
+        ok.iter().enumerate().filter(|(i, c)| !used[*i] && value(c, &q.param).is_some_and(|v| v == q.baseline || q.variants.contains(&v))).map(|(_, c)| c.name.clone()).collect();
     // Variants in the question's order, groups in the order configurations came.
     groups.sort_by_key(|(g, _)| q.variants.iter().position(|v| v == &g.variant));
     let groups = groups
@@ -312,7 +306,11 @@ fn single_class_label(pairs: &[(&ConfigResult, &ConfigResult)]) -> Option<String
 /// The class of `c` a row about `class` reads: the class itself, or with a single-class label,
 /// the configuration's only class.
 fn class_of<'a>(c: &'a ConfigResult, class: &'a str, single: bool) -> &'a str {
-    if single { c.classes.keys().next().map(String::as_str).unwrap_or(class) } else { class }
+    if single {
+        c.classes.keys().next().map(String::as_str).unwrap_or(class)
+    } else {
+        class
+    }
 }
 
 /// The (class, stat) rows of a group: each figure once, each latency stat per class.

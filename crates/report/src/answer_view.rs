@@ -48,7 +48,11 @@ fn value(c: &Change, v: f64, unit: LatencyUnit) -> String {
             let (f, name) = scale(m, u);
             let s = group(v * f, decimals_for(m * f));
             let s = if s.trim_start_matches('-').chars().all(|ch| ch == '0' || ch == '.' || ch == ',') { "0".into() } else { s };
-            if name.is_empty() { s } else { format!("{s} {name}") }
+            if name.is_empty() {
+                s
+            } else {
+                format!("{s} {name}")
+            }
         }
     }
 }
@@ -57,7 +61,11 @@ fn value(c: &Change, v: f64, unit: LatencyUnit) -> String {
 fn signed(c: &Change, v: f64, unit: LatencyUnit) -> String {
     let s = value(c, v, unit);
     let zero = s.split(' ').next().unwrap_or("").chars().all(|ch| "0.,-".contains(ch));
-    if v > 0.0 && !zero { format!("+{s}") } else { s }
+    if v > 0.0 && !zero {
+        format!("+{s}")
+    } else {
+        s
+    }
 }
 
 fn pct(r: f64) -> String {
@@ -84,11 +92,19 @@ fn clause(changes: &[&Change], unit: LatencyUnit) -> String {
     let num = |v: f64| value(first, v, unit);
     let mag = |a: f64, b: f64| {
         let (a, b) = (a.abs().min(b.abs()), a.abs().max(b.abs()));
-        if num(a) == num(b) { num(a) } else { format!("{}–{}", num(a).split(' ').next().unwrap_or(""), num(b)) }
+        if num(a) == num(b) {
+            num(a)
+        } else {
+            format!("{}–{}", num(a).split(' ').next().unwrap_or(""), num(b))
+        }
     };
     let rmag = |a: f64, b: f64| {
         let (a, b) = ((a * 100.0).abs().min((b * 100.0).abs()), (a * 100.0).abs().max((b * 100.0).abs()));
-        if group(a, 1) == group(b, 1) { format!("{} %", group(a, 1)) } else { format!("{}–{} %", group(a, 1), group(b, 1)) }
+        if group(a, 1) == group(b, 1) {
+            format!("{} %", group(a, 1))
+        } else {
+            format!("{}–{} %", group(a, 1), group(b, 1))
+        }
     };
     let rel_part = if rels.is_empty() { String::new() } else { format!(" ({})", rmag(rmin, rmax)) };
     // One direction in every pair: say it with the amount, however small (0.38 µs on 540 µs
@@ -140,7 +156,7 @@ pub fn sentence(a: &Answer, unit: LatencyUnit) -> String {
             (n, p) if p == n => format!(" in {n} groups"),
             (n, p) => format!(" in {n} groups ({p} pairs)"),
         };
-        parts.push(format!("{} {} → {v} {}{scope}", short(&q.param), q.baseline, clauses.join(", "), ));
+        parts.push(format!("{} {} → {v} {}{scope}", short(&q.param), q.baseline, clauses.join(", "),));
     }
     let judged: Vec<bool> = a.groups.iter().flat_map(|g| g.changes.iter()).filter_map(|c| c.uncertainty.resolved()).collect();
     let certainty = if judged.is_empty() {
@@ -166,7 +182,14 @@ fn table_rows(a: &Answer, unit: LatencyUnit) -> (Vec<String>, Vec<Vec<String>>) 
     if many_variants {
         head.push("VARIANT".into());
     }
-    head.extend(["STAT".into(), format!("{} = {}", short(&q.param), q.baseline), "variant".into(), "CHANGE".into(), "REL".into(), format!("VERDICT [ratio, {:.0} %]", crate::answer::ANSWER_CONFIDENCE * 100.0)]);
+    head.extend([
+        "STAT".into(),
+        format!("{} = {}", short(&q.param), q.baseline),
+        "variant".into(),
+        "CHANGE".into(),
+        "REL".into(),
+        format!("VERDICT [ratio, {:.0} %]", crate::answer::ANSWER_CONFIDENCE * 100.0),
+    ]);
     if let (false, Some(v)) = (many_variants, q.variants.first()) {
         head[3] = format!("{} = {}", short(&q.param), v);
     }
@@ -292,7 +315,11 @@ pub fn answers_html(r: &RunResult, unit: LatencyUnit) -> String {
             let _ = write!(h, "<p class=\"caption\">Not paired (no configuration differs from them only in <code>{}</code>): {}</p>", esc(&q.param), esc(&a.unpaired.join(", ")));
         }
         let pairs: usize = a.groups.iter().map(|g| g.pairs.len()).sum();
-        let _ = write!(h, "<details><summary>The {pairs} pairs compared</summary><table><tr><th>group</th><th>{}</th><th>variant</th></tr>", esc(&format!("{} = {}", short(&q.param), q.baseline)));
+        let _ = write!(
+            h,
+            "<details><summary>The {pairs} pairs compared</summary><table><tr><th>group</th><th>{}</th><th>variant</th></tr>",
+            esc(&format!("{} = {}", short(&q.param), q.baseline))
+        );
         for g in &a.groups {
             for (b, v) in &g.pairs {
                 let _ = write!(h, "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", esc(&g.label()), esc(b), esc(v));

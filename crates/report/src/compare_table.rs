@@ -71,7 +71,15 @@ pub fn compare_output(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, 
 fn table(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Comparison, unit: LatencyUnit) -> String {
     let mut out = String::new();
     for (tag, name, r) in [("A", a_name, a), ("B", b_name, b)] {
-        let _ = writeln!(out, "{tag} = {}: {} [{}], seed {}, {} configurations", escape_control(name), escape_control(&r.meta.scenario), r.meta.kind.as_str(), r.meta.seed, r.configs.len());
+        let _ = writeln!(
+            out,
+            "{tag} = {}: {} [{}], seed {}, {} configurations",
+            escape_control(name),
+            escape_control(&r.meta.scenario),
+            r.meta.kind.as_str(),
+            r.meta.seed,
+            r.configs.len()
+        );
         if let Some(lab) = r.emulation() {
             let _ = writeln!(out, "    {tag} is emulation, not hardware latency: {}", escape_control(lab));
         }

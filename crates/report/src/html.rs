@@ -16,7 +16,7 @@ use crate::heatmap::heatmap_html;
 use crate::pivot::{pivot, CellSpec};
 use crate::references::references_html;
 use crate::svg::{cdf_svg, esc, histogram_svg, scatter_svg, ScatterPoint};
-use crate::sweep::{default_class, run_axes, default_figure, find, Stat, SweepAxis};
+use crate::sweep::{default_class, default_figure, find, run_axes, Stat, SweepAxis};
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
@@ -166,14 +166,32 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
             let anchor = format!("cfg-{ri}-{ci}");
             let (group_key, series) = series_names(label, r, c, &ax, runs.len() > 1);
             if let Some(e) = &c.error {
-                summary.push(SummaryRow { run: label.clone(), anchor: anchor.clone(), config: c.name.clone(), class: String::new(), caveat: false, values: vec![], error: Some(e.clone()) });
+                summary.push(SummaryRow {
+                    run: label.clone(),
+                    anchor: anchor.clone(),
+                    config: c.name.clone(),
+                    class: String::new(),
+                    caveat: false,
+                    values: vec![],
+                    error: Some(e.clone()),
+                });
             }
             let mut histograms = Vec::new();
             for (class, l) in &c.classes {
                 let s = &l.summary;
                 let mut values = vec![thousands(s.count)];
-                values.extend([s.mean, s.min as f64, s.max as f64, s.warm_max as f64, s.p50 as f64, s.p90 as f64, s.p99 as f64, s.p999 as f64, s.p9999 as f64].map(|v| latency(v, unit)));
-                summary.push(SummaryRow { run: label.clone(), anchor: anchor.clone(), config: c.name.clone(), class: class.clone(), caveat: caveat.is_some(), values, error: None });
+                values.extend(
+                    [s.mean, s.min as f64, s.max as f64, s.warm_max as f64, s.p50 as f64, s.p90 as f64, s.p99 as f64, s.p999 as f64, s.p9999 as f64].map(|v| latency(v, unit)),
+                );
+                summary.push(SummaryRow {
+                    run: label.clone(),
+                    anchor: anchor.clone(),
+                    config: c.name.clone(),
+                    class: class.clone(),
+                    caveat: caveat.is_some(),
+                    values,
+                    error: None,
+                });
                 let h = l.histogram(class)?;
                 if !h.is_empty() {
                     histograms.push(histogram_svg(&format!("{} — {class}", c.name), &h, 60, unit, 640.0));
@@ -194,7 +212,12 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     for (ri, (label, r)) in runs.iter().enumerate() {
         let html = references_html(&r.references, unit);
         if !html.is_empty() {
-            references.push(Section { anchor: format!("refs-{ri}"), title: format!("{label}: vs published ({})", r.meta.knobs.get("reproduces").map(String::as_str).unwrap_or("references")), html, parts: vec![] });
+            references.push(Section {
+                anchor: format!("refs-{ri}"),
+                title: format!("{label}: vs published ({})", r.meta.knobs.get("reproduces").map(String::as_str).unwrap_or("references")),
+                html,
+                parts: vec![],
+            });
         }
         if let Some((title, html)) = crate::intervals::intervals_html(r, unit) {
             references.push(Section { anchor: format!("intervals-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
@@ -270,8 +293,7 @@ fn series_names(label: &str, r: &RunResult, c: &ConfigResult, ax: &[SweepAxis], 
 fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram::Histogram<u64>)>, unit: LatencyUnit) -> Section {
     let title = format!("{class} latency CDF");
     let html = if series.len() <= MAX_SERIES_PER_PLOT {
-        let s: Vec<(String, hdrhistogram::Histogram<u64>)> =
-            series.into_iter().map(|(g, n, h)| (if g.is_empty() { n } else { format!("{n}, {g}") }, h)).collect();
+        let s: Vec<(String, hdrhistogram::Histogram<u64>)> = series.into_iter().map(|(g, n, h)| (if g.is_empty() { n } else { format!("{n}, {g}") }, h)).collect();
         cdf_svg(&title, &s, unit, 760.0)
     } else {
         let mut groups: Vec<(String, Vec<(String, hdrhistogram::Histogram<u64>)>)> = Vec::new();
@@ -307,11 +329,7 @@ fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram:
 }
 
 fn resolve<'a>(run: &str, ax: &'a [SweepAxis], name: &str) -> Result<&'a SweepAxis, ReportError> {
-    find(ax, name).ok_or_else(|| ReportError::UnknownAxis {
-        run: run.into(),
-        name: name.into(),
-        available: ax.iter().map(|a| a.key.as_str()).collect::<Vec<_>>().join(", "),
-    })
+    find(ax, name).ok_or_else(|| ReportError::UnknownAxis { run: run.into(), name: name.into(), available: ax.iter().map(|a| a.key.as_str()).collect::<Vec<_>>().join(", ") })
 }
 
 /// Pivot, heatmap and scatter of one run, when it is a sweep.
@@ -433,7 +451,13 @@ fn config_view(anchor: String, label: &str, c: &ConfigResult, caveat: Option<Str
                     .iter()
                     .map(|s| {
                         let share = if total > 0.0 { s.total_ns / total } else { 0.0 };
-                        SegView { segment: s.segment.clone(), count: thousands(s.count), mean: group(s.mean_ns, 1), share: format!("{:.1}", share * 100.0), bar: (share * 300.0).round() as u32 }
+                        SegView {
+                            segment: s.segment.clone(),
+                            count: thousands(s.count),
+                            mean: group(s.mean_ns, 1),
+                            share: format!("{:.1}", share * 100.0),
+                            bar: (share * 300.0).round() as u32,
+                        }
                     })
                     .collect(),
             }
@@ -566,7 +590,8 @@ mod tests {
         assert!(html.contains("href=\"#heatmap-0\"") && html.contains("href=\"#pivot-0\""));
         assert_every_plot_has_axes(&html);
 
-        let opts = ReportOptions { pivot: vec!["other".into(), "vwfi".into()], stat: Some("p50".into()), scatter: Some("none".into()), unit: LatencyUnit::Ns, ..Default::default() };
+        let opts =
+            ReportOptions { pivot: vec!["other".into(), "vwfi".into()], stat: Some("p50".into()), scatter: Some("none".into()), unit: LatencyUnit::Ns, ..Default::default() };
         let html = render_html_with(&[("wfi.json".into(), r.clone())], &opts).unwrap();
         assert!(html.contains("Summary: other across, vwfi down") && html.contains("Ranges over hypervisor.pcpus"));
         assert!(!html.contains("<circle") && html.contains("timer p50 (ns)"));

@@ -33,7 +33,13 @@ fn bar(v: &StatInterval) -> String {
             *c = '─';
         }
         cells[a] = if lo < a0 { '◄' } else { '├' };
-        cells[b] = if hi > a1 { '►' } else if a == b { '┼' } else { '┤' };
+        cells[b] = if hi > a1 {
+            '►'
+        } else if a == b {
+            '┼'
+        } else {
+            '┤'
+        };
     }
     cells[col(v.value)] = '●';
     format!("<code>{}</code>", cells.into_iter().collect::<String>().trim_end())

@@ -155,7 +155,10 @@ impl Pivot {
         }
         s.push('.');
         if !self.folded.is_empty() {
-            s.push_str(&format!(" Ranges over {} (folded: a cell holds every configuration that differs only in these, with their range and count; not shown as rows or columns).", self.folded.join(", ")));
+            s.push_str(&format!(
+                " Ranges over {} (folded: a cell holds every configuration that differs only in these, with their range and count; not shown as rows or columns).",
+                self.folded.join(", ")
+            ));
         }
         if !self.dropped.is_empty() {
             s.push_str(&format!(" No configuration has {} = {}.", self.col.short(), self.dropped.join(" / ")));
@@ -223,11 +226,8 @@ mod more_tests {
     #[test]
     fn one_class_per_path_fills_every_column() {
         // A measured matrix: each device path has its own class name.
-        let cs: Vec<ConfigResult> = ["irqfd", "msi", "line", "level"]
-            .iter()
-            .enumerate()
-            .map(|(i, v)| one(v, &[("via", v)], &format!("device_{v}"), 1000 * (i as u64 + 1)))
-            .collect();
+        let cs: Vec<ConfigResult> =
+            ["irqfd", "msi", "line", "level"].iter().enumerate().map(|(i, v)| one(v, &[("via", v)], &format!("device_{v}"), 1000 * (i as u64 + 1))).collect();
         let ax = axes(&cs);
         let stat = Stat::parse("p99");
         let spec = CellSpec { stat: &stat, second: None, class: "device_irqfd", unit: LatencyUnit::Ns };

@@ -63,12 +63,7 @@ mod tests {
         let mut r = RunResult::new(RunMeta::named("t", "s", 1, ResultKind::Predicted));
         assert!(sample_paths_html(&r, LatencyUnit::Us).is_none(), "nothing kept, no section");
         let mut c = ConfigResult::new("vwfi=<trap>");
-        c.traces.push(SampleTrace {
-            label: "timer #7".into(),
-            start_ns: 100.0,
-            total_ns: 4000.0,
-            segments: vec![("exit".into(), 1000.0), ("schedule".into(), 3000.0)],
-        });
+        c.traces.push(SampleTrace { label: "timer #7".into(), start_ns: 100.0, total_ns: 4000.0, segments: vec![("exit".into(), 1000.0), ("schedule".into(), 3000.0)] });
         c.trace_choice = Some(TraceChoice { how: "slowest".into(), per_class: 1 });
         r.configs.push(c);
         let (title, h) = sample_paths_html(&r, LatencyUnit::Us).unwrap();

@@ -40,7 +40,11 @@ fn spread_rows(r: &RunResult, unit: LatencyUnit) -> (usize, Vec<Vec<String>>) {
             if let Some(s) = sp.figure(name) {
                 let show = |v: f64| {
                     let (v, u) = figure(v, &f.unit);
-                    if u.is_empty() { v } else { format!("{v} {u}") }
+                    if u.is_empty() {
+                        v
+                    } else {
+                        format!("{v} {u}")
+                    }
                 };
                 rows.push(vec![c.name.clone(), name.clone(), cell(s, &show), String::new(), String::new()]);
             }

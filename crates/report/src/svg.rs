@@ -116,13 +116,7 @@ impl Axis {
         let hi = max.max(1.0) * 1.05;
         let mut axis = Axis { scale: Scale::Linear, lo: 0.0, hi, ticks: Vec::new(), title: title.to_string() };
         let probe = axis.clone();
-        axis.ticks = fit(
-            |m| linear_ticks(0.0, hi, m).into_iter().filter(|t| t.value.fract() == 0.0).collect(),
-            |v| probe.frac(v) * px,
-            |_| FONT,
-            6.0,
-            8,
-        );
+        axis.ticks = fit(|m| linear_ticks(0.0, hi, m).into_iter().filter(|t| t.value.fract() == 0.0).collect(), |v| probe.frac(v) * px, |_| FONT, 6.0, 8);
         axis
     }
 }
@@ -281,12 +275,7 @@ impl Plot {
             let (px, py) = self.px(*lo, *y);
             let _ = write!(path, "{px:.1},{py:.1} ");
         }
-        let _ = write!(
-            self.out,
-            r#"<polygon class="band" points="{}" fill="{c}" fill-opacity="0.18" stroke="none"><title>{}</title></polygon>"#,
-            path.trim_end(),
-            esc(tip)
-        );
+        let _ = write!(self.out, r#"<polygon class="band" points="{}" fill="{c}" fill-opacity="0.18" stroke="none"><title>{}</title></polygon>"#, path.trim_end(), esc(tip));
     }
 
     /// A bar over [x0, x1] from the axis bottom to `y`.
@@ -419,10 +408,7 @@ pub fn cdf_extent(series: &[(String, Histogram<u64>)], unit: LatencyUnit) -> (f6
 /// [`cdf_svg`] on given axes: small multiples that compare the same thing share them
 /// (`shared` = [`cdf_extent`] of all their series), so panels can be read against each other.
 pub fn cdf_svg_in(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64, shared: Option<(f64, f64, f64)>) -> String {
-    let curves: Vec<(String, Vec<(f64, f64)>)> = series
-        .iter()
-        .map(|(n, h)| (n.clone(), cdf_points(h).into_iter().map(|(x, y)| (unit.from_ns(x), y)).collect()))
-        .collect();
+    let curves: Vec<(String, Vec<(f64, f64)>)> = series.iter().map(|(n, h)| (n.clone(), cdf_points(h).into_iter().map(|(x, y)| (unit.from_ns(x), y)).collect())).collect();
     let (lo, hi, ymax) = shared.unwrap_or_else(|| cdf_extent(series, unit));
     let log = lo > 0.0;
     let x_title = format!("latency ({}{})", unit.symbol(), if log { ", log scale" } else { "" });
@@ -524,9 +510,7 @@ pub struct ScatterPoint {
 /// A scatter plot; `legend` names the series. The y axis is logarithmic when it spans more than
 /// a factor of 10.
 pub fn scatter_svg(title: &str, x_title: &str, y_title: &str, pts: &[ScatterPoint], legend: &Legend, width: f64) -> String {
-    let fold = |f: fn(&ScatterPoint) -> f64| {
-        (pts.iter().map(f).fold(f64::MAX, f64::min), pts.iter().map(f).fold(f64::MIN, f64::max))
-    };
+    let fold = |f: fn(&ScatterPoint) -> f64| (pts.iter().map(f).fold(f64::MAX, f64::min), pts.iter().map(f).fold(f64::MIN, f64::max));
     let (xlo, xhi) = fold(|p| p.x);
     let (ylo, yhi) = fold(|p| p.y);
     let (xlo, xhi) = if xlo <= xhi { (xlo, xhi) } else { (0.0, 1.0) };

@@ -183,10 +183,7 @@ pub fn default_figure(configs: &[ConfigResult]) -> Option<String> {
         let vals: Vec<f64> = configs.iter().filter_map(|c| c.figures.get(*n).map(|f| f.value)).collect();
         let indicator = vals.iter().all(|v| *v == 0.0 || *v == 1.0 || (v - v.round()).abs() < 1e-3 && v.round().abs() <= 1.0);
         let bookkeeping = ["simulated_time", "wall"].contains(&n.as_str()) || n.contains("start") || n.ends_with("_time") || n.ends_with(".time");
-        !bookkeeping
-            && !indicator
-            && vals.len() * 2 >= configs.len()
-            && vals.iter().any(|v| *v != vals[0])
+        !bookkeeping && !indicator && vals.len() * 2 >= configs.len() && vals.iter().any(|v| *v != vals[0])
     };
     let candidates: Vec<&String> = names.into_iter().filter(useful).collect();
     candidates.iter().find(|n| n.contains("throughput")).or(candidates.first()).map(|s| (*s).clone())

@@ -23,7 +23,11 @@ pub const MAX_TEXT_CHARS: usize = 2000;
 /// Free text as the terminal shows it: control characters escaped, at most `max` characters.
 pub fn clean_text(s: &str, max: usize) -> String {
     let s = results::escape_control(s);
-    if s.chars().count() <= max { s } else { s.chars().take(max - 1).chain(['…']).collect() }
+    if s.chars().count() <= max {
+        s
+    } else {
+        s.chars().take(max - 1).chain(['…']).collect()
+    }
 }
 
 fn pad(out: &mut String, c: &str, width: usize, right: bool) {
@@ -181,14 +185,7 @@ pub fn breakdown_table(c: &ConfigResult) -> String {
         let total: f64 = segs.iter().map(|s| s.total_ns).sum();
         let rows: Vec<Vec<String>> = segs
             .iter()
-            .map(|s| {
-                vec![
-                    s.segment.clone(),
-                    thousands(s.count),
-                    crate::format::group(s.mean_ns, 1),
-                    format!("{:.1}%", if total > 0.0 { 100.0 * s.total_ns / total } else { 0.0 }),
-                ]
-            })
+            .map(|s| vec![s.segment.clone(), thousands(s.count), crate::format::group(s.mean_ns, 1), format!("{:.1}%", if total > 0.0 { 100.0 * s.total_ns / total } else { 0.0 })])
             .collect();
         out.push_str(&format!("{} / {}\n", c.name, class));
         out.push_str(&render_grid(&["SEGMENT".into(), "COUNT".into(), "MEAN (ns)".into(), "SHARE".into()], &rows, 1));

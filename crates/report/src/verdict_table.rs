@@ -130,7 +130,13 @@ pub fn verdict_html(a: &results::RunResult, b: &results::RunResult, unit: Latenc
         }
         if let Some(k) = c.ks {
             let word = if k.differs(o.confidence.level()) { "distributions differ" } else { "no difference resolvable" };
-            h.push_str(&format!("<tr><td>{}</td><td>{}</td><td>distribution</td><td></td><td></td><td></td><td>KS D = {:.4}, p = {:.3}</td><td><b>{word}</b></td><td></td></tr>", esc(&c.config), esc(&c.class), k.d, k.p_value));
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>distribution</td><td></td><td></td><td></td><td>KS D = {:.4}, p = {:.3}</td><td><b>{word}</b></td><td></td></tr>",
+                esc(&c.config),
+                esc(&c.class),
+                k.d,
+                k.p_value
+            ));
         }
     }
     h.push_str("</table>");

@@ -1,8 +1,8 @@
 //! The answer to a question: pairs differ only in the studied parameter, groups fold what the
 //! question does not name (and say so), the sentence says which way each statistic moved.
-use results::{ConfigResult, LatencyRecorder, Question, ResultKind, RunMeta, RunResult};
 use report::answer::{answer, Quantity};
 use report::answer_view::{answer_text, answers_html, sentence};
+use results::{ConfigResult, LatencyRecorder, Question, ResultKind, RunMeta, RunResult};
 
 fn cfg(name: &str, params: &[(&str, &str)], class: &str, ns: u64, iops: f64) -> ConfigResult {
     let mut c = ConfigResult::new(name);

@@ -34,11 +34,13 @@ fn sweep() -> RunResult {
 }
 
 fn x_ticks(svg: &str) -> Vec<String> {
-    svg.match_indices("class=\"x-tick\"").map(|(i, _)| {
-        let rest = &svg[i..];
-        let a = rest.find('>').unwrap() + 1;
-        rest[a..a + rest[a..].find('<').unwrap()].to_string()
-    }).collect()
+    svg.match_indices("class=\"x-tick\"")
+        .map(|(i, _)| {
+            let rest = &svg[i..];
+            let a = rest.find('>').unwrap() + 1;
+            rest[a..a + rest[a..].find('<').unwrap()].to_string()
+        })
+        .collect()
 }
 
 #[test]

@@ -251,7 +251,11 @@ fn collect(st: &Start, recs: &Stream) -> Collected {
             return c;
         }
         if r.seq != expect_seq {
-            let why = if r.seq < expect_seq { format!("sequence {} repeated or out of order (expected {expect_seq})", r.seq) } else { format!("sequence jumps from {} to {}: {} line(s) lost", expect_seq - 1, r.seq, r.seq - expect_seq) };
+            let why = if r.seq < expect_seq {
+                format!("sequence {} repeated or out of order (expected {expect_seq})", r.seq)
+            } else {
+                format!("sequence jumps from {} to {}: {} line(s) lost", expect_seq - 1, r.seq, r.seq - expect_seq)
+            };
             c.damage = fail(why);
             return c;
         }
@@ -363,7 +367,13 @@ pub fn parse(text: &str, source: &str, meta: ConsoleMeta) -> Result<RunResult, C
     for (key, recs) in &streams {
         let first = match &recs[0] {
             Ok(r) if r.kind == "start" && r.seq == 0 => r,
-            Ok(r) => return Err(ConsoleError::Damaged { file: src(), line: r.line, why: format!("{key}'s first `@irqlab` line is `{}` (sequence {}), not `start` (sequence 0): the log begins after the guest started", r.kind, r.seq) }),
+            Ok(r) => {
+                return Err(ConsoleError::Damaged {
+                    file: src(),
+                    line: r.line,
+                    why: format!("{key}'s first `@irqlab` line is `{}` (sequence {}), not `start` (sequence 0): the log begins after the guest started", r.kind, r.seq),
+                })
+            }
             Err((line, why)) => return Err(ConsoleError::Damaged { file: src(), line: *line, why: format!("{key}'s `start` line: {why}") }),
         };
         let st = start(first).map_err(|why| ConsoleError::Damaged { file: src(), line: first.line, why })?;

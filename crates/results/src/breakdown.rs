@@ -47,12 +47,7 @@ impl BreakdownBuilder {
             .iter()
             .map(|(name, count, total)| {
                 let total_ns = *total as f64 / 1000.0;
-                SegmentStat {
-                    segment: name.clone(),
-                    count: *count,
-                    total_ns,
-                    mean_ns: if *count == 0 { 0.0 } else { total_ns / *count as f64 },
-                }
+                SegmentStat { segment: name.clone(), count: *count, total_ns, mean_ns: if *count == 0 { 0.0 } else { total_ns / *count as f64 } }
             })
             .collect()
     }

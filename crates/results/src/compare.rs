@@ -120,8 +120,7 @@ pub fn compare_mapped(a: &RunResult, b: &RunResult, map: &[(String, String)]) ->
     let mut ambiguous = Vec::new();
     if !common.is_empty() {
         // A's name for each common key (the inverse of the map).
-        let common_in_a: Vec<String> =
-            common.iter().map(|k| map.iter().find(|(_, to)| to == k).map(|(from, _)| from.clone()).unwrap_or_else(|| k.clone())).collect();
+        let common_in_a: Vec<String> = common.iter().map(|k| map.iter().find(|(_, to)| to == k).map(|(from, _)| from.clone()).unwrap_or_else(|| k.clone())).collect();
         let key_of_b = |c: &ConfigResult| -> Option<Vec<String>> { common.iter().map(|k| c.params.get(k).cloned()).collect() };
         let mut index: HashMap<Vec<String>, Vec<usize>> = HashMap::new();
         for (j, c) in b.configs.iter().enumerate() {

@@ -157,22 +157,14 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
     let measured = r.meta.kind == crate::run::ResultKind::Measured;
     let seed = |s: u64| if measured { String::new() } else { s.to_string() };
     for c in &r.configs {
-        let mut prefix = vec![
-            field(&r.meta.scenario),
-            r.meta.kind.as_str().to_string(),
-            seed(r.meta.seed),
-            field(&c.name),
-            seed(c.seed),
-        ];
+        let mut prefix = vec![field(&r.meta.scenario), r.meta.kind.as_str().to_string(), seed(r.meta.seed), field(&c.name), seed(c.seed)];
         prefix.extend(params.iter().map(|p| field(c.params.get(*p).map(String::as_str).unwrap_or(""))));
         let mut suffix: Vec<String> = figures.keys().map(|k| c.figures.get(*k).map(|f| plain(f.value)).unwrap_or_default()).collect();
         suffix.extend(counters.iter().map(|k| c.counters.get(*k).map(|v| v.to_string()).unwrap_or_default()));
         // Per class: breakdown and references follow the class columns of each row.
         let per_class = |class: &str| -> Vec<String> {
-            let mut v: Vec<String> = segments
-                .iter()
-                .map(|k| c.breakdown.get(class).and_then(|b| b.iter().find(|x| x.segment == *k)).map(|x| lat(x.mean_ns)).unwrap_or_default())
-                .collect();
+            let mut v: Vec<String> =
+                segments.iter().map(|k| c.breakdown.get(class).and_then(|b| b.iter().find(|x| x.segment == *k)).map(|x| lat(x.mean_ns)).unwrap_or_default()).collect();
             for k in &ref_keys {
                 let hit = r.references.iter().find(|x| x.config == c.name && (x.class.is_empty() || x.class == class) && ref_key(x) == *k);
                 match hit {
@@ -183,7 +175,14 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
                         x.over_seeds.map(|s| plain(s.min)).unwrap_or_default(),
                         x.over_seeds.map(|s| plain(s.max)).unwrap_or_default(),
                         x.deviation().map(plain).unwrap_or_default(),
-                        (if x.not_run() { "not run" } else if x.within() { "ok" } else { "OUT" }).to_string(),
+                        (if x.not_run() {
+                            "not run"
+                        } else if x.within() {
+                            "ok"
+                        } else {
+                            "OUT"
+                        })
+                        .to_string(),
                     ]),
                     None => v.extend(std::iter::repeat_n(String::new(), REF_COLUMNS.len())),
                 }
@@ -313,10 +312,7 @@ mod tests {
     #[test]
     fn breakdown_and_references_are_columns_of_their_class_row() {
         let mut r = run();
-        r.configs[0].breakdown.insert(
-            "timer".into(),
-            vec![crate::SegmentStat { segment: "exit".into(), count: 2, total_ns: 3000.0, mean_ns: 1500.0 }],
-        );
+        r.configs[0].breakdown.insert("timer".into(), vec![crate::SegmentStat { segment: "exit".into(), count: 2, total_ns: 3000.0, mean_ns: 1500.0 }]);
         let reference = |class: &str, stat: &str, model: Option<f64>| crate::ReferenceOutcome {
             config: "x2apic cluster, pv".into(),
             class: class.into(),

@@ -19,10 +19,7 @@ pub fn to_json_string(r: &RunResult) -> String {
 pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> {
     let parse = |message: String| ResultsError::Parse { what: what.into(), message };
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| parse(e.to_string()))?;
-    let version = value
-        .get("schema_version")
-        .and_then(|v| v.as_u64())
-        .ok_or_else(|| parse("missing `schema_version` (an unsigned integer)".into()))?;
+    let version = value.get("schema_version").and_then(|v| v.as_u64()).ok_or_else(|| parse("missing `schema_version` (an unsigned integer)".into()))?;
     if version != SCHEMA_VERSION as u64 {
         return Err(ResultsError::SchemaVersion { what: what.into(), found: version, expected: SCHEMA_VERSION });
     }
@@ -45,12 +42,7 @@ pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> 
             l.histogram(class).map_err(|e| parse(format!("configuration `{}`, pooled repetitions: {e}", c.name)))?;
         }
         if c.traces.len() > crate::SampleTrace::MAX_PER_CONFIG {
-            return Err(parse(format!(
-                "configuration `{}`: {} sample traces, at most {} are read",
-                c.name,
-                c.traces.len(),
-                crate::SampleTrace::MAX_PER_CONFIG
-            )));
+            return Err(parse(format!("configuration `{}`: {} sample traces, at most {} are read", c.name, c.traces.len(), crate::SampleTrace::MAX_PER_CONFIG)));
         }
         for t in &c.traces {
             if !(t.start_ns.is_finite() && t.total_ns.is_finite() && t.segments.iter().all(|s| s.1.is_finite())) {
@@ -109,8 +101,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     let err = |source| ResultsError::Write { path: path.into(), source };
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
-            let real = std::fs::canonicalize(path)
-                .map_err(|e| err(std::io::Error::new(e.kind(), format!("symlink to a missing file ({e})"))))?;
+            let real = std::fs::canonicalize(path).map_err(|e| err(std::io::Error::new(e.kind(), format!("symlink to a missing file ({e})"))))?;
             return write_atomic(&real, bytes);
         }
         Ok(m) if m.is_dir() => return Err(err(std::io::Error::other("is a directory"))),

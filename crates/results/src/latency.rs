@@ -111,14 +111,9 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
         V2_COOKIE => bytes,
         V2_COMPRESSED_COOKIE => {
             let len = be_u32(&bytes, 4).ok_or_else(truncated)? as usize;
-            let deflated = bytes.get(8..).filter(|d| d.len() == len).ok_or_else(|| {
-                format!("declares {len} compressed bytes, holds {}", bytes.len().saturating_sub(8))
-            })?;
+            let deflated = bytes.get(8..).filter(|d| d.len() == len).ok_or_else(|| format!("declares {len} compressed bytes, holds {}", bytes.len().saturating_sub(8)))?;
             let mut out = Vec::new();
-            flate2::read::ZlibDecoder::new(deflated)
-                .take(MAX_V2_BYTES + 1)
-                .read_to_end(&mut out)
-                .map_err(|e| format!("deflate: {e}"))?;
+            flate2::read::ZlibDecoder::new(deflated).take(MAX_V2_BYTES + 1).read_to_end(&mut out).map_err(|e| format!("deflate: {e}"))?;
             if out.len() as u64 > MAX_V2_BYTES {
                 return Err(format!("inflates to more than {MAX_V2_BYTES} bytes"));
             }
@@ -136,9 +131,7 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
         return Err(format!("declares a {payload}-byte payload, holds {}", v2.len().saturating_sub(V2_HEADER)));
     }
     if low < 1 || high > HIST_HIGH_NS || low > high || digits > HIST_SIGFIG as u32 {
-        return Err(format!(
-            "range {low}..{high} at {digits} digits; expected within 1..{HIST_HIGH_NS} at most {HIST_SIGFIG} digits"
-        ));
+        return Err(format!("range {low}..{high} at {digits} digits; expected within 1..{HIST_HIGH_NS} at most {HIST_SIGFIG} digits"));
     }
     Deserializer::new().deserialize(&mut &v2[..]).map_err(|e| format!("{e:?}"))
 }
@@ -160,19 +153,8 @@ pub struct LatencyRecorder {
 impl LatencyRecorder {
     /// `warmup`: number of initial samples excluded from `warm_max`.
     pub fn new(warmup: u64) -> Self {
-        let hist = Histogram::new_with_bounds(1, HIST_HIGH_NS, HIST_SIGFIG)
-            .expect("constant histogram bounds are valid");
-        LatencyRecorder {
-            hist,
-            warmup,
-            count: 0,
-            sum: 0,
-            min: u64::MAX,
-            max: 0,
-            warm_max: 0,
-            clamped_low: 0,
-            clamped_high: 0,
-        }
+        let hist = Histogram::new_with_bounds(1, HIST_HIGH_NS, HIST_SIGFIG).expect("constant histogram bounds are valid");
+        LatencyRecorder { hist, warmup, count: 0, sum: 0, min: u64::MAX, max: 0, warm_max: 0, clamped_low: 0, clamped_high: 0 }
     }
 
     /// Record one latency in nanoseconds.
@@ -269,14 +251,8 @@ impl LatencyRecorder {
     /// Freeze into the serialisable form.
     pub fn finish(&self) -> LatencyClass {
         let mut buf = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&self.hist, &mut buf)
-            .expect("serialising into a Vec cannot fail");
-        LatencyClass {
-            unit: "ns".into(),
-            summary: self.summary(),
-            histogram: base64::engine::general_purpose::STANDARD.encode(buf),
-        }
+        V2DeflateSerializer::new().serialize(&self.hist, &mut buf).expect("serialising into a Vec cannot fail");
+        LatencyClass { unit: "ns".into(), summary: self.summary(), histogram: base64::engine::general_purpose::STANDARD.encode(buf) }
     }
 }
 

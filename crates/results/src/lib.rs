@@ -16,23 +16,23 @@
 //! outputs (fio, cyclictest, rtla, kvm-unit-tests, ipi_benchmark, tbm) into this format.
 #![forbid(unsafe_code)]
 
-pub mod vocab;
 pub mod bench_console;
 mod breakdown;
 mod compare;
 mod csv;
 mod error;
 mod float;
+pub mod import;
 mod io;
 mod latency;
 mod provenance;
 mod question;
 mod reference;
-pub mod import;
 mod repetitions;
 mod run;
 mod sample_trace;
 mod seed_spread;
+pub mod vocab;
 
 pub use breakdown::{BreakdownBuilder, SegmentStat};
 pub use compare::{compare, compare_mapped, summary_stat, CompareRow, Comparison, Pair, PairedBy, COMPARED_STATS};
@@ -41,8 +41,8 @@ pub use error::ResultsError;
 pub use io::{from_json_str, read_json, read_text_capped, sync_dir, to_json_string, write_atomic, write_json, MAX_RESULT_BYTES};
 pub use latency::{decode_histogram, LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
 pub use question::Question;
-pub use sample_trace::{SampleTrace, TraceChoice};
 pub use repetitions::{Repetition, Repetitions, RepetitionsError};
-pub use seed_spread::{SeedSpread, Spread};
 pub use run::{ConfigResult, Figure, Provenance, ReferenceOutcome, ReferenceRole, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};
+pub use sample_trace::{SampleTrace, TraceChoice};
+pub use seed_spread::{SeedSpread, Spread};
 pub mod stats;

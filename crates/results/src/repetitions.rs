@@ -54,9 +54,9 @@ impl Repetitions {
         for (i, r) in runs.iter().enumerate() {
             for (class, lc) in &r.classes {
                 let h = lc.histogram(class).map_err(|source| RepetitionsError::Histogram { run: i + 1, source })?;
-                let entry = pooled.entry(class.clone()).or_insert_with(|| {
-                    (lc.unit.clone(), Histogram::new_with_bounds(1, HIST_HIGH_NS, HIST_SIGFIG).expect("constant bounds"), Vec::new())
-                });
+                let entry = pooled
+                    .entry(class.clone())
+                    .or_insert_with(|| (lc.unit.clone(), Histogram::new_with_bounds(1, HIST_HIGH_NS, HIST_SIGFIG).expect("constant bounds"), Vec::new()));
                 if entry.0 != lc.unit {
                     return Err(RepetitionsError::Unit { run: i + 1, class: class.clone(), unit_here: lc.unit.clone(), unit_first: entry.0.clone() });
                 }
@@ -65,10 +65,7 @@ impl Repetitions {
             }
         }
         Ok(Repetitions {
-            runs: runs
-                .iter()
-                .map(|r| Repetition { seed: Some(r.seed), classes: r.classes.iter().map(|(k, v)| (k.clone(), v.summary.clone())).collect() })
-                .collect(),
+            runs: runs.iter().map(|r| Repetition { seed: Some(r.seed), classes: r.classes.iter().map(|(k, v)| (k.clone(), v.summary.clone())).collect() }).collect(),
             pooled: pooled.into_iter().map(|(k, (unit, h, sums))| (k, pooled_class(unit, &h, &sums))).collect(),
         })
     }

@@ -57,15 +57,7 @@ impl RunMeta {
     /// knobs; the tool version is `tool_version`): the base that examples and tests fill in with
     /// `RunMeta { platform, ..RunMeta::named(..) }`.
     pub fn named(tool_version: &str, scenario: &str, seed: u64, kind: ResultKind) -> RunMeta {
-        RunMeta {
-            tool_version: tool_version.into(),
-            scenario: scenario.into(),
-            description: String::new(),
-            seed,
-            kind,
-            platform: BTreeMap::new(),
-            knobs: BTreeMap::new(),
-        }
+        RunMeta { tool_version: tool_version.into(), scenario: scenario.into(), description: String::new(), seed, kind, platform: BTreeMap::new(), knobs: BTreeMap::new() }
     }
 }
 

@@ -37,7 +37,11 @@ impl Spread {
 
     /// max / min, the factor the seeds disagree by (infinite when min is 0 and max is not).
     pub fn ratio(&self) -> f64 {
-        if self.max == self.min { 1.0 } else { self.max / self.min }
+        if self.max == self.min {
+            1.0
+        } else {
+            self.max / self.min
+        }
     }
 }
 
@@ -66,10 +70,7 @@ impl SeedSpread {
                 values.entry(format!("figure/{name}")).or_default().push(f.value);
             }
         }
-        SeedSpread {
-            seeds: replicas.iter().map(|r| r.seed).collect(),
-            stats: values.into_iter().filter_map(|(k, v)| Some((k, Spread::of(&v)?))).collect(),
-        }
+        SeedSpread { seeds: replicas.iter().map(|r| r.seed).collect(), stats: values.into_iter().filter_map(|(k, v)| Some((k, Spread::of(&v)?))).collect() }
     }
 
     /// Spread of `stat` of `class` (stat names as in [`COMPARED_STATS`]).

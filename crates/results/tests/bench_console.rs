@@ -109,7 +109,8 @@ fn gaps_repeats_bad_sums_and_guest_errors_are_named() {
     let (l, why) = err(vec![start.clone(), line("1 t 0 10"), line("1 t 0 10")]);
     assert_eq!(l, 3);
     assert!(why.contains("repeated"), "{why}");
-    let (_, why) = err(vec![start.clone(), line("1 t 0 10"), line("2 t 1 30"), line("3 sum timer n=2 avg=20 min=10 max=31 warm_max=30"), line("4 end samples=2 lost=0 spurious=0")]);
+    let (_, why) =
+        err(vec![start.clone(), line("1 t 0 10"), line("2 t 1 30"), line("3 sum timer n=2 avg=20 min=10 max=31 warm_max=30"), line("4 end samples=2 lost=0 spurious=0")]);
     assert!(why.contains("max="), "{why}");
     let (_, why) = err(vec![start.clone(), line("1 t 5 10")]);
     assert!(why.contains("sample 5 where sample 0"), "{why}");

@@ -8,39 +8,21 @@ use results::import::{import_files, ImportOptions, LatencyUnit};
 use results::RunResult;
 
 fn data(name: &str) -> String {
-    std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/import")
-            .join(name),
-    )
-    .unwrap()
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/import").join(name)).unwrap()
 }
 
 fn with(format: &str, name: &str, text: &str, opts: &ImportOptions) -> Result<RunResult, String> {
-    import_files(format, &[(name.to_string(), text.to_string())], opts, "t")
-        .map_err(|e| e.to_string())
+    import_files(format, &[(name.to_string(), text.to_string())], opts, "t").map_err(|e| e.to_string())
 }
 
 fn one(format: &str, name: &str, text: &str) -> Result<RunResult, String> {
-    with(
-        format,
-        name,
-        text,
-        &ImportOptions {
-            tsc_ghz: Some(2.0),
-            unit: None,
-            ..Default::default()
-        },
-    )
+    with(format, name, text, &ImportOptions { tsc_ghz: Some(2.0), unit: None, ..Default::default() })
 }
 
 /// cyclictest.json with every thread's histogram emptied and `-h 100` replaced by `tail`.
 fn cyclictest_without_histogram(cmd_tail: &str) -> String {
     let mut doc: serde_json::Value = serde_json::from_str(&data("cyclictest.json")).unwrap();
-    let cmd = doc["cmdline:"]
-        .as_str()
-        .unwrap()
-        .replace("-h 100", cmd_tail);
+    let cmd = doc["cmdline:"].as_str().unwrap().replace("-h 100", cmd_tail);
     doc["cmdline:"] = cmd.into();
     for t in doc["thread"].as_object_mut().unwrap().values_mut() {
         t["histogram"] = serde_json::json!({});
@@ -52,41 +34,19 @@ fn cyclictest_without_histogram(cmd_tail: &str) -> String {
 fn cyclictest_json_without_h_gives_no_percentile_and_names_the_flag() {
     let r = one("cyclictest", "noh.json", &cyclictest_without_histogram("")).unwrap();
     let c = &r.configs[0];
-    assert!(
-        c.classes.is_empty(),
-        "percentiles made up from an empty histogram: {:?}",
-        c.classes.keys()
-    );
+    assert!(c.classes.is_empty(), "percentiles made up from an empty histogram: {:?}", c.classes.keys());
     assert_eq!(c.figures["timer.t0.count"].value, 2874.0);
     assert_eq!(c.figures["timer.t0.min"].value, 43_000.0);
-    let note = c
-        .notes
-        .iter()
-        .find(|n| n.contains("timer.t0"))
-        .expect("a note on timer.t0");
-    assert!(
-        note.contains("not measured") && note.contains("no histogram") && note.contains("-h N"),
-        "{note}"
-    );
+    let note = c.notes.iter().find(|n| n.contains("timer.t0")).expect("a note on timer.t0");
+    assert!(note.contains("not measured") && note.contains("no histogram") && note.contains("-h N"), "{note}");
 }
 
 #[test]
 fn cyclictest_samples_all_above_h_give_no_percentile() {
-    let r = one(
-        "cyclictest",
-        "h10.json",
-        &cyclictest_without_histogram("-h 10"),
-    )
-    .unwrap();
+    let r = one("cyclictest", "h10.json", &cyclictest_without_histogram("-h 10")).unwrap();
     let c = &r.configs[0];
     assert!(c.classes.is_empty(), "{:?}", c.classes.keys());
-    assert!(
-        c.notes
-            .iter()
-            .any(|n| n.contains("above the histogram's top (-h 10)") && n.contains("not measured")),
-        "{:?}",
-        c.notes
-    );
+    assert!(c.notes.iter().any(|n| n.contains("above the histogram's top (-h 10)") && n.contains("not measured")), "{:?}", c.notes);
 }
 
 #[test]
@@ -94,37 +54,16 @@ fn cyclictest_text_needs_its_unit_and_ns_text_is_read_as_ns() {
     let text = data("cyclictest-hist.txt");
     let e = one("cyclictest", "h.txt", &text).unwrap_err();
     assert!(e.starts_with("h.txt:") && e.contains("--unit"), "{e}");
-    let opts = |u| ImportOptions {
-        unit: Some(u),
-        ..Default::default()
-    };
+    let opts = |u| ImportOptions { unit: Some(u), ..Default::default() };
     let us = with("cyclictest", "h.txt", &text, &opts(LatencyUnit::Us)).unwrap();
     let ns = with("cyclictest", "h.txt", &text, &opts(LatencyUnit::Ns)).unwrap();
-    let (a, b) = (
-        &us.configs[0].classes["timer.t0"].summary,
-        &ns.configs[0].classes["timer.t0"].summary,
-    );
+    let (a, b) = (&us.configs[0].classes["timer.t0"].summary, &ns.configs[0].classes["timer.t0"].summary);
     assert_eq!((a.min, b.min), (43_000, 43));
     assert_eq!((a.max, b.max), (9_079_000, 9_079));
     // a unit the file states cannot be overridden
-    let e = with(
-        "cyclictest",
-        "c.json",
-        &data("cyclictest.json"),
-        &opts(LatencyUnit::Ns),
-    )
-    .unwrap_err();
-    assert!(
-        e.contains("c.json") && e.contains("--unit ns contradicts"),
-        "{e}"
-    );
-    let e = with(
-        "rtla-timerlat",
-        "r.txt",
-        &data("rtla-timerlat-hist.txt"),
-        &opts(LatencyUnit::Ns),
-    )
-    .unwrap_err();
+    let e = with("cyclictest", "c.json", &data("cyclictest.json"), &opts(LatencyUnit::Ns)).unwrap_err();
+    assert!(e.contains("c.json") && e.contains("--unit ns contradicts"), "{e}");
+    let e = with("rtla-timerlat", "r.txt", &data("rtla-timerlat-hist.txt"), &opts(LatencyUnit::Ns)).unwrap_err();
     assert!(e.contains("r.txt") && e.contains("# Time unit is"), "{e}");
 }
 
@@ -148,30 +87,13 @@ fn tbm_non_finite_negative_unordered_and_repeated_keys_are_refused() {
         ("max=NaN warm_max=4980 min=4810 avg=4850", "finite"),
         ("max=inf warm_max=4980 min=4810 avg=4850", "finite"),
         ("max=7030 warm_max=4980 min=-inf avg=4850", "finite"),
-        (
-            "max=7030 warm_max=4980 min=-5 avg=4850",
-            "finite number ≥ 0",
-        ),
+        ("max=7030 warm_max=4980 min=-5 avg=4850", "finite number ≥ 0"),
         ("max=1e400 warm_max=4980 min=4810 avg=4850", "finite"),
-        (
-            "max=4000 warm_max=3000 min=4810 avg=4850",
-            "min ≤ warm_max ≤ max",
-        ),
-        (
-            "max=7030 warm_max=4980 min=4810 avg=4850 max=1",
-            "`max=` twice",
-        ),
+        ("max=4000 warm_max=3000 min=4810 avg=4850", "min ≤ warm_max ≤ max"),
+        ("max=7030 warm_max=4980 min=4810 avg=4850 max=1", "`max=` twice"),
     ] {
-        let e = one(
-            "tbm",
-            "t.txt",
-            &format!("tbm: timer\nlatency (ns): {line}\n"),
-        )
-        .unwrap_err();
-        assert!(
-            e.starts_with("t.txt: line 2") && e.contains(says),
-            "{line}: {e}"
-        );
+        let e = one("tbm", "t.txt", &format!("tbm: timer\nlatency (ns): {line}\n")).unwrap_err();
+        assert!(e.starts_with("t.txt: line 2") && e.contains(says), "{line}: {e}");
     }
 }
 
@@ -181,10 +103,7 @@ fn ipi_bench_non_finite_and_negative_values_are_refused() {
     for bad in ["NaN", "inf", "-inf", "-5", "1e400"] {
         let text = log.replacen("2999696 ns", &format!("{bad} ns"), 1);
         let e = one("ipi-bench", "ipi.log", &text).unwrap_err();
-        assert!(
-            e.starts_with("ipi.log: line ") && e.contains("Dry-run total") && e.contains("finite"),
-            "{bad}: {e}"
-        );
+        assert!(e.starts_with("ipi.log: line ") && e.contains("Dry-run total") && e.contains("finite"), "{bad}: {e}");
     }
 }
 
@@ -194,51 +113,25 @@ fn summaries_that_contradict_their_histogram_are_refused() {
     let mut doc: serde_json::Value = serde_json::from_str(&data("cyclictest.json")).unwrap();
     doc["thread"]["0"]["avg"] = 20000.0.into();
     let e = one("cyclictest", "c.json", &doc.to_string()).unwrap_err();
-    assert!(
-        e.contains("c.json") && e.contains("thread t0 mean") && e.contains("within min and max"),
-        "{e}"
-    );
+    assert!(e.contains("c.json") && e.contains("thread t0 mean") && e.contains("within min and max"), "{e}");
     let mut doc: serde_json::Value = serde_json::from_str(&data("cyclictest.json")).unwrap();
     doc["thread"]["0"]["max"] = 95.into();
     let e = one("cyclictest", "c.json", &doc.to_string()).unwrap_err();
-    assert!(
-        e.contains("c.json") && e.contains("within the stated max"),
-        "{e}"
-    );
+    assert!(e.contains("c.json") && e.contains("within the stated max"), "{e}");
     // fio: a mean outside [min, max]
     let mut doc: serde_json::Value = serde_json::from_str(&data("fio-plus.json")).unwrap();
-    let d = if doc["jobs"][0]["read"]["clat_ns"]["N"].as_u64().unwrap_or(0) > 0 {
-        "read"
-    } else {
-        "write"
-    };
+    let d = if doc["jobs"][0]["read"]["clat_ns"]["N"].as_u64().unwrap_or(0) > 0 { "read" } else { "write" };
     let max = doc["jobs"][0][d]["clat_ns"]["max"].as_u64().unwrap();
     doc["jobs"][0][d]["clat_ns"]["mean"] = (max as f64 * 3.0).into();
     let e = one("fio", "f.json", &doc.to_string()).unwrap_err();
-    assert!(
-        e.contains("f.json") && e.contains("mean") && e.contains("within min and max"),
-        "{e}"
-    );
+    assert!(e.contains("f.json") && e.contains("mean") && e.contains("within min and max"), "{e}");
     // rtla: a mean outside [min, max]; a column named twice (it overwrote another CPU's class)
     let rtla = data("rtla-timerlat-hist.txt");
     let avg = rtla.lines().find(|l| l.starts_with("avg:")).unwrap();
-    let e = one(
-        "rtla-timerlat",
-        "r.txt",
-        &rtla.replace(avg, "avg:        900         1         1         1"),
-    )
-    .unwrap_err();
+    let e = one("rtla-timerlat", "r.txt", &rtla.replace(avg, "avg:        900         1         1         1")).unwrap_err();
     assert!(e.contains("r.txt") && e.contains("irq.cpu0 mean"), "{e}");
-    let e = one(
-        "rtla-timerlat",
-        "r.txt",
-        &rtla.replace("IRQ-001", "IRQ-000"),
-    )
-    .unwrap_err();
-    assert!(
-        e.contains("r.txt: line 4") && e.contains("`IRQ-000` twice"),
-        "{e}"
-    );
+    let e = one("rtla-timerlat", "r.txt", &rtla.replace("IRQ-001", "IRQ-000")).unwrap_err();
+    assert!(e.contains("r.txt: line 4") && e.contains("`IRQ-000` twice"), "{e}");
 }
 
 #[test]
@@ -246,38 +139,17 @@ fn a_second_json_document_or_a_repeated_key_is_refused() {
     for (format, name) in [("cyclictest", "cyclictest.json"), ("fio", "fio-plus.json")] {
         let text = data(name);
         let lines = text.lines().count();
-        let e = one(
-            format,
-            name,
-            &format!("{}\n{{\"x\": 1}}\n", text.trim_end()),
-        )
-        .unwrap_err();
-        assert!(
-            e.starts_with(&format!("{name}: line {}", lines + 1)) && e.contains("one complete"),
-            "{format}: {e}"
-        );
-        let e = one(
-            format,
-            name,
-            &text.replacen('{', "{\"jobs\": 1, \"jobs\": 2,", 1),
-        )
-        .unwrap_err();
-        assert!(
-            e.starts_with(&format!("{name}: line 1")) && e.contains("`jobs` given twice"),
-            "{format}: {e}"
-        );
+        let e = one(format, name, &format!("{}\n{{\"x\": 1}}\n", text.trim_end())).unwrap_err();
+        assert!(e.starts_with(&format!("{name}: line {}", lines + 1)) && e.contains("one complete"), "{format}: {e}");
+        let e = one(format, name, &text.replacen('{', "{\"jobs\": 1, \"jobs\": 2,", 1)).unwrap_err();
+        assert!(e.starts_with(&format!("{name}: line 1")) && e.contains("`jobs` given twice"), "{format}: {e}");
     }
 }
 
 #[test]
 fn kvm_unit_tests_early_samples_are_kept_signed_with_an_early_class() {
     // 2 GHz: -400 cycles = 200 ns early
-    let r = one(
-        "tscdeadline",
-        "k.txt",
-        "latency: 2000\nlatency: -400\nlatency: 4000\nlatency: -100\n",
-    )
-    .unwrap();
+    let r = one("tscdeadline", "k.txt", "latency: 2000\nlatency: -400\nlatency: 4000\nlatency: -100\n").unwrap();
     let c = &r.configs[0];
     assert_eq!(c.classes["timer"].summary.clamped_low, 2);
     let early = &c.classes["timer_early"].summary;
@@ -299,53 +171,22 @@ fn console_log(samples: &[u64], warmup: u64, stated: u64) -> String {
         s += &rec(&format!("{} t {i} {t}", i + 1));
     }
     let n = samples.len() as u64;
-    let (min, max) = (
-        samples.iter().min().copied().unwrap_or(0),
-        samples.iter().max().copied().unwrap_or(0),
-    );
-    let avg = if n == 0 {
-        0
-    } else {
-        (samples.iter().map(|&x| x as u128).sum::<u128>() / n as u128) as u64
-    };
-    let wm = samples
-        .iter()
-        .skip(warmup as usize)
-        .max()
-        .copied()
-        .unwrap_or(0);
-    s += &rec(&format!(
-        "{} sum timer n={n} avg={avg} min={min} max={max} warm_max={wm}",
-        n + 1
-    ));
+    let (min, max) = (samples.iter().min().copied().unwrap_or(0), samples.iter().max().copied().unwrap_or(0));
+    let avg = if n == 0 { 0 } else { (samples.iter().map(|&x| x as u128).sum::<u128>() / n as u128) as u64 };
+    let wm = samples.iter().skip(warmup as usize).max().copied().unwrap_or(0);
+    s += &rec(&format!("{} sum timer n={n} avg={avg} min={min} max={max} warm_max={wm}", n + 1));
     s += &rec(&format!("{} end samples={stated} lost=0 spurious=0", n + 2));
     s
 }
 
 #[test]
 fn arm64_console_refuses_wrapping_samples_full_warmup_and_zero_samples() {
-    let meta = || ConsoleMeta {
-        tool_version: "t".into(),
-        ..Default::default()
-    };
+    let meta = || ConsoleMeta { tool_version: "t".into(), ..Default::default() };
     assert!(console(&console_log(&[7000, 8000, 9000], 1, 3), "ok.log", meta()).is_ok());
-    let e = console(
-        &console_log(&[7000, 1 << 63, 9000], 1, 3),
-        "wrap.log",
-        meta(),
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("wrap.log:3") && e.contains("below 2^50 ns"),
-        "{e}"
-    );
-    let e = console(&console_log(&[7000, 8000, 9000], 3, 3), "warm.log", meta())
-        .unwrap_err()
-        .to_string();
+    let e = console(&console_log(&[7000, 1 << 63, 9000], 1, 3), "wrap.log", meta()).unwrap_err().to_string();
+    assert!(e.contains("wrap.log:3") && e.contains("below 2^50 ns"), "{e}");
+    let e = console(&console_log(&[7000, 8000, 9000], 3, 3), "warm.log", meta()).unwrap_err().to_string();
     assert!(e.contains("warm.log:1") && e.contains("warmup=3"), "{e}");
-    let e = console(&console_log(&[], 0, 0), "zero.log", meta())
-        .unwrap_err()
-        .to_string();
+    let e = console(&console_log(&[], 0, 0), "zero.log", meta()).unwrap_err().to_string();
     assert!(e.contains("zero.log") && e.contains("samples=0"), "{e}");
 }

@@ -10,10 +10,7 @@ use proptest::prelude::*;
 mod gen;
 
 fn cases() -> u32 {
-    std::env::var("IRQLAB_GEN_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000)
+    std::env::var("IRQLAB_GEN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
 }
 
 macro_rules! generated {
@@ -46,14 +43,7 @@ fn generators_make_valid_and_contradicting_files() {
     for which in gen::FORMATS {
         let (mut ok, mut refused) = (0, std::collections::BTreeSet::new());
         for seed in 0..3000u32 {
-            let bytes: Vec<u8> = (0..64u32)
-                .map(|i| {
-                    (seed
-                        .wrapping_mul(2654435761)
-                        .wrapping_add(i.wrapping_mul(40503))
-                        >> 7) as u8
-                })
-                .collect();
+            let bytes: Vec<u8> = (0..64u32).map(|i| (seed.wrapping_mul(2654435761).wrapping_add(i.wrapping_mul(40503)) >> 7) as u8).collect();
             match gen::generate(which, &mut gen::Src::new(&bytes)).expect {
                 gen::Expect::Ok(_) => ok += 1,
                 gen::Expect::Refused(why) => {
@@ -61,9 +51,6 @@ fn generators_make_valid_and_contradicting_files() {
                 }
             }
         }
-        assert!(
-            ok > 0 && refused.len() >= 2,
-            "{which}: {ok} valid, contradictions {refused:?}"
-        );
+        assert!(ok > 0 && refused.len() >= 2, "{which}: {ok} valid, contradictions {refused:?}");
     }
 }

@@ -183,10 +183,7 @@ pub fn optimise(sc: &Scenario, free: &[Free], skip: Option<usize>, max_iters: u6
     }
     let problem = Problem { sc, free, skip, evaluations: std::cell::Cell::new(0) };
     let solver = NelderMead::new(simplex).with_sd_tolerance(1e-7).map_err(|e| FitError::Optimiser(e.to_string()))?;
-    let res = Executor::new(problem, solver)
-        .configure(|s| s.max_iters(max_iters))
-        .run()
-        .map_err(|e| FitError::Optimiser(e.to_string()))?;
+    let res = Executor::new(problem, solver).configure(|s| s.max_iters(max_iters)).run().map_err(|e| FitError::Optimiser(e.to_string()))?;
     let best = res.state().get_best_param().cloned().unwrap_or_else(|| vec![0.0; n]);
     let evaluations = res.problem.problem.as_ref().map_or(0, |p| p.evaluations.get());
     Ok(FitRun { factors: best.iter().map(|l| l.exp()).collect(), objective: res.state().get_best_cost(), evaluations })

@@ -49,11 +49,7 @@ impl<'a> PointCtx<'a> {
     /// room to spare (at most [`MAX_SIMULATED_NS`]); `what` says how the total was computed.
     pub fn check_horizon(&self, key: &str, total_ns: f64, what: &str) -> Result<(), ScenarioError> {
         if !(total_ns.is_finite() && total_ns <= MAX_SIMULATED_NS) {
-            return Err(self.invalid(
-                key,
-                &format!("a run of at most 100 simulated days ({what} must stay below {MAX_SIMULATED_NS:e} ns)"),
-                format!("{total_ns:.3e} ns"),
-            ));
+            return Err(self.invalid(key, &format!("a run of at most 100 simulated days ({what} must stay below {MAX_SIMULATED_NS:e} ns)"), format!("{total_ns:.3e} ns")));
         }
         Ok(())
     }
@@ -93,11 +89,7 @@ impl<'a> PointCtx<'a> {
         }
         let cpus = self.platform.cpus;
         match pins.iter().enumerate().find(|(_, p)| **p >= cpus) {
-            Some((i, p)) => Err(self.invalid(
-                &format!("{key}[{i}]"),
-                &format!("a pCPU below {cpus} (platform `{}` has {cpus} CPUs)", self.platform.name),
-                p,
-            )),
+            Some((i, p)) => Err(self.invalid(&format!("{key}[{i}]"), &format!("a pCPU below {cpus} (platform `{}` has {cpus} CPUs)", self.platform.name), p)),
             None => Ok(()),
         }
     }

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
+use crate::engine::rng::derive_seed;
 use crate::engine::{PickRule, SimTime, Trace, TraceKeep, TracePick};
 use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts, SimError};
-use crate::engine::rng::derive_seed;
 use crate::scenario::{check_questions, check_references, Point, Scenario, ScenarioError};
 
 /// The version string written into every result.
@@ -72,11 +72,7 @@ fn prepare_point(sc: &Scenario, model: &dyn crate::model::Model, p: &Point) -> R
         let prep = model.prepare(&ctx).map_err(|e| e.to_string())?;
         for section in ["hypervisor", "vm", "workload"] {
             if doc.contains_key(section) && !ctx.read.borrow().contains(section) {
-                return Err(format!(
-                    "{}: [{section}]: model `{}` reads no such section, so its keys would be ignored; remove it",
-                    sc.file,
-                    model.name()
-                ));
+                return Err(format!("{}: [{section}]: model `{}` reads no such section, so its keys would be ignored; remove it", sc.file, model.name()));
             }
         }
         prep
@@ -106,7 +102,11 @@ fn probe(sc: &Scenario, model: &dyn crate::model::Model, seed: u64) -> Result<()
             }
         }
     }
-    if problems.is_empty() { Ok(()) } else { Err(ScenarioError::Unusable { problems }) }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ScenarioError::Unusable { problems })
+    }
 }
 
 /// A point whose every class kept no sample past its warmup (a model's default warmup above a
@@ -115,10 +115,7 @@ fn warm_max_without_samples(c: &ConfigResult) -> Option<String> {
     let starved = |s: &results::Summary| s.warmup > 0 && s.count <= s.warmup;
     (!c.classes.is_empty() && c.classes.values().all(|l| starved(&l.summary))).then(|| {
         let (class, l) = c.classes.iter().next().expect("not empty");
-        format!(
-            "class `{class}` kept {} sample(s), none past its warmup of {}: WARM_MAX would have no sample behind it; take more samples",
-            l.summary.count, l.summary.warmup
-        )
+        format!("class `{class}` kept {} sample(s), none past its warmup of {}: WARM_MAX would have no sample behind it; take more samples", l.summary.count, l.summary.warmup)
     })
 }
 
@@ -161,9 +158,7 @@ fn prepare_all(
             }
         }
     }
-    let unused = |used_c: &BTreeSet<String>, used_p: &BTreeSet<String>| {
-        overridden.iter().any(|(kind, name)| !if *kind == "cost" { used_c } else { used_p }.contains(name))
-    };
+    let unused = |used_c: &BTreeSet<String>, used_p: &BTreeSet<String>| overridden.iter().any(|(kind, name)| !if *kind == "cost" { used_c } else { used_p }.contains(name));
     if problems.is_empty() && unused(&used_costs, &used_params) && (!sc.selected.is_empty() || sc.shard.is_some()) {
         // A subset runs (`--config`, `--shard`): an override that only the other points use is
         // still a real name. Prepare those points too (validation only, nothing runs).
@@ -192,11 +187,7 @@ fn prepare_all(
 }
 
 /// The costs and params that the scenario's points outside `running` use (see [`prepare_all`]).
-fn used_names_of_other_points(
-    sc: &Scenario,
-    model: &dyn crate::model::Model,
-    running: &[(usize, Point)],
-) -> (BTreeSet<String>, BTreeSet<String>) {
+fn used_names_of_other_points(sc: &Scenario, model: &dyn crate::model::Model, running: &[(usize, Point)]) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut whole = sc.clone();
     whole.selected.clear();
     whole.shard = None;
@@ -245,8 +236,7 @@ fn merge_replicas(replicas: Vec<PointOutput>) -> PointOutput {
     // Each seed's summary and the pooled distribution (issue 25); the replicas of one point share
     // their units and their histograms were made here, so pooling cannot fail.
     let repetitions = if ok.len() > 1 { results::Repetitions::over(&ok).ok() } else { None };
-    let failures: Vec<String> =
-        replicas.iter().filter_map(|r| r.0.error.as_ref().map(|e| format!("seed {}: {e}", r.0.seed))).collect();
+    let failures: Vec<String> = replicas.iter().filter_map(|r| r.0.error.as_ref().map(|e| format!("seed {}: {e}", r.0.seed))).collect();
     let mut it = replicas.into_iter();
     let (mut first, traces, _) = it.next().expect("at least one seed per point");
     if first.error.is_none() && !failures.is_empty() {
@@ -262,11 +252,7 @@ fn merge_replicas(replicas: Vec<PointOutput>) -> PointOutput {
 /// point. Returns the total work (simulated samples) the run would do. Fuzzers and `--dry-run`
 /// style callers use this so they exercise the same validation as a real run.
 pub fn validate_scenario(sc: &Scenario, seed: Option<u64>) -> Result<u64, ScenarioError> {
-    let model = find_model(&sc.header.model).ok_or_else(|| ScenarioError::UnknownModel {
-        file: sc.file.clone(),
-        model: sc.header.model.clone(),
-        known: model_names(),
-    })?;
+    let model = find_model(&sc.header.model).ok_or_else(|| ScenarioError::UnknownModel { file: sc.file.clone(), model: sc.header.model.clone(), known: model_names() })?;
     probe(sc, model, seed.unwrap_or(sc.header.seed))?;
     let points = sc.points(seed.unwrap_or(sc.header.seed))?;
     let runs = seed_replicas(&points, sc.header.seeds);
@@ -292,21 +278,11 @@ pub fn run_scenario_picking(sc: &Scenario, opts: &ScenarioOpts, pick: &TracePick
         TracePick::Slowest => PickRule::Slowest,
         TracePick::Rounds(r) => PickRule::Rounds(r.clone()),
         TracePick::Percentile(p) if n > 0 => {
-            let learn = ScenarioOpts {
-                seed: opts.seed,
-                seeds: opts.seeds,
-                keep_traces: 0,
-                on_start: &|total| (opts.on_start)(2 * total),
-                progress: opts.progress,
-            };
+            let learn = ScenarioOpts { seed: opts.seed, seeds: opts.seeds, keep_traces: 0, on_start: &|total| (opts.on_start)(2 * total), progress: opts.progress };
             let first = run_points(sc, &learn, &|_| TraceKeep::none(), None)?;
             let targets: Vec<BTreeMap<String, SimTime>> = first.result.configs.iter().map(|c| percentile_targets(c, *p)).collect();
             let again = ScenarioOpts { seed: opts.seed, seeds: opts.seeds, keep_traces: n, on_start: &|_| {}, progress: opts.progress };
-            let keep = |point: usize| TraceKeep {
-                n,
-                rule: PickRule::Nearest(SimTime::ZERO),
-                targets: targets.get(point).cloned().unwrap_or_default(),
-            };
+            let keep = |point: usize| TraceKeep { n, rule: PickRule::Nearest(SimTime::ZERO), targets: targets.get(point).cloned().unwrap_or_default() };
             return run_points(sc, &again, &keep, choice);
         }
         TracePick::Percentile(_) => PickRule::First,
@@ -335,11 +311,7 @@ fn run_points(
     keep_for_point: &(dyn Fn(usize) -> TraceKeep + Sync),
     choice: Option<results::TraceChoice>,
 ) -> Result<ScenarioOutput, ScenarioError> {
-    let model = find_model(&sc.header.model).ok_or_else(|| ScenarioError::UnknownModel {
-        file: sc.file.clone(),
-        model: sc.header.model.clone(),
-        known: model_names(),
-    })?;
+    let model = find_model(&sc.header.model).ok_or_else(|| ScenarioError::UnknownModel { file: sc.file.clone(), model: sc.header.model.clone(), known: model_names() })?;
     let seed = opts.seed.unwrap_or(sc.header.seed);
     let n_seeds = opts.seeds.unwrap_or(sc.header.seeds);
     crate::scenario::ScenarioHeader::check_seeds(&sc.file, "--seeds", n_seeds)?;
@@ -364,8 +336,7 @@ fn run_points(
             // Traces are kept for each point's first seed only.
             let keep = if i as u64 % n_seeds == 0 { keep_for_point(i / n_seeds as usize) } else { TraceKeep::none() };
             let run_opts = RunOpts { traces: &keep, progress: &progress };
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prep.run(&run_opts)))
-                .unwrap_or_else(|p| Err(SimError(panic_message(p))));
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prep.run(&run_opts))).unwrap_or_else(|p| Err(SimError(panic_message(p))));
             let mut out = match ran.map_err(|e| format!("{}: point `{}`: {e}", sc.file, point.name)) {
                 Ok(o) => o,
                 Err(e) => {

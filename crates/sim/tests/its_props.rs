@@ -154,11 +154,18 @@ proptest! {
 fn random_line_soup_never_panics() {
     use proptest::test_runner::{TestCaseError, TestRunner};
     let headers = (proptest::option::of("gic v4\\.[01]"), proptest::option::of("vmovp [01]"), proptest::option::of("its-count [12]"));
-    let body = proptest::collection::vec(prop_oneof![
-        "its 0", "translate [0-9]{1,3} [0-9]{1,2}", "rd [0-3] (VPENDBASER|VPROPBASER) 0x[0-9a-f]{1,16}", "rd [0-3] poll-dirty",
-        "lpi-config 8[2-9][0-9]{2} (enable|disable)", "ack-vlpi [0-9] 82[0-9]{2}",
-        "0x[0-9a-f]{1,16} 0x[0-9a-f]{1,16} 0x[0-9a-f]{1,16} 0x[0-9a-f]{1,16}",
-    ], 0..60);
+    let body = proptest::collection::vec(
+        prop_oneof![
+            "its 0",
+            "translate [0-9]{1,3} [0-9]{1,2}",
+            "rd [0-3] (VPENDBASER|VPROPBASER) 0x[0-9a-f]{1,16}",
+            "rd [0-3] poll-dirty",
+            "lpi-config 8[2-9][0-9]{2} (enable|disable)",
+            "ack-vlpi [0-9] 82[0-9]{2}",
+            "0x[0-9a-f]{1,16} 0x[0-9a-f]{1,16} 0x[0-9a-f]{1,16} 0x[0-9a-f]{1,16}",
+        ],
+        0..60,
+    );
     let (cases, checked) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     let mut runner = TestRunner::new(ProptestConfig::with_cases(256));
     runner

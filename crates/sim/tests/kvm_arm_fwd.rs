@@ -88,9 +88,8 @@ fn forwarding_beats_resample_by_the_maintenance_exit_it_removes() {
     let seg = |c: &ConfigResult, names: &[&str]| -> f64 {
         c.breakdown["rtt"].iter().filter(|s| names.contains(&s.segment.as_str())).map(|s| s.total_ns).sum::<f64>() / ctr(c, "transactions") as f64
     };
-    let only_resample = seg(res, &["maintenance-exit", "vgic-maintenance", "resamplefd-signal", "vfio-unmask", "vfio-mask"])
-        + seg(res, &["world-switch-in"]) / 2.0
-        - seg(fwd, &["priority-drop"]);
+    let only_resample =
+        seg(res, &["maintenance-exit", "vgic-maintenance", "resamplefd-signal", "vfio-unmask", "vfio-mask"]) + seg(res, &["world-switch-in"]) / 2.0 - seg(fwd, &["priority-drop"]);
     let d = res.classes["rtt"].summary.mean - fwd.classes["rtt"].summary.mean;
     assert!((d - only_resample).abs() < 0.1 * only_resample, "rtt difference {d} ns vs resample-only segments {only_resample} ns");
 }
@@ -141,7 +140,19 @@ fn traces_show_each_path_in_order() {
     let out = run(&small(), None, 1);
     let trace = |path: &str| out.traces.iter().find(|(n, _)| n.ends_with(&format!("={path}"))).map(|(_, t)| t[0].clone()).unwrap();
     let res = names(&trace("resample"));
-    let order = ["tcp-tx-stack", "remote: tcp-rx-stack", "irqfd-inject", "vcpu-wakeup", "guest-gic-ack", "nic-irq-handler", "guest-gic-eoi", "maintenance-exit", "resamplefd-signal", "vfio-unmask", "tcp-rx-stack"];
+    let order = [
+        "tcp-tx-stack",
+        "remote: tcp-rx-stack",
+        "irqfd-inject",
+        "vcpu-wakeup",
+        "guest-gic-ack",
+        "nic-irq-handler",
+        "guest-gic-eoi",
+        "maintenance-exit",
+        "resamplefd-signal",
+        "vfio-unmask",
+        "tcp-rx-stack",
+    ];
     let p: Vec<usize> = order.iter().map(|s| pos(&res, s)).collect();
     assert!(p.windows(2).all(|w| w[0] < w[1]), "{res:?}");
     assert!(pos(&res, "vfio-mask") < pos(&res, "irqfd-inject"));

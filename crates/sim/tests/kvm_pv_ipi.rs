@@ -2,9 +2,8 @@
 //! KVM's halt polling, the Broadcast-lock spinlock, the posted-interrupt paths, traces,
 //! determinism, and bad input. Figures are totals over 100,000 operations (`totals_over`) even
 //! though the tests run fewer.
-use sim::runner::{run_scenario, ScenarioOutput, ScenarioOpts};
+use sim::runner::{run_scenario, ScenarioOpts, ScenarioOutput};
 use sim::scenario::{check_references, set_path, Scenario};
-
 
 const TEXT: &str = include_str!("../../../scenarios/kvm-pv-ipi-skylake.toml");
 const ITER: i64 = 3000;
@@ -274,8 +273,8 @@ fn cross_socket_line_transfers_cost_more_than_same_socket_ones() {
         )
         .result
         .configs[0]
-        .figures["broadcast_lock.lock_wait"]
-        .value
+            .figures["broadcast_lock.lock_wait"]
+            .value
     };
     assert!(with(600) > with(130) * 1.5, "a slower UPI transfer lengthens the lock queue");
 }

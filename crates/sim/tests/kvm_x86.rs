@@ -128,9 +128,7 @@ fn l1_with_nested_is_rejected() {
 
 #[test]
 fn device_exit_counts_per_path() {
-    let dev = |via: &str, apicv: bool| {
-        ok(point(S5, &[("workload.bench", s("device")), ("workload.via", s(via)), ("hypervisor.apicv", apicv.into()), ("vm.vcpus", 1.into())]))
-    };
+    let dev = |via: &str, apicv: bool| ok(point(S5, &[("workload.bench", s("device")), ("workload.via", s(via)), ("hypervisor.apicv", apicv.into()), ("vm.vcpus", 1.into())]));
     for via in ["irqfd", "msi", "line"] {
         let c = dev(via, true);
         assert_eq!((ctr(&c, "exits.hlt"), ctr(&c, "exits.eoi")), (N as u64 + 1, 0), "{via}");

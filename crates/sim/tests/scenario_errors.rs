@@ -62,10 +62,7 @@ fn pinning_to_missing_pcpu_is_rejected() {
 
 #[test]
 fn negative_cost_override_is_rejected() {
-    let text = GOOD.replace(
-        "profile = \"demo-arm64-a53\"",
-        "profile = \"demo-arm64-a53\"\n[platform.costs.lr_inject]\nns = -5\nsource = \"x\"\nbasis = \"guess\"",
-    );
+    let text = GOOD.replace("profile = \"demo-arm64-a53\"", "profile = \"demo-arm64-a53\"\n[platform.costs.lr_inject]\nns = -5\nsource = \"x\"\nbasis = \"guess\"");
     let e = point_error(&text);
     assert!(e.contains("bad.toml") && e.contains("platform.costs.lr_inject") && e.contains("non-negative"), "{e}");
 }
@@ -80,10 +77,7 @@ fn bad_sweep_value_stops_the_run_before_any_point_runs() {
 #[test]
 fn unknown_model_and_profile() {
     let sc = parse(&GOOD.replace("model = \"timer-inject\"", "model = \"warp-drive\"")).unwrap();
-    let e = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} })
-        .err()
-        .unwrap()
-        .to_string();
+    let e = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().unwrap().to_string();
     assert!(e.contains("scenario.model") && e.contains("warp-drive") && e.contains("timer-inject"), "{e}");
     let e = point_error(&GOOD.replace("profile = \"demo-arm64-a53\"", "profile = \"nope\""));
     assert!(e.contains("unknown platform profile `nope`"), "{e}");
@@ -105,10 +99,9 @@ fn empty_sweep_axis_and_missing_sections() {
 fn points_times_document_size_is_bounded_and_sweep_values_are_distinct() {
     let junk: Vec<String> = (0..2_500).map(|i| i.to_string()).collect();
     let periods: Vec<String> = (0..10_000).map(|i| (100 + i).to_string()).collect();
-    let text = GOOD.replace("cold_rounds = 2", &format!("cold_rounds = 2\njunk = [{}]", junk.join(","))).replace(
-        "\"hypervisor.idle\" = [\"trap\", \"native\"]",
-        &format!("\"workload.period_us\" = [{}]", periods.join(",")),
-    );
+    let text = GOOD
+        .replace("cold_rounds = 2", &format!("cold_rounds = 2\njunk = [{}]", junk.join(",")))
+        .replace("\"hypervisor.idle\" = [\"trap\", \"native\"]", &format!("\"workload.period_us\" = [{}]", periods.join(",")));
     let sc = parse(&text).unwrap();
     let e = sc.points(1).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("bad.toml") && e.contains("key `sweep`") && e.contains("10000 points × 25"), "{e}");

@@ -114,7 +114,18 @@ fn s3_holds_for_other_seeds() {
 fn s3_shape_needs_cost_variance() {
     // Every hypervisor-path cost constant at its median: no warm spread left.
     let mut sets: Vec<(String, String)> = Vec::new();
-    for (k, ns) in [("xen_irq_handler", 800), ("trap_to_el2", 350), ("eret", 300), ("idle_wakeup", 250), ("wfi_exit", 200), ("vcpu_wake", 300), ("credit1_wake", 300), ("sched", 1600), ("credit1_schedule", 400), ("context_restore", 300)] {
+    for (k, ns) in [
+        ("xen_irq_handler", 800),
+        ("trap_to_el2", 350),
+        ("eret", 300),
+        ("idle_wakeup", 250),
+        ("wfi_exit", 200),
+        ("vcpu_wake", 300),
+        ("credit1_wake", 300),
+        ("sched", 1600),
+        ("credit1_schedule", 400),
+        ("context_restore", 300),
+    ] {
         sets.push((format!("platform.costs.{k}"), cost_ns(ns as f64)));
     }
     let sets: Vec<(&str, &str)> = sets.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
@@ -135,11 +146,7 @@ fn same_seed_same_json() {
 fn point<'a>(r: &'a RunResult, vwfi: &str, other: &str, k: u32) -> &'a ConfigResult {
     r.configs
         .iter()
-        .find(|c| {
-            c.params["hypervisor.vwfi"] == vwfi
-                && c.params["workload.other"] == other
-                && c.params["hypervisor.vcpus_per_pcpu"] == k.to_string()
-        })
+        .find(|c| c.params["hypervisor.vwfi"] == vwfi && c.params["workload.other"] == other && c.params["hypervisor.vcpus_per_pcpu"] == k.to_string())
         .unwrap_or_else(|| panic!("no point {vwfi} {other} {k}"))
 }
 
@@ -161,14 +168,7 @@ fn fig(c: &ConfigResult, k: &str) -> f64 {
 /// that holds at one seed only is not a claim.
 #[test]
 fn wfi_policy_claims_hold_over_seeds() {
-    let sc = with(
-        WFI,
-        &[
-            ("workload.samples", "1000"),
-            ("sweep:hypervisor.pcpus", "[1]"),
-            ("sweep:hypervisor.vcpus_per_pcpu", "[1, 2]"),
-        ],
-    );
+    let sc = with(WFI, &[("workload.samples", "1000"), ("sweep:hypervisor.pcpus", "[1]"), ("sweep:hypervisor.vcpus_per_pcpu", "[1, 2]")]);
     let mut native_busy_p50_slow = 0;
     for seed in 1..=10 {
         let r = run(&sc, Some(seed));
@@ -272,9 +272,8 @@ fn debug_build_multiplier_adds_latency() {
 
 #[test]
 fn bad_input_names_the_key() {
-    let err = |sc: Scenario| {
-        run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
-    };
+    let err =
+        |sc: Scenario| run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string();
     let e = err(with(S3, &[("hypervisor.pcpus", "9")]));
     assert!(e.contains("hypervisor.pcpus") && e.contains("4 CPUs"), "{e}");
     let e = err(with(S3, &[("hypervisor.vcpus_per_pcpu", "2")]));
@@ -321,4 +320,3 @@ fn credit2_interrupt_for_a_descheduled_vcpu_waits_for_the_slice_end() {
     let r = run(&s3_only("credit2, WFI", 500, &sets), None);
     assert!(stat(&r, "credit2, WFI", "max") < 1.0e6, "trap: {}", stat(&r, "credit2, WFI", "max"));
 }
-

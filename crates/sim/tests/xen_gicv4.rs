@@ -160,7 +160,22 @@ fn a_blocked_vcpu_is_reached_through_its_doorbell() {
     for t in &out.traces[0].1 {
         let segs = names(t);
         assert!(
-            in_order(&segs, &["its-translate", "doorbell-lpi", "idle-wakeup", "xen-doorbell-handler", "vcpu-wake", "runq-tickle", "schedule", "context-restore", "vpe-schedule-in", "eret", "guest-ack"]),
+            in_order(
+                &segs,
+                &[
+                    "its-translate",
+                    "doorbell-lpi",
+                    "idle-wakeup",
+                    "xen-doorbell-handler",
+                    "vcpu-wake",
+                    "runq-tickle",
+                    "schedule",
+                    "context-restore",
+                    "vpe-schedule-in",
+                    "eret",
+                    "guest-ack"
+                ]
+            ),
             "{segs:?}"
         );
         assert!(!segs.contains(&"lr-write") && !segs.contains(&"xen-lpi-handler"), "{segs:?}");
@@ -205,11 +220,15 @@ fn bad_input_names_the_key() {
     // Unusable input stops the whole run before any point runs.
     let e = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string();
     assert!(e.contains("workload.job") && e.contains("4k-qd1"), "{e}");
-    for (k, v) in [("workload.completions", "0"), ("hypervisor.credit2_migrate_prob", "2.0"),
+    for (k, v) in [
+        ("workload.completions", "0"),
+        ("hypervisor.credit2_migrate_prob", "2.0"),
         ("hypervisor.pcpu0_stall_rate_hz", "-1.0"),
         ("hypervisor.pcpu0_stall_us", "-5.0"),
         ("hypervisor.pcpu0_tick_hz", "-250.0"),
-        ("hypervisor.dom0_vcpus", "0"), ("hypervisor.direct_lpi", "\"maybe\"")] {
+        ("hypervisor.dom0_vcpus", "0"),
+        ("hypervisor.direct_lpi", "\"maybe\""),
+    ] {
         // The sweep sets direct_lpi; a bad value has to come through the axis.
         let mut axes = ONE_POINT.to_vec();
         let axis = format!("[{v}]");

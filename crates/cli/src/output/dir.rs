@@ -76,9 +76,7 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Opt
             return Err(OutputError::IsInput { flag: FLAG.into(), path: shown.into(), input });
         }
         if !written_by_irqlab(&real.join(ours)) {
-            return Err(unusable(format!(
-                "holds a `{ours}` that irqlab did not write; irqlab replaces only its own results, so move it or give another {FLAG}"
-            )));
+            return Err(unusable(format!("holds a `{ours}` that irqlab did not write; irqlab replaces only its own results, so move it or give another {FLAG}")));
         }
     }
     let mut carried = Vec::new();
@@ -90,10 +88,7 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Opt
         }
         let t = e.file_type().map_err(|e| OutputError::io(FLAG, shown, "list it", e))?;
         if !(t.is_file() || t.is_symlink()) {
-            return Err(unusable(format!(
-                "holds `{}`, which is not a file; irqlab replaces its output directory as a whole, so give it one of its own",
-                name.to_string_lossy()
-            )));
+            return Err(unusable(format!("holds `{}`, which is not a file; irqlab replaces its output directory as a whole, so give it one of its own", name.to_string_lossy())));
         }
         carried.push(name);
     }
@@ -111,7 +106,11 @@ fn written_by_irqlab(p: &Path) -> bool {
         return true;
     }
     let text = String::from_utf8_lossy(&head);
-    if p.extension().is_some_and(|e| e == "json") { text.contains("\"schema_version\"") } else { text.starts_with("scenario,kind,seed,") }
+    if p.extension().is_some_and(|e| e == "json") {
+        text.contains("\"schema_version\"")
+    } else {
+        text.starts_with("scenario,kind,seed,")
+    }
 }
 
 /// Fill `tmp` with the files and the carried links, with `old`'s metadata.
@@ -125,7 +124,13 @@ fn fill(tmp: &Path, real: &Path, shown: &Path, files: &[(&str, String)], old: Op
     if let Some((m, carried)) = old {
         for name in carried {
             std::fs::hard_link(real.join(name), tmp.join(name)).map_err(|e| {
-                io_err(format!("carry `{}` across (irqlab keeps the other files of its output directory as hard links; move it out of the directory if it is not yours)", name.to_string_lossy()), e)
+                io_err(
+                    format!(
+                        "carry `{}` across (irqlab keeps the other files of its output directory as hard links; move it out of the directory if it is not yours)",
+                        name.to_string_lossy()
+                    ),
+                    e,
+                )
             })?;
         }
         let now = std::fs::metadata(tmp).map_err(|e| io_err("stat the new directory".into(), e))?;

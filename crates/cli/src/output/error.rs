@@ -39,5 +39,9 @@ impl OutputError {
 
 /// `--force` replaces a foreign file for every flag but `--samples-out` (it is `--out`'s).
 fn force_hint(flag: &str) -> &'static str {
-    if flag == "--samples-out" { " (--force applies to --out only)" } else { ", or --force to replace it" }
+    if flag == "--samples-out" {
+        " (--force applies to --out only)"
+    } else {
+        ", or --force to replace it"
+    }
 }

@@ -88,10 +88,12 @@ enum Plan {
 
 /// Is `real` one of `inputs`? Compared as canonical paths and, for existing files, by inode.
 pub(crate) fn input_at(real: &Path, inputs: &[PathBuf]) -> Option<PathBuf> {
-    let canon = |p: &Path| std::fs::canonicalize(p).ok().or_else(|| {
-        let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
-    });
+    let canon = |p: &Path| {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
+        })
+    };
     let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
     let (real_c, real_id) = (canon(real), id(real));
     inputs.iter().find(|i| (real_c.is_some() && canon(i) == real_c) || (real_id.is_some() && id(i) == real_id)).cloned()

@@ -48,4 +48,3 @@ pub fn print_in(r: &RunResult, format: Format, unit: results::LatencyUnit) -> Re
         Format::Csv => out_data(&results::to_csv_in(r, unit)),
     }
 }
-

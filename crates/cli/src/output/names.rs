@@ -7,7 +7,11 @@
 pub fn safe_dir_name(name: &str) -> String {
     let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).take(100).collect();
     let s = s.trim_start_matches('.').to_string();
-    if s.is_empty() { "scenario".into() } else { s }
+    if s.is_empty() {
+        "scenario".into()
+    } else {
+        s
+    }
 }
 
 #[cfg(test)]
@@ -16,7 +20,9 @@ mod tests {
 
     #[test]
     fn names_stay_one_plain_component() {
-        for (given, want) in [("../../../x", "_.._.._x"), ("/etc/passwd", "_etc_passwd"), ("..", "scenario"), (".", "scenario"), ("", "scenario"), ("a b/c", "a_b_c"), ("ok-1.2_x", "ok-1.2_x")] {
+        for (given, want) in
+            [("../../../x", "_.._.._x"), ("/etc/passwd", "_etc_passwd"), ("..", "scenario"), (".", "scenario"), ("", "scenario"), ("a b/c", "a_b_c"), ("ok-1.2_x", "ok-1.2_x")]
+        {
             assert_eq!(safe_dir_name(given), want, "{given}");
         }
         let s = safe_dir_name(&"é".repeat(300));

@@ -12,9 +12,9 @@ use kvm_ioctls::VcpuFd;
 
 use crate::config::{BenchConfig, ConfigError};
 pub mod error;
-pub use error::VmError;
-use crate::exit::Exit;
 use crate::abi::SharedPage;
+use crate::exit::Exit;
+pub use error::VmError;
 
 pub mod common;
 
@@ -110,9 +110,7 @@ pub trait Arch {
     /// `None` when the host does not advertise KVM_FEATURE_PV_SEND_IPI; other architectures say
     /// the hypercall does not exist there. The driver (`runner::pv_ipi`) runs it.
     fn pv_ipi_vm(cfg: &BenchConfig) -> Result<Option<(Self::Vm, Vec<VcpuFd>)>, VmError>;
-
 }
-
 
 /// What an architecture adds to describing the host and reading a finished run — apart from
 /// running a VM ([`Arch`]), so that describing needs no VM.

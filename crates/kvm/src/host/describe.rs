@@ -2,7 +2,6 @@
 //! VT-x, on AMD SVM and on nested PVM (where guest ring 0 is emulated), so every result carries this.
 use std::collections::BTreeMap;
 
-
 pub(crate) fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }

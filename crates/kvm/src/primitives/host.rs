@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use vmm_sys_util::eventfd::EventFd;
 
-use crate::arch::{Arch, Imp};
 use crate::arch::VmError;
+use crate::arch::{Arch, Imp};
 use crate::host::threads;
 
 /// What the host-only primitives need to know.

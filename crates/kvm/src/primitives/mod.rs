@@ -36,14 +36,14 @@ use std::time::{Duration, Instant};
 
 use results::ConfigResult;
 
+use crate::abi::SharedPage;
 use crate::abi::{bench, slot, RING};
+use crate::arch::VmError;
 use crate::arch::{Arch, GuestVm, Imp};
 use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode, DISCARDED_FIRST};
-use crate::arch::VmError;
-use crate::runner::DriverError;
 use crate::measurement::Measurement;
-use crate::abi::SharedPage;
 use crate::runner::watch::{wait_loop, SystemClock, Watch};
+use crate::runner::DriverError;
 use crate::runner::{install_kick, run_bench, spawn_vcpu, stop_all, KvmStats, ThreadSetup};
 use host::{HostRun, TimerWait};
 

@@ -23,7 +23,6 @@ pub fn tsc_offset(entry: u64, before: u64, after: u64) -> (i64, String) {
 
 pub use crate::measurement::main_cycles;
 
-
 /// Where a timer sample's deadline comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Deadlines {
@@ -48,7 +47,9 @@ pub fn collect(raw: &[[u64; 3]], cfg: &BenchConfig, deadlines: Deadlines, offset
         BenchKind::Timer => {
             m.classes.push(("timer".into(), kept(main)));
             match deadlines {
-                Deadlines::InRecords => raw.iter().map(|r| Stamps { start: r[0].wrapping_sub(offset as u64), arrival: r[0].wrapping_add(r[1]).wrapping_sub(offset as u64) }).collect(),
+                Deadlines::InRecords => {
+                    raw.iter().map(|r| Stamps { start: r[0].wrapping_sub(offset as u64), arrival: r[0].wrapping_add(r[1]).wrapping_sub(offset as u64) }).collect()
+                }
                 Deadlines::FromExpect { expect, delta, finished } => timer_stamps(expect, delta, count, finished, &|k| raw[k as usize][1], offset),
             }
         }

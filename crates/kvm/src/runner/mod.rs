@@ -26,13 +26,13 @@ use kvm_ioctls::VcpuFd;
 use vmm_sys_util::signal::{register_signal_handler, Killable, SIGRTMIN};
 
 use crate::abi::slot;
+use crate::abi::SharedPage;
 use crate::arch::{Arch, DescribeHost, GuestVm, Imp, Trigger, VmError};
 use crate::config::{BenchConfig, BenchKind, DISCARDED_FIRST};
 use crate::exit::{handle_exit, Action};
 use crate::host::stats::{delta, fd::StatsFd};
 use crate::host::threads::{self, gettid};
 use crate::measurement::{Measurement, Threads};
-use crate::abi::SharedPage;
 use watch::{wait_loop, Clock, SystemClock, Watch};
 
 /// Why a run ended before it finished; the samples taken before are kept in the measurement.
@@ -277,7 +277,8 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     }
     m.cpus_used = w.cpus.0.clone();
     m.ended = w.ended;
-    let deadlines = if Imp::TIMER_RECORDS_DEADLINE { collect::Deadlines::InRecords } else { collect::Deadlines::FromExpect { expect: vm.slot(slot::EXPECT), delta: period, finished } };
+    let deadlines =
+        if Imp::TIMER_RECORDS_DEADLINE { collect::Deadlines::InRecords } else { collect::Deadlines::FromExpect { expect: vm.slot(slot::EXPECT), delta: period, finished } };
     collect::collect(&w.raw, cfg, deadlines, offset, &mut m);
     if cfg.disable_hlt_exits {
         let halts = m.counters.get("kvm.vcpu.halt_exits").copied().unwrap_or(0);

@@ -5,16 +5,16 @@ use std::path::PathBuf;
 
 use results::LatencyRecorder;
 
-use crate::tracefs::instance::{locate_or_mount, Instance, Tracefs};
-use crate::tracefs::clock::{read_pair, retime, CounterMap, Pair};
-use crate::tracefs::path::{path, pid_filter, Roles, TraceArch, AUX_EVENTS};
-use crate::tracefs::{analyse, Recording, TraceError};
-use crate::measurement::Threads;
+use super::DriverError;
 use super::{run_bench, run_bench_with};
 use crate::arch::{Arch, Imp, TraceDialect};
 use crate::config::{BenchConfig, BenchKind};
-use super::DriverError;
 use crate::measurement::Measurement;
+use crate::measurement::Threads;
+use crate::tracefs::clock::{read_pair, retime, CounterMap, Pair};
+use crate::tracefs::instance::{locate_or_mount, Instance, Tracefs};
+use crate::tracefs::path::{path, pid_filter, Roles, TraceArch, AUX_EVENTS};
+use crate::tracefs::{analyse, Recording, TraceError};
 
 /// What `--breakdown` / `--trace` ask for.
 #[derive(Debug, Clone, Default)]

@@ -108,4 +108,3 @@ pub fn analyse(rec: &Recording, class: &str, keep: usize) -> Breakdown {
     }
     b
 }
-

@@ -24,8 +24,8 @@
 use std::collections::BTreeSet;
 
 use super::parse::Event;
-use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode};
 use crate::abi::vector;
+use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode};
 
 /// Whose thread an event must come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,15 +226,11 @@ impl Milestone {
                 Rule::Named => true,
                 Rule::OwnApicTimer => e.field("hrtimer").is_some_and(|h| ctx.own_timers.contains(h)),
                 Rule::WakesTarget => e.field("pid").and_then(|p| p.parse::<i32>().ok()) == Some(roles.target_tid),
-                Rule::AcceptsVector => {
-                    num(e.word_after("apicid")) == Some(roles.target_apic as u64) && num(e.word_after("vec")) == Some(roles.vector as u64)
-                }
+                Rule::AcceptsVector => num(e.word_after("apicid")) == Some(roles.target_apic as u64) && num(e.word_after("vec")) == Some(roles.vector as u64),
                 Rule::IpiToTarget => e.word_after("dst").and_then(|d| u64::from_str_radix(d, 16).ok()) == Some(roles.target_apic as u64),
                 Rule::RaisesIntid => {
                     let after = |w: &str| num(e.word_after(w).map(|v| v.trim_end_matches(',')));
-                    after("VCPU:") == Some(roles.target_apic as u64)
-                        && after("IRQ") == Some(roles.vector as u64)
-                        && (after("level") == Some(1) || after("level:") == Some(1))
+                    after("VCPU:") == Some(roles.target_apic as u64) && after("IRQ") == Some(roles.vector as u64) && (after("level") == Some(1) || after("level:") == Some(1))
                 }
                 Rule::BodyHas(text) => e.body.contains(text),
             }

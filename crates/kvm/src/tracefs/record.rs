@@ -98,7 +98,8 @@ impl Recording {
         let num = |k: &str| get(k).and_then(|v| v.parse::<i64>().map_err(|_| bad(kv[k].0, &format!("`{k}`: expected an integer, got `{v}`"))));
         let kind = kind_from(get("bench")?).ok_or_else(|| bad(kv["bench"].0, "`bench`: expected timer, ipi or device"))?;
         let via = via_from(get("via")?).ok_or_else(|| bad(kv["via"].0, "`via`: expected irqfd, msi, line or level"))?;
-        let all_tids = get("all_tids")?.split(',').map(|t| t.parse().map_err(|_| bad(kv["all_tids"].0, "`all_tids`: expected comma-separated integers"))).collect::<Result<_, _>>()?;
+        let all_tids =
+            get("all_tids")?.split(',').map(|t| t.parse().map_err(|_| bad(kv["all_tids"].0, "`all_tids`: expected comma-separated integers"))).collect::<Result<_, _>>()?;
         let arch = match kv.get("arch") {
             None => TraceArch::X86_64,
             Some((line, v)) => TraceArch::from_name(v).ok_or_else(|| bad(*line, "`arch`: expected x86_64 or aarch64"))?,

@@ -66,7 +66,11 @@ pub fn counters(interrupts: u64, before: Snapshot, after: Snapshot) -> (BTreeMap
     m.insert("delivery.software".into(), software);
     m.insert("delivery.doorbell".into(), doorbell);
     m.insert("delivery.direct".into(), direct);
-    let over = if software + doorbell > interrupts { format!(" (software + doorbell exceed the {interrupts} interrupts: extra host interrupts or doorbells without a sample; direct floored at 0)") } else { String::new() };
+    let over = if software + doorbell > interrupts {
+        format!(" (software + doorbell exceed the {interrupts} interrupts: extra host interrupts or doorbells without a sample; direct floored at 0)")
+    } else {
+        String::new()
+    };
     let note = format!(
         "delivery of the {interrupts} device interrupts: {software} through KVM's software path (the host's VFIO handler ran: /proc/interrupts), {doorbell} woke a non-resident vPE by its GICv4 doorbell (/proc/interrupts {DOORBELL_CHIP}), {direct} direct (inferred: the rest; a direct vLPI leaves no trace on the host){over}"
     );

@@ -34,9 +34,8 @@ pub fn locate(sys: &Path, want: Option<&str>) -> Result<PathBuf, VfioError> {
         Some(w) if w.starts_with('/') => PathBuf::from(w),
         Some(w) => return Err(VfioError::NoDevice(format!("expected a PCI address such as 0000:00:02.0 or a /sys/bus/pci/devices/… path, got `{w}`"))),
         None => {
-            let mut bound: Vec<String> = std::fs::read_dir(&driver_dir)
-                .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| is_bdf(n)).collect())
-                .unwrap_or_default();
+            let mut bound: Vec<String> =
+                std::fs::read_dir(&driver_dir).map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| is_bdf(n)).collect()).unwrap_or_default();
             bound.sort();
             match bound.as_slice() {
                 [one] => devices.join(one),

@@ -25,9 +25,8 @@ pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Pars
     if text.trim_start().starts_with('{') {
         parse_json(text, file, opts)
     } else {
-        let unit = opts.unit.ok_or_else(|| {
-            ImportError::other(file, "cyclictest's -h text does not state its unit: give --unit us (cyclictest's default) or --unit ns (run with -N)")
-        })?;
+        let unit =
+            opts.unit.ok_or_else(|| ImportError::other(file, "cyclictest's -h text does not state its unit: give --unit us (cyclictest's default) or --unit ns (run with -N)"))?;
         parse_hist(text, file, unit_ns(unit))
     }
 }
@@ -85,7 +84,10 @@ fn parse_json(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, Im
     for (id, t) in ids {
         let key = |k: &str| format!("thread.{id}.{k}");
         let u = |k: &str| t.get(k).and_then(Value::as_u64).ok_or_else(|| ImportError::key(file, &key(k), "an unsigned integer", "nothing"));
-        let hist = t.get("histogram").and_then(Value::as_object).ok_or_else(|| ImportError::key(file, &key("histogram"), "an object bucket → count (run cyclictest with -h)", "nothing"))?;
+        let hist = t
+            .get("histogram")
+            .and_then(Value::as_object)
+            .ok_or_else(|| ImportError::key(file, &key("histogram"), "an object bucket → count (run cyclictest with -h)", "nothing"))?;
         let mut buckets = Vec::with_capacity(hist.len());
         let mut top = 0;
         for (b, n) in hist {

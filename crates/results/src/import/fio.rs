@@ -56,18 +56,21 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
                 c.params.insert(format!("fio.{k}"), v.as_str().map(String::from).unwrap_or_else(|| v.to_string()));
             }
         }
-        let active: Vec<&str> = DIRECTIONS
-            .iter()
-            .copied()
-            .filter(|d| job.get(*d).and_then(|x| x.pointer("/clat_ns/N")).and_then(Value::as_u64).unwrap_or(0) > 0)
-            .collect();
+        let active: Vec<&str> = DIRECTIONS.iter().copied().filter(|d| job.get(*d).and_then(|x| x.pointer("/clat_ns/N")).and_then(Value::as_u64).unwrap_or(0) > 0).collect();
         for d in &active {
             let key = |k: &str| format!("jobs[{j}].{d}.{k}");
             let dir = &job[*d];
             let clat = &dir["clat_ns"];
             let n = clat["N"].as_u64().expect("filtered on N");
             let get_u = |k: &str| clat.get(k).and_then(Value::as_u64).ok_or_else(|| ImportError::key(file, &key(&format!("clat_ns.{k}")), "an unsigned integer (ns)", "nothing"));
-            let exact = Exact { min: Some(get_u("min")?), max: Some(get_u("max")?), mean: clat.get("mean").and_then(Value::as_f64), resolution: 1, relative_width: 1.0 / 64.0, ..Default::default() };
+            let exact = Exact {
+                min: Some(get_u("min")?),
+                max: Some(get_u("max")?),
+                mean: clat.get("mean").and_then(Value::as_f64),
+                resolution: 1,
+                relative_width: 1.0 / 64.0,
+                ..Default::default()
+            };
             let (buckets, rebuilt) = if let Some(bins) = clat.get("bins").and_then(Value::as_object) {
                 let mut b = Vec::with_capacity(bins.len());
                 for (v, cnt) in bins {

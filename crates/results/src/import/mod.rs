@@ -20,15 +20,15 @@ use crate::run::{ConfigResult, ResultKind, RunMeta, RunResult};
 mod bench_console;
 mod cyclictest;
 mod fio;
-mod irqlab;
 mod ipi_bench;
+mod irqlab;
 mod rtla;
 mod tbm;
 mod tscdeadline;
 mod validate;
 
-pub(crate) use validate::{class_from_buckets, finite, insert_class, strict_json, unique, Exact};
 pub use crate::csv::LatencyUnit;
+pub(crate) use validate::{class_from_buckets, finite, insert_class, strict_json, unique, Exact};
 
 /// Options some formats need.
 #[derive(Debug, Clone, Default)]
@@ -55,7 +55,9 @@ pub(crate) fn unit_ns(u: LatencyUnit) -> u64 {
 /// Refuses `--unit` when the file states another (`stated`: ns per unit the file says).
 pub(crate) fn unit_agrees(file: &str, opts: &ImportOptions, stated: u64, where_: &str) -> Result<(), ImportError> {
     match opts.unit {
-        Some(u) if unit_ns(u) != stated => Err(ImportError::other(file, format!("--unit {} contradicts the file: {where_} says {}", u.ascii(), if stated == 1 { "ns" } else { "µs" }))),
+        Some(u) if unit_ns(u) != stated => {
+            Err(ImportError::other(file, format!("--unit {} contradicts the file: {where_} says {}", u.ascii(), if stated == 1 { "ns" } else { "µs" })))
+        }
         _ => Ok(()),
     }
 }
@@ -89,7 +91,11 @@ pub struct Format {
 /// Every format `irqlab import` reads — one line each.
 pub const FORMATS: &[Format] = &[
     Format { name: "fio", about: "fio --output-format=json or json+ (completion latency per job and direction, IOPS, bandwidth)", parse: fio::parse },
-    Format { name: "cyclictest", about: "cyclictest --json=FILE (with -h N for percentiles), or its -h/--histogram text (needs --unit us|ns; one class per thread)", parse: cyclictest::parse },
+    Format {
+        name: "cyclictest",
+        about: "cyclictest --json=FILE (with -h N for percentiles), or its -h/--histogram text (needs --unit us|ns; one class per thread)",
+        parse: cyclictest::parse,
+    },
     Format { name: "rtla-timerlat", about: "rtla timerlat hist output (IRQ and thread latency per CPU as separate classes)", parse: rtla::parse },
     Format { name: "tscdeadline", about: "kvm-unit-tests x86/tscdeadline_latency `latency: N` lines (TSC cycles; needs --tsc-ghz)", parse: tscdeadline::parse },
     Format { name: "ipi-bench", about: "the IPI benchmark module's kernel log lines (Dry-run, Self-IPI, Normal IPI, Broadcast IPI, Broadcast lock)", parse: ipi_bench::parse },
@@ -137,9 +143,7 @@ fn shorten(s: &str) -> String {
 
 /// The format named `name`.
 pub fn format(name: &str) -> Result<&'static Format, ImportError> {
-    FORMATS.iter().find(|f| f.name == name).ok_or_else(|| {
-        ImportError::UnknownFormat(name.into(), FORMATS.iter().map(|f| f.name).collect::<Vec<_>>().join(", "))
-    })
+    FORMATS.iter().find(|f| f.name == name).ok_or_else(|| ImportError::UnknownFormat(name.into(), FORMATS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")))
 }
 
 /// Largest latency an import accepts: 2^50 ns (13 days). Anything above is a damaged or foreign
@@ -192,10 +196,13 @@ pub fn import_files(format_name: &str, files: &[(String, String)], opts: &Import
     }
     let (first_name, first) = (&files[0].0, &parsed[0]);
     for ((name, _), p) in files.iter().zip(&parsed).skip(1) {
-        let names = |p: &Parsed| p.configs.iter().map(|c| (c.name.clone(), c.classes.keys().cloned().collect::<Vec<_>>(), c.figures.keys().cloned().collect::<Vec<_>>())).collect::<Vec<_>>();
+        let names = |p: &Parsed| {
+            p.configs.iter().map(|c| (c.name.clone(), c.classes.keys().cloned().collect::<Vec<_>>(), c.figures.keys().cloned().collect::<Vec<_>>())).collect::<Vec<_>>()
+        };
         if names(p) != names(first) {
             let (a, b) = (names(first), names(p));
-            let what = format!("configurations and classes {:?}, expected {:?}", b.iter().map(|x| (&x.0, &x.1)).collect::<Vec<_>>(), a.iter().map(|x| (&x.0, &x.1)).collect::<Vec<_>>());
+            let what =
+                format!("configurations and classes {:?}, expected {:?}", b.iter().map(|x| (&x.0, &x.1)).collect::<Vec<_>>(), a.iter().map(|x| (&x.0, &x.1)).collect::<Vec<_>>());
             return Err(ImportError::Mismatch { file: name.clone(), first: first_name.clone(), what });
         }
     }
@@ -256,7 +263,13 @@ mod tests {
 
     #[test]
     fn exact_values_override_and_percentiles_stay_inside() {
-        let c = class_from_buckets("f", "c", &[(1000, 10), (2000, 80), (9000, 10)], Exact { min: Some(1200), max: Some(8500), mean: Some(2500.5), resolution: 1000, ..Default::default() }).unwrap();
+        let c = class_from_buckets(
+            "f",
+            "c",
+            &[(1000, 10), (2000, 80), (9000, 10)],
+            Exact { min: Some(1200), max: Some(8500), mean: Some(2500.5), resolution: 1000, ..Default::default() },
+        )
+        .unwrap();
         let s = c.summary;
         assert_eq!((s.count, s.min, s.max, s.mean), (100, 1200, 8500, 2500.5));
         assert!(s.p50 >= 1999 && s.p50 <= 2001 && s.p9999 == 8500, "{s:?}");

@@ -9,9 +9,9 @@ use super::{class_from_buckets, num, Exact, ImportError, ImportOptions, Origin, 
 use crate::run::ConfigResult;
 
 pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, ImportError> {
-    let ghz = opts.tsc_ghz.ok_or_else(|| {
-        ImportError::other(file, "tscdeadline_latency prints TSC cycles: give the TSC frequency with --tsc-ghz (e.g. from `dmesg | grep 'tsc: Refined'`)")
-    })?;
+    let ghz = opts
+        .tsc_ghz
+        .ok_or_else(|| ImportError::other(file, "tscdeadline_latency prints TSC cycles: give the TSC frequency with --tsc-ghz (e.g. from `dmesg | grep 'tsc: Refined'`)"))?;
     if !(ghz.is_finite() && ghz > 0.0) {
         return Err(ImportError::other(file, format!("--tsc-ghz {ghz}: expected a frequency > 0")));
     }

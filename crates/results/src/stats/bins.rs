@@ -109,7 +109,11 @@ impl Bins {
     /// Samples at or below `x`, counting a bin wholly when `x ≥ hi` (the CDF at bin edges).
     pub fn count_le(&self, x: u64) -> u64 {
         let i = self.bins.partition_point(|b| b.hi <= x);
-        if i == 0 { 0 } else { self.cum[i - 1] }
+        if i == 0 {
+            0
+        } else {
+            self.cum[i - 1]
+        }
     }
 
     /// Mean and sample standard deviation from bin midpoints.

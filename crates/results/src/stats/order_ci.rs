@@ -81,7 +81,10 @@ pub struct QuantileCi {
 pub enum QuantileInterval {
     Ci(QuantileCi),
     /// `n` samples; at least `needed` are required for this percentile at this confidence.
-    TooFew { n: u64, needed: u64 },
+    TooFew {
+        n: u64,
+        needed: u64,
+    },
 }
 
 impl QuantileInterval {

@@ -23,8 +23,8 @@
 //! A run's percentile already carries its own sampling noise, so the between-run spread includes
 //! it; the ratio estimate is the ratio of the runs' geometric means. Percentiles of runs too short
 //! for them ([`super::order_ci::min_samples`] on the smallest run) get no interval.
-use crate::latency::{LatencyClass, Summary};
 use crate::compare::summary_stat;
+use crate::latency::{LatencyClass, Summary};
 
 use super::bins::Bins;
 use super::order_ci::{min_samples, percentile_of, quantile_ci, QuantileInterval};
@@ -119,7 +119,11 @@ impl Verdict {
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
-    if a == b { 1.0 } else { b / a }
+    if a == b {
+        1.0
+    } else {
+        b / a
+    }
 }
 
 /// Compare statistic `stat` of B against A at confidence `conf`.
@@ -194,7 +198,8 @@ fn between_runs(a: &ClassData, b: &ClassData, stat: &str, conf: Confidence, need
     let (xa, xb) = (vals(a), vals(b));
     let gm = |v: &[f64]| (v.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / v.len() as f64).exp();
     let (ga, gb) = (gm(&xa), gm(&xb));
-    let mut v = Verdict { stat: stat.into(), a: ga, b: gb, ratio: ratio(ga, gb), interval: None, word: Word::NoDifference, basis: Basis::None { reason: String::new() }, needs_samples };
+    let mut v =
+        Verdict { stat: stat.into(), a: ga, b: gb, ratio: ratio(ga, gb), interval: None, word: Word::NoDifference, basis: Basis::None { reason: String::new() }, needs_samples };
     let shortest = a.runs.iter().chain(&b.runs).map(|s| s.count).min().unwrap_or(0);
     if let Some(need) = needs_samples.filter(|&need| shortest < need) {
         v.basis = Basis::None { reason: format!("too few samples: {stat} needs {need} per run at {}, a run has {shortest}", pct(conf)) };

@@ -5,11 +5,7 @@ use results::import::{ImportOptions, LatencyUnit};
 use super::{Expect, Generated, Src};
 
 pub(super) fn opts() -> ImportOptions {
-    ImportOptions {
-        tsc_ghz: Some(2.0),
-        board: Some("gen-board".into()),
-        ..Default::default()
-    }
+    ImportOptions { tsc_ghz: Some(2.0), board: Some("gen-board".into()), ..Default::default() }
 }
 
 /// Samples as sorted (value, count) buckets with values in 0..=vmax, total count in 1..=nmax.
@@ -30,9 +26,7 @@ pub(super) fn stats(b: &[(u64, u64)]) -> (u64, u64, u64, f64) {
 
 pub(super) fn fio(s: &mut Src) -> Generated {
     let jobs = s.range(1, 3) as usize;
-    let names: Vec<&str> = (0..jobs)
-        .map(|_| ["randread", "seq", "randread"][s.below(3) as usize])
-        .collect();
+    let names: Vec<&str> = (0..jobs).map(|_| ["randread", "seq", "randread"][s.below(3) as usize]).collect();
     let plus = s.below(2) == 0;
     let mutation = s.below(6);
     let mut expect = Vec::new();
@@ -40,14 +34,7 @@ pub(super) fn fio(s: &mut Src) -> Generated {
     for (j, name) in names.iter().enumerate() {
         let b = buckets(s, 2_000_000, 1000);
         let (n, min, max, mut mean) = stats(&b);
-        let config = if names.iter().filter(|x| *x == name).count() > 1 {
-            format!(
-                "{name}.job{}",
-                names[..j].iter().filter(|x| *x == name).count()
-            )
-        } else {
-            name.to_string()
-        };
+        let config = if names.iter().filter(|x| *x == name).count() > 1 { format!("{name}.job{}", names[..j].iter().filter(|x| *x == name).count()) } else { name.to_string() };
         expect.push((format!("{config}/io"), n, min, max));
         let mut count = n;
         if j == 0 && mutation == 1 {
@@ -57,13 +44,7 @@ pub(super) fn fio(s: &mut Src) -> Generated {
             count += 1;
         }
         let hist = if plus {
-            format!(
-                "\"bins\": {{{}}}",
-                b.iter()
-                    .map(|(v, c)| format!("\"{v}\": {c}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            format!("\"bins\": {{{}}}", b.iter().map(|(v, c)| format!("\"{v}\": {c}")).collect::<Vec<_>>().join(", "))
         } else {
             // fio's printed percentiles: the value at each rank
             let at = |p: f64| {
@@ -76,28 +57,14 @@ pub(super) fn fio(s: &mut Src) -> Generated {
                     })
                     .map_or(max, |x| x.0)
             };
-            format!(
-                "\"percentile\": {{{}}}",
-                [1.0, 50.0, 90.0, 99.0, 99.9]
-                    .iter()
-                    .map(|p| format!("\"{p:.6}\": {}", at(*p)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            format!("\"percentile\": {{{}}}", [1.0, 50.0, 90.0, 99.0, 99.9].iter().map(|p| format!("\"{p:.6}\": {}", at(*p))).collect::<Vec<_>>().join(", "))
         };
         js.push(format!(
             "{{\"jobname\": \"{name}\", \"groupid\": 0, \"job options\": {{\"rw\": \"randread\"}}, \"read\": {{\"iops\": 1000.5, \"bw_bytes\": 4096000, \"clat_ns\": {{\"min\": {min}, \"max\": {max}, \"mean\": {mean}, \"N\": {count}, {hist}}}}}, \"write\": {{\"clat_ns\": {{\"N\": 0}}}}}}"
         ));
     }
-    let dup = if mutation == 3 {
-        "\"fio version\": \"fio-3.33\", "
-    } else {
-        ""
-    };
-    let mut text = format!(
-        "{{\"fio version\": \"fio-3.33\", {dup}\"hostname\": \"gen\", \"jobs\": [\n{}\n]}}\n",
-        js.join(",\n")
-    );
+    let dup = if mutation == 3 { "\"fio version\": \"fio-3.33\", " } else { "" };
+    let mut text = format!("{{\"fio version\": \"fio-3.33\", {dup}\"hostname\": \"gen\", \"jobs\": [\n{}\n]}}\n", js.join(",\n"));
     if mutation == 4 {
         text.push_str("{\"fio version\": \"fio-3.33\", \"jobs\": []}\n");
     }
@@ -108,12 +75,7 @@ pub(super) fn fio(s: &mut Src) -> Generated {
         4 => Expect::Refused("one complete fio JSON document"),
         _ => Expect::Ok(expect),
     };
-    Generated {
-        name: "gen-fio.json".into(),
-        text,
-        opts: opts(),
-        expect,
-    }
+    Generated { name: "gen-fio.json".into(), text, opts: opts(), expect }
 }
 
 pub(super) fn class_name(one: bool, t: usize) -> String {
@@ -138,17 +100,9 @@ pub(super) fn cyclictest_json(s: &mut Src) -> Generated {
         if in_hist.is_empty() {
             // no percentile: the class is summary figures only
         } else {
-            expect.push((
-                format!("cyclictest/{}", class_name(threads == 1, t)),
-                n,
-                min * scale,
-                max * scale,
-            ));
+            expect.push((format!("cyclictest/{}", class_name(threads == 1, t)), n, min * scale, max * scale));
         }
-        let mut hist: Vec<String> = in_hist
-            .iter()
-            .map(|(v, c)| format!("\"{v}\": {c}"))
-            .collect();
+        let mut hist: Vec<String> = in_hist.iter().map(|(v, c)| format!("\"{v}\": {c}")).collect();
         if t == 0 && mutation == 1 {
             avg = (max + 5) as f64;
         }
@@ -160,11 +114,7 @@ pub(super) fn cyclictest_json(s: &mut Src) -> Generated {
         let cycles = n + u64::from(beyond);
         ts.push(format!("\"{t}\": {{\"histogram\": {{{}}}, \"cycles\": {cycles}, \"min\": {min}, \"max\": {max}, \"avg\": {avg}, \"cpu\": {t}, \"node\": 0}}", hist.join(", ")));
     }
-    let dup = if mutation == 3 {
-        "\"num_threads\": 1, "
-    } else {
-        ""
-    };
+    let dup = if mutation == 3 { "\"num_threads\": 1, " } else { "" };
     let mut text = format!(
         "{{\n\"file_version\": 1,\n\"cmdline:\": \"cyclictest -l 1000 -h {h} -q --json=x.json\",\n\"rt_test_version:\": \"2.40\",\n{dup}\"num_threads\": {threads},\n\"resolution_in_ns\": {},\n\"thread\": {{\n{}\n}}\n}}\n",
         u8::from(ns),
@@ -185,12 +135,7 @@ pub(super) fn cyclictest_json(s: &mut Src) -> Generated {
         5 => Expect::Refused("contradicts"),
         _ => Expect::Ok(expect),
     };
-    Generated {
-        name: "gen-cyclictest.json".into(),
-        text,
-        opts: o,
-        expect,
-    }
+    Generated { name: "gen-cyclictest.json".into(), text, opts: o, expect }
 }
 
 #[allow(clippy::needless_range_loop)]
@@ -210,42 +155,18 @@ pub(super) fn cyclictest_text(s: &mut Src) -> Generated {
             counts[v as usize][t] += c;
         }
         if over < n {
-            expect.push((
-                format!("cyclictest/{}", class_name(threads == 1, t)),
-                n,
-                min * scale,
-                max * scale,
-            ));
+            expect.push((format!("cyclictest/{}", class_name(threads == 1, t)), n, min * scale, max * scale));
         }
-        let avg = if t == 0 && mutation == 1 {
-            max + 5
-        } else {
-            avg as u64
-        };
+        let avg = if t == 0 && mutation == 1 { max + 5 } else { avg as u64 };
         for (k, v) in [n - over, min, avg, max, over].into_iter().enumerate() {
             tail[k].push(format!("{v:05}"));
         }
     }
     let mut text = String::from("# /dev/cpu_dma_latency set to 0us\n# Histogram\n");
     for (i, row) in counts.iter().enumerate() {
-        text += &format!(
-            "{i:06} {}\n",
-            row.iter()
-                .map(|c| format!("{c:06}"))
-                .collect::<Vec<_>>()
-                .join("\t")
-        );
+        text += &format!("{i:06} {}\n", row.iter().map(|c| format!("{c:06}")).collect::<Vec<_>>().join("\t"));
     }
-    for (k, label) in [
-        "# Total:",
-        "# Min Latencies:",
-        "# Avg Latencies:",
-        "# Max Latencies:",
-        "# Histogram Overflows:",
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (k, label) in ["# Total:", "# Min Latencies:", "# Avg Latencies:", "# Max Latencies:", "# Histogram Overflows:"].iter().enumerate() {
         text += &format!("{label} {}\n", tail[k].join(" "));
         if k == 3 && mutation == 2 {
             text += &format!("{label} {}\n", tail[k].join(" "));
@@ -259,12 +180,7 @@ pub(super) fn cyclictest_text(s: &mut Src) -> Generated {
         3 => Expect::Refused("--unit"),
         _ => Expect::Ok(expect),
     };
-    Generated {
-        name: "gen-cyclictest.txt".into(),
-        text,
-        opts: o,
-        expect,
-    }
+    Generated { name: "gen-cyclictest.txt".into(), text, opts: o, expect }
 }
 
 pub(super) fn rtla(s: &mut Src) -> Generated {
@@ -273,9 +189,7 @@ pub(super) fn rtla(s: &mut Src) -> Generated {
     let ns = s.below(2) == 1;
     let scale = if ns { 1 } else { 1000 };
     let mutation = s.below(6);
-    let cols: Vec<String> = (0..cpus)
-        .flat_map(|c| [format!("IRQ-{c:03}"), format!("Thr-{c:03}")])
-        .collect();
+    let cols: Vec<String> = (0..cpus).flat_map(|c| [format!("IRQ-{c:03}"), format!("Thr-{c:03}")]).collect();
     let mut rows = vec![vec![0u64; cols.len()]; entries as usize];
     let (mut expect, mut feet) = (Vec::new(), vec![Vec::new(); 5]);
     for (k, col) in cols.iter().enumerate() {
@@ -286,11 +200,7 @@ pub(super) fn rtla(s: &mut Src) -> Generated {
             rows[v as usize][k] += c;
         }
         let (kind, cpu) = col.split_once('-').unwrap();
-        let class = format!(
-            "{}.cpu{}",
-            if kind == "IRQ" { "irq" } else { "thread" },
-            cpu.parse::<u32>().unwrap()
-        );
+        let class = format!("{}.cpu{}", if kind == "IRQ" { "irq" } else { "thread" }, cpu.parse::<u32>().unwrap());
         if over < n {
             expect.push((format!("timerlat/{class}"), n, min * scale, max * scale));
         }
@@ -311,47 +221,24 @@ pub(super) fn rtla(s: &mut Src) -> Generated {
     if mutation == 3 && cols.len() > 1 {
         header[1] = header[0].clone();
     }
-    let unit = if ns {
-        "nanoseconds (ns)"
-    } else {
-        "microseconds (us)"
-    };
-    let mut text = format!(
-        "# RTLA timerlat histogram\n# Time unit is {unit}\n# Duration:   0 00:00:10\nIndex   {}\n",
-        header.join("   ")
-    );
+    let unit = if ns { "nanoseconds (ns)" } else { "microseconds (us)" };
+    let mut text = format!("# RTLA timerlat histogram\n# Time unit is {unit}\n# Duration:   0 00:00:10\nIndex   {}\n", header.join("   "));
     for (i, r) in rows.iter().enumerate() {
         if r.iter().any(|c| *c > 0) {
-            text += &format!(
-                "{i:<7} {}\n",
-                r.iter()
-                    .map(|c| format!("{c:>8}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            );
+            text += &format!("{i:<7} {}\n", r.iter().map(|c| format!("{c:>8}")).collect::<Vec<_>>().join(" "));
         }
     }
-    for (i, f) in ["over:", "count:", "min:", "avg:", "max:"]
-        .iter()
-        .enumerate()
-    {
+    for (i, f) in ["over:", "count:", "min:", "avg:", "max:"].iter().enumerate() {
         text += &format!("{f:<7} {}\n", feet[i].join(" "));
     }
     let expect = match mutation {
         1 => Expect::Refused("within min and max"),
-        2 if feet[2][0].parse::<u64>().unwrap() > feet[4][0].parse::<u64>().unwrap() => {
-            Expect::Refused("min ≤ max")
-        }
+        2 if feet[2][0].parse::<u64>().unwrap() > feet[4][0].parse::<u64>().unwrap() => Expect::Refused("min ≤ max"),
         2 => Expect::Refused("truncated"),
         3 if cols.len() > 1 => Expect::Refused("twice"),
         _ => Expect::Ok(expect),
     };
-    Generated {
-        name: "gen-rtla.txt".into(),
-        text,
-        opts: opts(),
-        expect,
-    }
+    Generated { name: "gen-rtla.txt".into(), text, opts: opts(), expect }
 }
 
 pub(super) fn tscdeadline(s: &mut Src) -> Generated {
@@ -375,34 +262,15 @@ pub(super) fn tscdeadline(s: &mut Src) -> Generated {
     } else if mutation == 2 {
         Expect::Refused("within 13 days")
     } else {
-        Expect::Ok(vec![(
-            "tscdeadline_latency/timer".into(),
-            n,
-            v.iter().map(|c| ns(*c)).min().unwrap(),
-            v.iter().map(|c| ns(*c)).max().unwrap(),
-        )])
+        Expect::Ok(vec![("tscdeadline_latency/timer".into(), n, v.iter().map(|c| ns(*c)).min().unwrap(), v.iter().map(|c| ns(*c)).max().unwrap())])
     };
-    Generated {
-        name: "gen-tsc.txt".into(),
-        text,
-        opts: opts(),
-        expect,
-    }
+    Generated { name: "gen-tsc.txt".into(), text, opts: opts(), expect }
 }
 
 pub(super) fn ipi(s: &mut Src) -> Generated {
     let mutation = s.below(5);
     let mut text = String::from("[    3.1] ipi_benchmark: loading\n");
-    for (i, row) in [
-        "Dry-run",
-        "Self-IPI",
-        "Normal IPI",
-        "Broadcast IPI",
-        "Broadcast lock",
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (i, row) in ["Dry-run", "Self-IPI", "Normal IPI", "Broadcast IPI", "Broadcast lock"].iter().enumerate() {
         let (d, t) = (s.below(1 << 20), s.below(1 << 24));
         let t = if i == 2 && mutation == 1 {
             "inf".to_string()
@@ -421,12 +289,7 @@ pub(super) fn ipi(s: &mut Src) -> Generated {
         3 => Expect::Refused("a second one"),
         _ => Expect::Ok(vec![]),
     };
-    Generated {
-        name: "gen-ipi.log".into(),
-        text,
-        opts: opts(),
-        expect,
-    }
+    Generated { name: "gen-ipi.log".into(), text, opts: opts(), expect }
 }
 
 pub(super) fn tbm(s: &mut Src) -> Generated {
@@ -451,12 +314,7 @@ pub(super) fn tbm(s: &mut Src) -> Generated {
         3 => Expect::Refused("min ≤ warm_max ≤ max"),
         _ => Expect::Ok(vec![]),
     };
-    Generated {
-        name: "gen-tbm.txt".into(),
-        text,
-        opts: opts(),
-        expect,
-    }
+    Generated { name: "gen-tbm.txt".into(), text, opts: opts(), expect }
 }
 
 /// A `@irqlab v1` record with its checksum.
@@ -484,16 +342,8 @@ pub(super) fn console(s: &mut Src) -> Generated {
     }
     let (min, max) = (*ticks.iter().min().unwrap(), *ticks.iter().max().unwrap());
     let avg = (ticks.iter().map(|&x| x as u128).sum::<u128>() / n as u128) as u64;
-    let wm = ticks
-        .iter()
-        .skip(warmup as usize)
-        .max()
-        .copied()
-        .unwrap_or(0);
-    text += &rec(&format!(
-        "{} sum timer n={n} avg={avg} min={min} max={max} warm_max={wm}",
-        n + 1
-    ));
+    let wm = ticks.iter().skip(warmup as usize).max().copied().unwrap_or(0);
+    text += &rec(&format!("{} sum timer n={n} avg={avg} min={min} max={max} warm_max={wm}", n + 1));
     text += &rec(&format!("{} end samples={n} lost=0 spurious=0", n + 2));
     if mutation == 3 {
         text = text.replacen(" t 0 ", " t 0 1", 1);
@@ -504,10 +354,5 @@ pub(super) fn console(s: &mut Src) -> Generated {
         3 => Expect::Refused("checksum"),
         _ => Expect::Ok(vec![]),
     };
-    Generated {
-        name: "gen-console.log".into(),
-        text,
-        opts: opts(),
-        expect,
-    }
+    Generated { name: "gen-console.log".into(), text, opts: opts(), expect }
 }

@@ -56,16 +56,7 @@ pub struct Generated {
 
 /// Formats with a generator (every import format but `irqlab`, whose reader the `result`
 /// fuzz target covers).
-pub const FORMATS: [&str; 8] = [
-    "fio",
-    "cyclictest",
-    "cyclictest-text",
-    "rtla-timerlat",
-    "tscdeadline",
-    "ipi-bench",
-    "tbm",
-    "bench-console",
-];
+pub const FORMATS: [&str; 8] = ["fio", "cyclictest", "cyclictest-text", "rtla-timerlat", "tscdeadline", "ipi-bench", "tbm", "bench-console"];
 
 /// The `irqlab import` format of a generator name.
 pub fn format_of(g: &str) -> &str {
@@ -95,76 +86,34 @@ pub fn generate(which: &str, s: &mut Src) -> Generated {
 
 /// Imports `g` and checks it did what it says; `Err` describes the disagreement.
 pub fn check(which: &str, g: &Generated) -> Result<(), String> {
-    let r = results::import::import_files(
-        format_of(which),
-        &[(g.name.clone(), g.text.clone())],
-        &g.opts,
-        "gen",
-    );
+    let r = results::import::import_files(format_of(which), &[(g.name.clone(), g.text.clone())], &g.opts, "gen");
     match (&g.expect, r) {
-        (Expect::Refused(says), Ok(_)) => Err(format!(
-            "{which}: imported a file that should be refused ({says}):\n{}",
-            g.text
-        )),
+        (Expect::Refused(says), Ok(_)) => Err(format!("{which}: imported a file that should be refused ({says}):\n{}", g.text)),
         (Expect::Refused(says), Err(e)) => {
             let e = e.to_string();
             if e.contains(&g.name) && e.contains(says) {
                 Ok(())
             } else {
-                Err(format!(
-                    "{which}: refused, but not for `{says}` or without the file: {e}\n{}",
-                    g.text
-                ))
+                Err(format!("{which}: refused, but not for `{says}` or without the file: {e}\n{}", g.text))
             }
         }
         (Expect::Ok(_), Err(e)) => Err(format!("{which}: refused a valid file: {e}\n{}", g.text)),
         (Expect::Ok(want), Ok(r)) => {
             for (path, n, min, max) in want {
                 let (config, class) = path.split_once('/').unwrap();
-                let c = r
-                    .configs
-                    .iter()
-                    .find(|c| c.name == config)
-                    .ok_or_else(|| format!("{which}: no configuration {config}\n{}", g.text))?;
-                let s = &c
-                    .classes
-                    .get(class)
-                    .ok_or_else(|| {
-                        format!(
-                            "{which}: no class {path}: {:?}\n{}",
-                            c.classes.keys(),
-                            g.text
-                        )
-                    })?
-                    .summary;
+                let c = r.configs.iter().find(|c| c.name == config).ok_or_else(|| format!("{which}: no configuration {config}\n{}", g.text))?;
+                let s = &c.classes.get(class).ok_or_else(|| format!("{which}: no class {path}: {:?}\n{}", c.classes.keys(), g.text))?.summary;
                 if (s.count, s.min, s.max) != (*n, *min, *max) {
-                    return Err(format!(
-                        "{which}: {path}: count/min/max {:?}, generated {:?}\n{}",
-                        (s.count, s.min, s.max),
-                        (n, min, max),
-                        g.text
-                    ));
+                    return Err(format!("{which}: {path}: count/min/max {:?}, generated {:?}\n{}", (s.count, s.min, s.max), (n, min, max), g.text));
                 }
                 let ps = [s.p50, s.p90, s.p99, s.p999, s.p9999];
-                if ps.iter().any(|p| *p < s.min || *p > s.max) || ps.windows(2).any(|w| w[0] > w[1])
-                {
-                    return Err(format!(
-                        "{which}: {path}: percentiles {ps:?} outside [{}, {}] or out of order",
-                        s.min, s.max
-                    ));
+                if ps.iter().any(|p| *p < s.min || *p > s.max) || ps.windows(2).any(|w| w[0] > w[1]) {
+                    return Err(format!("{which}: {path}: percentiles {ps:?} outside [{}, {}] or out of order", s.min, s.max));
                 }
             }
-            let classes: usize = r
-                .configs
-                .iter()
-                .map(|c| c.classes.keys().filter(|k| !k.ends_with("_early")).count())
-                .sum();
+            let classes: usize = r.configs.iter().map(|c| c.classes.keys().filter(|k| !k.ends_with("_early")).count()).sum();
             if !want.is_empty() && classes != want.len() {
-                return Err(format!(
-                    "{which}: {classes} classes, generated {}\n{}",
-                    want.len(),
-                    g.text
-                ));
+                return Err(format!("{which}: {classes} classes, generated {}\n{}", want.len(), g.text));
             }
             Ok(())
         }

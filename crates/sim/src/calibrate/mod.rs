@@ -107,12 +107,7 @@ pub fn same_host(ms: &[Measured]) -> Result<String, CalibrateError> {
         }
         let differs = HOST_KEYS.iter().any(|k| m.result.meta.platform.get(*k) != first.result.meta.platform.get(*k));
         if differs {
-            return Err(CalibrateError::MixedHosts {
-                a_file: first.file.clone(),
-                a_host: host_identity(&first.result),
-                b_file: m.file.clone(),
-                b_host: host_identity(&m.result),
-            });
+            return Err(CalibrateError::MixedHosts { a_file: first.file.clone(), a_host: host_identity(&first.result), b_file: m.file.clone(), b_host: host_identity(&m.result) });
         }
     }
     Ok(host_identity(&first.result))
@@ -223,10 +218,7 @@ pub fn plan(base: &Scenario, ms: &[Measured], train: &[String], fit_samples: u64
                 let name = c.name.clone();
                 paired.push((p, name));
             }
-            None => skipped.push(format!(
-                "{} `{}` class {}: no configuration of {} has {} with that class",
-                p.file, p.config, p.class, base.name, show_form(&p.form)
-            )),
+            None => skipped.push(format!("{} `{}` class {}: no configuration of {} has {} with that class", p.file, p.config, p.class, base.name, show_form(&p.form))),
         }
     }
     if paired.is_empty() {
@@ -280,8 +272,7 @@ const EXERCISED: f64 = 1e-3;
 pub fn choose_free(sc: &Scenario, train: &[String], paths: &[(MeasuredPath, String)]) -> Result<FreeChoice, CalibrateError> {
     let platform = sc.platform(&sc.doc)?;
     let base = outcomes(sc)?;
-    let candidates: Vec<&String> =
-        platform.costs.iter().filter(|(_, c)| matches!(c.basis, Basis::Guess | Basis::Derived)).map(|(k, _)| k).collect();
+    let candidates: Vec<&String> = platform.costs.iter().filter(|(_, c)| matches!(c.basis, Basis::Guess | Basis::Derived)).map(|(k, _)| k).collect();
     // effect[c][i]: relative change of reference i when cost c is scaled.
     let mut effect: Vec<Vec<f64>> = Vec::new();
     for name in &candidates {
@@ -301,9 +292,7 @@ pub fn choose_free(sc: &Scenario, train: &[String], paths: &[(MeasuredPath, Stri
     let mut choice = FreeChoice::default();
     for t in train {
         let score = |c: usize| -> f64 { base.iter().enumerate().filter(|(_, r)| path_of(r) == Some(t.as_str())).map(|(i, _)| effect[c][i]).sum() };
-        let best = (0..candidates.len())
-            .filter(|&c| !choice.chosen.contains(candidates[c]) && score(c) > EXERCISED)
-            .max_by(|&a, &b| score(a).total_cmp(&score(b)));
+        let best = (0..candidates.len()).filter(|&c| !choice.chosen.contains(candidates[c]) && score(c) > EXERCISED).max_by(|&a, &b| score(a).total_cmp(&score(b)));
         if let Some(c) = best {
             choice.chosen.push(candidates[c].clone());
         }
@@ -349,11 +338,7 @@ pub fn fit_restarting(sc: &Scenario, names: &[String], max_iters: u64, loo: bool
 /// of the scenario as it is, every reference a prediction.
 pub fn no_fit(sc: &Scenario) -> Result<FitReport, CalibrateError> {
     let outcomes = outcomes(sc)?;
-    let objective = outcomes
-        .iter()
-        .filter(|r| r.role == ReferenceRole::Fit)
-        .filter_map(|r| r.model.map(|m| ((m - r.published) / r.published).powi(2)))
-        .sum();
+    let objective = outcomes.iter().filter(|r| r.role == ReferenceRole::Fit).filter_map(|r| r.model.map(|m| ((m - r.published) / r.published).powi(2))).sum();
     Ok(FitReport { free: Vec::new(), fit: FitRun { factors: Vec::new(), objective, evaluations: 1 }, outcomes, leave_one_out: Vec::new() })
 }
 
@@ -397,10 +382,12 @@ pub fn compare(paths: &[MeasuredPath], predicted: &[RunResult]) -> Vec<Compariso
             measured: (p.p50, p.p99),
             predicted: predicted
                 .iter()
-                .map(|r| model_config(r, &p.form, &p.class).map(|c| {
-                    let s = &c.classes[&p.class].summary;
-                    (s.p50 as f64, s.p99 as f64)
-                }))
+                .map(|r| {
+                    model_config(r, &p.form, &p.class).map(|c| {
+                        let s = &c.classes[&p.class].summary;
+                        (s.p50 as f64, s.p99 as f64)
+                    })
+                })
                 .collect(),
         })
         .collect()

@@ -75,7 +75,13 @@ impl Source {
                     .iter()
                     .enumerate()
                     .map(|(i, (k, c))| {
-                        let sign = if *k < 0.0 { " − " } else if i > 0 { " + " } else { "" };
+                        let sign = if *k < 0.0 {
+                            " − "
+                        } else if i > 0 {
+                            " + "
+                        } else {
+                            ""
+                        };
                         let m = if k.abs() != 1.0 { format!("{}·", k.abs()) } else { String::new() };
                         format!("{sign}{m}`{c}`")
                     })
@@ -118,15 +124,105 @@ pub const CHECKS: &[(&str, &str)] = &[
 /// `guest_ring0_insn` steps are the guest's own instructions, counted from bench.S
 /// (models/kvm_x86/paths.rs `guest`); a step whose cost is another path is that whole path.
 pub const PATHS: &[(&str, &[(&str, &str, f64)])] = &[
-    ("timer-hlt", &[("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop (kvm_vcpu_halt)", "poll_wake", 1.0), ("vcpu_enter_guest, inject (kvm_inject_pending_timer_irqs)", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("timer-hlt-poll0", &[("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry", 1.0), ("kvm_vcpu_kick → kvm_vcpu_wake_up of the blocked thread (halt_poll_ns 0)", "block_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("timer-busy", &[("the hrtimer fires on the running vCPU's CPU: external-interrupt exit", "vmexit_roundtrip", 1.0), ("hrtimer lateness (handle_external_interrupt_irqoff → apic_timer_expired)", "handle_host_timer_irq", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("device-irqfd", &[("eventfd write → irqfd_wakeup → kvm_set_msi (inline)", "eventfd_signal", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("device-msi", &[("KVM_SIGNAL_MSI → kvm_send_userspace_msi → kvm_set_msi", "ioctl_signal_msi", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("device-line", &[("KVM_IRQ_LINE → kvm_set_irq", "ioctl_irq_line", 1.0), ("kvm_ioapic_set_irq → ioapic_service → kvm_irq_delivery_to_apic", "ioapic_route", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("device-level", &[("eventfd write → irqfd_wakeup: an IOAPIC route cannot inject in atomic context", "eventfd_signal", 1.0), ("schedule_work → a kworker runs irqfd_inject → kvm_set_irq", "irqfd_inject_work", 1.0), ("kvm_ioapic_set_irq → ioapic_service", "ioapic_route", 1.0), ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("ipi-oneway", &[("sender: rdtsc … wrmsr set-up (7)", "guest_ring0_insn", 7.0), ("ICR write exit", "vmexit_roundtrip", 1.0), ("kvm_x2apic_icr_write → kvm_apic_send_ipi → __apic_accept_irq", "handle_icr_write", 1.0), ("target on the other host CPU: kvm_vcpu_kick → smp_send_reschedule", "cross_cpu_wake", 1.0), ("target: woken from its halt", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
-    ("ipi-roundtrip", &[("the one-way path", "ipi-oneway", 1.0), ("target: reply set-up (8)", "guest_ring0_insn", 8.0), ("reply ICR write exit", "vmexit_roundtrip", 1.0), ("kvm_apic_send_ipi back", "handle_icr_write", 1.0), ("sender on the other host CPU: reschedule IPI", "cross_cpu_wake", 1.0), ("sender: woken from its halt", "poll_wake", 1.0), ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0), ("guest interrupt entry", "guest_irq_entry", 1.0), ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0)]),
+    (
+        "timer-hlt",
+        &[
+            ("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry", 1.0),
+            ("kvm_vcpu_kick seen by the halt-poll loop (kvm_vcpu_halt)", "poll_wake", 1.0),
+            ("vcpu_enter_guest, inject (kvm_inject_pending_timer_irqs)", "vm_entry_inject", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
+    (
+        "timer-hlt-poll0",
+        &[
+            ("apic_timer_fn → apic_timer_expired: the hrtimer fires late", "hrtimer_expiry", 1.0),
+            ("kvm_vcpu_kick → kvm_vcpu_wake_up of the blocked thread (halt_poll_ns 0)", "block_wake", 1.0),
+            ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
+    (
+        "timer-busy",
+        &[
+            ("the hrtimer fires on the running vCPU's CPU: external-interrupt exit", "vmexit_roundtrip", 1.0),
+            ("hrtimer lateness (handle_external_interrupt_irqoff → apic_timer_expired)", "handle_host_timer_irq", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
+    (
+        "device-irqfd",
+        &[
+            ("eventfd write → irqfd_wakeup → kvm_set_msi (inline)", "eventfd_signal", 1.0),
+            ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0),
+            ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
+    (
+        "device-msi",
+        &[
+            ("KVM_SIGNAL_MSI → kvm_send_userspace_msi → kvm_set_msi", "ioctl_signal_msi", 1.0),
+            ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0),
+            ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
+    (
+        "device-line",
+        &[
+            ("KVM_IRQ_LINE → kvm_set_irq", "ioctl_irq_line", 1.0),
+            ("kvm_ioapic_set_irq → ioapic_service → kvm_irq_delivery_to_apic", "ioapic_route", 1.0),
+            ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0),
+            ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
+    (
+        "device-level",
+        &[
+            ("eventfd write → irqfd_wakeup: an IOAPIC route cannot inject in atomic context", "eventfd_signal", 1.0),
+            ("schedule_work → a kworker runs irqfd_inject → kvm_set_irq", "irqfd_inject_work", 1.0),
+            ("kvm_ioapic_set_irq → ioapic_service", "ioapic_route", 1.0),
+            ("kvm_vcpu_kick seen by the halt-poll loop", "poll_wake", 1.0),
+            ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
+    (
+        "ipi-oneway",
+        &[
+            ("sender: rdtsc … wrmsr set-up (7)", "guest_ring0_insn", 7.0),
+            ("ICR write exit", "vmexit_roundtrip", 1.0),
+            ("kvm_x2apic_icr_write → kvm_apic_send_ipi → __apic_accept_irq", "handle_icr_write", 1.0),
+            ("target on the other host CPU: kvm_vcpu_kick → smp_send_reschedule", "cross_cpu_wake", 1.0),
+            ("target: woken from its halt", "poll_wake", 1.0),
+            ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
+    (
+        "ipi-roundtrip",
+        &[
+            ("the one-way path", "ipi-oneway", 1.0),
+            ("target: reply set-up (8)", "guest_ring0_insn", 8.0),
+            ("reply ICR write exit", "vmexit_roundtrip", 1.0),
+            ("kvm_apic_send_ipi back", "handle_icr_write", 1.0),
+            ("sender on the other host CPU: reschedule IPI", "cross_cpu_wake", 1.0),
+            ("sender: woken from its halt", "poll_wake", 1.0),
+            ("vcpu_enter_guest, inject", "vm_entry_inject", 1.0),
+            ("guest interrupt entry", "guest_irq_entry", 1.0),
+            ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),
+        ],
+    ),
 ];
 
 /// One primitive's measured distribution.
@@ -320,7 +416,8 @@ pub fn composition_text() -> String {
         for (step, cost, n) in steps.iter() {
             let cost_n = if *n != 1.0 { format!("{n} × {cost}") } else { cost.to_string() };
             let from = MAPPING.iter().find(|m| m.0 == *cost).map(|m| format!("primitive {}", m.1.describe()));
-            let from = from.unwrap_or_else(|| if PATHS.iter().any(|(p, _)| p == cost) { "the path above".into() } else { "profile (free: fitted on training paths if chosen)".into() });
+            let from =
+                from.unwrap_or_else(|| if PATHS.iter().any(|(p, _)| p == cost) { "the path above".into() } else { "profile (free: fitted on training paths if chosen)".into() });
             s.push_str(&format!("    ⊕ {cost_n:<24} {step}  ← {from}\n"));
         }
     }

@@ -24,12 +24,8 @@ pub struct Provenance<'a> {
 
 /// The base profile's text and a name for it (the shipped name or the file path).
 pub fn base_profile_text(sc: &Scenario) -> Result<(String, String), CalibrateError> {
-    let profile = sc
-        .doc
-        .get("platform")
-        .and_then(|p| p.get("profile"))
-        .and_then(|p| p.as_str())
-        .ok_or_else(|| CalibrateError::Profile(format!("{}: no `platform.profile`", sc.file)))?;
+    let profile =
+        sc.doc.get("platform").and_then(|p| p.get("profile")).and_then(|p| p.as_str()).ok_or_else(|| CalibrateError::Profile(format!("{}: no `platform.profile`", sc.file)))?;
     if profile.ends_with(".toml") {
         let path = sc.dir.as_ref().map(|d| d.join(profile)).unwrap_or_else(|| PathBuf::from(profile));
         let text = std::fs::read_to_string(&path).map_err(|e| CalibrateError::Profile(format!("{}: {e}", path.display())))?;
@@ -43,7 +39,11 @@ pub fn base_profile_text(sc: &Scenario) -> Result<(String, String), CalibrateErr
 }
 
 fn short(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.into() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
+    if s.chars().count() <= n {
+        s.into()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
 }
 
 fn table_mut<'a>(t: &'a mut toml::Table, k: &str) -> &'a mut toml::Table {
@@ -96,7 +96,11 @@ pub fn calibrated_profile(sc: &Scenario, rep: &FitReport, prov: &Provenance) -> 
         "# Calibrated platform profile, written by: {}\n# Base: {base_name}. Host: {}.\n# Measured results: {files}\n# Fitted (basis = \"measured\"): {}; training paths: {}.\n",
         prov.command,
         prov.host,
-        if rep.free.is_empty() { "nothing (the measured paths' costs come from primitives, in [costs.*] with their files)".to_string() } else { rep.free.iter().map(|f| f.key()).collect::<Vec<_>>().join(", ") },
+        if rep.free.is_empty() {
+            "nothing (the measured paths' costs come from primitives, in [costs.*] with their files)".to_string()
+        } else {
+            rep.free.iter().map(|f| f.key()).collect::<Vec<_>>().join(", ")
+        },
         prov.train.join(", ")
     );
     for u in prov.unidentified {

@@ -91,7 +91,15 @@ mod tests {
 
     #[test]
     fn measured_and_model_forms_pair() {
-        let m = measured(&[("bench", "timer"), ("wait", "hlt"), ("halt_poll_ns", "host default"), ("period_us", "77"), ("samples", "300"), ("vcpus", "1"), ("disable_hlt_exits", "false")]);
+        let m = measured(&[
+            ("bench", "timer"),
+            ("wait", "hlt"),
+            ("halt_poll_ns", "host default"),
+            ("period_us", "77"),
+            ("samples", "300"),
+            ("vcpus", "1"),
+            ("disable_hlt_exits", "false"),
+        ]);
         let mut s = ConfigResult::new("timer hlt");
         s.notes.push("irqlab run form: bench=timer wait=hlt period_us=77 samples=2000 vcpus=1 halt_poll_ns=200000".into());
         assert_eq!(measured_form(&m, &host()).unwrap(), model_form(&s).unwrap());

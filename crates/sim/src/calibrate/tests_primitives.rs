@@ -29,10 +29,7 @@ fn prim(median: f64) -> Prim {
 }
 
 fn synthetic(scale: Option<(&str, f64)>) -> Primitives {
-    let prims = MEDIANS
-        .iter()
-        .map(|(n, m)| (n.to_string(), prim(if scale.is_some_and(|s| s.0 == *n) { m * scale.unwrap().1 } else { *m })))
-        .collect();
+    let prims = MEDIANS.iter().map(|(n, m)| (n.to_string(), prim(if scale.is_some_and(|s| s.0 == *n) { m * scale.unwrap().1 } else { *m }))).collect();
     Primitives { file: "synthetic.json".into(), host: "test host".into(), prims }
 }
 
@@ -59,7 +56,10 @@ fn p50s(p: &Primitives) -> BTreeMap<&'static str, f64> {
     // to the idle times (hyp/halt_poll.rs decides poll or block per halt).
     sc.apply_sets(&[
         ("workload.samples".into(), toml::Value::Integer(1000)),
-        ("platform.params.host_halt_poll_ns".into(), toml::from_str::<toml::Table>("v = { value = 10000000, source = \"test: a window above every idle time\", basis = \"guess\" }").unwrap()["v"].clone()),
+        (
+            "platform.params.host_halt_poll_ns".into(),
+            toml::from_str::<toml::Table>("v = { value = 10000000, source = \"test: a window above every idle time\", basis = \"guess\" }").unwrap()["v"].clone(),
+        ),
     ])
     .unwrap();
     let r: RunResult = run_whole(&p.apply(&sc).unwrap()).unwrap();
@@ -76,7 +76,11 @@ fn p50s(p: &Primitives) -> BTreeMap<&'static str, f64> {
 #[test]
 fn the_synthetic_set_covers_every_primitive_a_cost_reads() {
     let have: Vec<&str> = MEDIANS.iter().map(|m| m.0).collect();
-    assert_eq!(needed(), { let mut h = have.clone(); h.sort_unstable(); h });
+    assert_eq!(needed(), {
+        let mut h = have.clone();
+        h.sort_unstable();
+        h
+    });
     assert_eq!(PATHS.len(), 9, "the nine measured paths");
     // The halted paths' own instructions cancel against the wake-up that contains them.
     assert_eq!(dependence("device-irqfd").get("guest_insn"), Some(&0.0));

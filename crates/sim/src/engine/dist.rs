@@ -12,16 +12,30 @@ const Z99: f64 = 2.326_347_874_040_841;
 /// A distribution of durations, parameters in nanoseconds.
 #[derive(Clone, PartialEq)]
 pub enum CostDist {
-    Constant { ns: f64 },
-    Uniform { min_ns: f64, max_ns: f64 },
+    Constant {
+        ns: f64,
+    },
+    Uniform {
+        min_ns: f64,
+        max_ns: f64,
+    },
     /// Normal, values below zero are clipped to zero.
-    Normal { mean_ns: f64, sd_ns: f64 },
+    Normal {
+        mean_ns: f64,
+        sd_ns: f64,
+    },
     /// Lognormal with the given median and 99th percentile (mu = ln median, sigma from p99).
     /// `sigma` is derived from the other two once, at construction ([`CostDist::lognormal`]),
     /// so that a draw costs one `exp` and no `ln`.
-    LogNormal { median_ns: f64, p99_ns: f64, sigma: f64 },
+    LogNormal {
+        median_ns: f64,
+        p99_ns: f64,
+        sigma: f64,
+    },
     /// Resample uniformly from the listed values.
-    Empirical { values_ns: Vec<f64> },
+    Empirical {
+        values_ns: Vec<f64>,
+    },
 }
 
 /// Why a distribution's parameters are impossible.

@@ -109,10 +109,30 @@ mod tests {
     #[test]
     fn same_seed_same_stream_and_names_independent() {
         let s = RngStreams::new(42);
-        let a: Vec<u64> = (0..4).map({ let mut r = s.stream("dev"); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = s.stream("dev"); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = s.stream("vcpu0"); move |_| r.next_u64() }).collect();
-        let d: Vec<u64> = (0..4).map({ let mut r = RngStreams::new(43).stream("dev"); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("dev");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("dev");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("vcpu0");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let d: Vec<u64> = (0..4)
+            .map({
+                let mut r = RngStreams::new(43).stream("dev");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

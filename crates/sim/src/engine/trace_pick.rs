@@ -45,11 +45,7 @@ impl TracePick {
         for part in s.split(',') {
             match part.trim().parse::<u64>() {
                 Ok(r) => rounds.push(r),
-                _ => {
-                    return Err(format!(
-                        "`{s}`: expected first, slowest, a percentile (p50, p99, p99.9) or round numbers from 0 (e.g. 0,17,250)"
-                    ))
-                }
+                _ => return Err(format!("`{s}`: expected first, slowest, a percentile (p50, p99, p99.9) or round numbers from 0 (e.g. 0,17,250)")),
             }
         }
         rounds.sort_unstable();

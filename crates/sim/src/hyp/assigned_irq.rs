@@ -116,17 +116,7 @@ pub struct AssignedIrq {
 impl AssignedIrq {
     /// `pintid` routed to the guest as `vintid`; `lrs` list registers (GIC-400: 4).
     pub fn new(path: IrqPath, pintid: u32, vintid: u32, gic: GicVersion, lrs: usize) -> AssignedIrq {
-        AssignedIrq {
-            path,
-            pintid,
-            vintid,
-            line: false,
-            phys: PhysState::Inactive,
-            masked: false,
-            virt_line: false,
-            lrs: LrFile::new(gic, lrs),
-            counts: Counts::default(),
-        }
+        AssignedIrq { path, pintid, vintid, line: false, phys: PhysState::Inactive, masked: false, virt_line: false, lrs: LrFile::new(gic, lrs), counts: Counts::default() }
     }
 
     pub fn phys_state(&self) -> PhysState {
@@ -234,9 +224,7 @@ impl AssignedIrq {
                         self.counts.refires += 1;
                     }
                 }
-                EoiEffect::DeactivatePhysical(p) => {
-                    return Err(AssignedIrqError::Eoi(format!("HW LR carried pINTID {p}, expected {}", self.pintid)))
-                }
+                EoiEffect::DeactivatePhysical(p) => return Err(AssignedIrqError::Eoi(format!("HW LR carried pINTID {p}, expected {}", self.pintid))),
                 EoiEffect::Maintenance(m) if m.eoi => {
                     self.counts.maintenance_exits += 1;
                     out.push(Effect::MaintenanceExit);
@@ -316,20 +304,7 @@ mod tests {
     fn resample_completion_is_an_exit_and_a_mask_unmask() {
         let mut a = irq(IrqPath::Resample);
         let e = one(&mut a, false);
-        assert_eq!(
-            e,
-            vec![
-                PhysFires,
-                HostAck,
-                VfioMask,
-                HostEoi,
-                IrqfdSignal,
-                LrInject { hw: false, eoi_maintenance: true },
-                MaintenanceExit,
-                ResampleSignal,
-                VfioUnmask
-            ]
-        );
+        assert_eq!(e, vec![PhysFires, HostAck, VfioMask, HostEoi, IrqfdSignal, LrInject { hw: false, eoi_maintenance: true }, MaintenanceExit, ResampleSignal, VfioUnmask]);
         assert_eq!((a.counts.maintenance_exits, a.counts.vfio_masks, a.counts.vfio_unmasks), (1, 1, 1));
         assert!(!a.masked());
         assert_eq!(a.phys_state(), PhysState::Inactive);

@@ -125,11 +125,7 @@ impl HaltPoll {
         if p.grow == 0 {
             return;
         }
-        let mut v = if p.legacy_grow && self.window_ns == 0 {
-            p.grow_start_ns
-        } else {
-            self.window_ns.saturating_mul(p.grow as u64)
-        };
+        let mut v = if p.legacy_grow && self.window_ns == 0 { p.grow_start_ns } else { self.window_ns.saturating_mul(p.grow as u64) };
         if !p.legacy_grow && v < p.grow_start_ns {
             v = p.grow_start_ns;
         }

@@ -43,11 +43,7 @@ pub fn dispatch(lookup: MpidrLookup, reg: u64, sender: u32, mpidrs: &[u64]) -> D
     if sgi.broadcast {
         // Both versions: kvm_for_each_vcpu, skip the caller.
         let targets = (0..mpidrs.len() as u32).filter(|i| *i != sender).collect();
-        return Dispatch {
-            targets,
-            visited: mpidrs.len() as u32,
-            lookups: 0,
-        };
+        return Dispatch { targets, visited: mpidrs.len() as u32, lookups: 0 };
     }
     match lookup {
         MpidrLookup::Walk => {
@@ -65,11 +61,7 @@ pub fn dispatch(lookup: MpidrLookup, reg: u64, sender: u32, mpidrs: &[u64]) -> D
                     targets.push(i as u32);
                 }
             }
-            Dispatch {
-                targets,
-                visited,
-                lookups: 0,
-            }
+            Dispatch { targets, visited, lookups: 0 }
         }
         MpidrLookup::Table => {
             let (mut targets, mut lookups, mut visited) = (Vec::new(), 0, 0);
@@ -80,11 +72,7 @@ pub fn dispatch(lookup: MpidrLookup, reg: u64, sender: u32, mpidrs: &[u64]) -> D
                     None => visited += mpidrs.len() as u32,
                 }
             }
-            Dispatch {
-                targets,
-                visited,
-                lookups,
-            }
+            Dispatch { targets, visited, lookups }
         }
     }
 }
@@ -118,10 +106,7 @@ mod tests {
     #[test]
     fn walk_cost_does_not_depend_on_vm_size_beyond_the_target() {
         let reg = Sgi1r::encode_unicast(kvm_default_mpidr(3), 1);
-        assert_eq!(
-            dispatch(MpidrLookup::Walk, reg, 0, &vm(4)).visited,
-            dispatch(MpidrLookup::Walk, reg, 0, &vm(64)).visited
-        );
+        assert_eq!(dispatch(MpidrLookup::Walk, reg, 0, &vm(4)).visited, dispatch(MpidrLookup::Walk, reg, 0, &vm(64)).visited);
     }
 
     #[test]
@@ -139,10 +124,6 @@ mod tests {
         assert_eq!(w.visited, 32, "the walk found nothing and went to the end");
         let t = dispatch(MpidrLookup::Table, reg, 0, &vm(32));
         assert!(t.targets.is_empty());
-        assert_eq!(
-            (t.lookups, t.visited),
-            (1, 32),
-            "a table miss falls back to the full walk"
-        );
+        assert_eq!((t.lookups, t.visited), (1, 32), "a table miss falls back to the full walk");
     }
 }

@@ -255,11 +255,7 @@ impl RunQueue {
                     self.e_mut(c).queued_at = now;
                 }
                 let best = |entries: &[Entry]| {
-                    entries
-                        .iter()
-                        .filter(|e| e.runnable)
-                        .max_by_key(|e| (Self::credit1_prio(e), std::cmp::Reverse(e.queued_at), std::cmp::Reverse(e.id)))
-                        .map(|e| e.id)
+                    entries.iter().filter(|e| e.runnable).max_by_key(|e| (Self::credit1_prio(e), std::cmp::Reverse(e.queued_at), std::cmp::Reverse(e.id))).map(|e| e.id)
                 };
                 let Some(mut next) = best(&self.entries) else { return Decision { next: None, until: None } };
                 if self.e(next).credit <= 0 && !self.e(next).boost {
@@ -270,12 +266,7 @@ impl RunQueue {
             }
             SchedKind::Rtds => {
                 self.replenish(now);
-                let next = self
-                    .entries
-                    .iter()
-                    .filter(|e| e.runnable && e.budget > 0)
-                    .min_by_key(|e| (e.deadline, Some(e.id) != current, e.id))
-                    .map(|e| e.id);
+                let next = self.entries.iter().filter(|e| e.runnable && e.budget > 0).min_by_key(|e| (e.deadline, Some(e.id) != current, e.id)).map(|e| e.id);
                 let earliest_deadline = self.entries.iter().filter(|e| e.runnable).map(|e| e.deadline).min();
                 let until = match next {
                     Some(n) => {
@@ -301,11 +292,7 @@ impl RunQueue {
             _ => SimTime(u64::MAX / 2),
         });
         let best = |entries: &[Entry], skip: &[Option<usize>]| {
-            entries
-                .iter()
-                .filter(|e| e.runnable && !skip.contains(&Some(e.id)))
-                .max_by_key(|e| (e.credit, Some(e.id) == current, std::cmp::Reverse(e.id)))
-                .map(|e| e.id)
+            entries.iter().filter(|e| e.runnable && !skip.contains(&Some(e.id))).max_by_key(|e| (e.credit, Some(e.id) == current, std::cmp::Reverse(e.id))).map(|e| e.id)
         };
         let keep = match (current, ran) {
             (Some(c), Some(r)) if self.params.ratelimit > SimTime::ZERO && r < self.params.ratelimit && self.e(c).runnable => Some(c),

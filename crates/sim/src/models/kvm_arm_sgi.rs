@@ -96,34 +96,15 @@ impl Model for KvmArm64Sgi {
         let wl: Workload = ctx.section("workload")?;
         ctx.check_count("vm.vcpus", vm.vcpus as u64, 1, MAX_VCPUS as u64)?;
         if wl.target == 0 || wl.target >= MAX_VCPUS {
-            return Err(ctx.invalid(
-                "workload.target",
-                &format!("a vCPU index from 1 to {} (0 is the sender)", MAX_VCPUS - 1),
-                wl.target,
-            ));
+            return Err(ctx.invalid("workload.target", &format!("a vCPU index from 1 to {} (0 is the sender)", MAX_VCPUS - 1), wl.target));
         }
         ctx.check_count("workload.samples", wl.samples, 1, crate::model::MAX_SAMPLES)?;
-        ctx.check_count(
-            "workload.iterations",
-            wl.iterations,
-            1,
-            crate::model::MAX_SAMPLES,
-        )?;
-        ctx.check_count(
-            "workload.totals_over",
-            wl.totals_over,
-            1,
-            crate::model::MAX_SAMPLES,
-        )?;
+        ctx.check_count("workload.iterations", wl.iterations, 1, crate::model::MAX_SAMPLES)?;
+        ctx.check_count("workload.totals_over", wl.totals_over, 1, crate::model::MAX_SAMPLES)?;
         let mpidrs: Vec<u64> = (0..vm.vcpus).map(kvm_default_mpidr).collect();
         let reg = Sgi1r::encode_unicast(kvm_default_mpidr(wl.target), 1);
         let d = dispatch(hyp.mpidr_lookup, reg, 0, &mpidrs);
-        let c = |k: &str| {
-            ctx.platform
-                .cost(k, self.name())
-                .cloned()
-                .map_err(|e| ctx.platform_err(e))
-        };
+        let c = |k: &str| ctx.platform.cost(k, self.name()).cloned().map_err(|e| ctx.platform_err(e));
         let costs = Costs {
             trap_exit: c("sysreg_trap_exit")?,
             trap_return: c("sysreg_trap_return")?,
@@ -139,14 +120,7 @@ impl Model for KvmArm64Sgi {
             loop_overhead: c("loop_overhead")?,
             line_transfer: c("line_transfer")?,
         };
-        Ok(Box::new(Prepared {
-            d,
-            c: costs,
-            samples: wl.samples,
-            iterations: wl.iterations,
-            totals_over: wl.totals_over,
-            seed: ctx.seed,
-        }))
+        Ok(Box::new(Prepared { d, c: costs, samples: wl.samples, iterations: wl.iterations, totals_over: wl.totals_over, seed: ctx.seed }))
     }
 }
 
@@ -155,24 +129,18 @@ impl Prepared {
     /// when a target was found. Returns its duration.
     fn dispatch_time(&self, rng: &mut crate::engine::SimRng, t: &mut Trace) -> SimTime {
         let mut total = SimTime::ZERO;
-        let mut steps =
-            |n: u32, name: &'static str, d: &CostDist, rng: &mut crate::engine::SimRng| {
-                let mut s = SimTime::ZERO;
-                for _ in 0..n {
-                    s += d.sample(rng);
-                }
-                if n > 0 {
-                    t.push(name, s);
-                }
-                s
-            };
+        let mut steps = |n: u32, name: &'static str, d: &CostDist, rng: &mut crate::engine::SimRng| {
+            let mut s = SimTime::ZERO;
+            for _ in 0..n {
+                s += d.sample(rng);
+            }
+            if n > 0 {
+                t.push(name, s);
+            }
+            s
+        };
         total += steps(self.d.visited, "mpidr-walk", &self.c.walk_step, rng);
-        total += steps(
-            self.d.lookups,
-            "mpidr-table-lookup",
-            &self.c.table_lookup,
-            rng,
-        );
+        total += steps(self.d.lookups, "mpidr-table-lookup", &self.c.table_lookup, rng);
         if !self.d.targets.is_empty() {
             total += path::run(&[("queue+kick", &self.c.queue_and_kick)], 1.0, rng, t);
         }
@@ -197,21 +165,14 @@ impl PreparedPoint for Prepared {
         let mut sender_ps: u128 = 0;
         for k in 0..self.samples {
             let mut t = traces.start(SimTime::ZERO);
-            let enter: [Seg; 2] = [
-                ("sysreg-trap-exit", &c.trap_exit),
-                ("sysreg-decode", &c.sysreg_decode),
-            ];
+            let enter: [Seg; 2] = [("sysreg-trap-exit", &c.trap_exit), ("sysreg-decode", &c.sysreg_decode)];
             let mut at = path::run(&enter, 1.0, &mut rng, &mut t);
             let disp = self.dispatch_time(&mut rng, &mut t);
             dispatch_ps += disp.ps() as u128;
             at += disp;
             sender_ps += (at + c.trap_return.sample(&mut rng)).ps() as u128;
             if delivered {
-                let target: [Seg; 3] = [
-                    ("kick-ipi", &c.kick_ipi),
-                    ("irq-exit+vgic-flush+entry", &c.irq_exit_flush_entry),
-                    ("guest-vector", &c.guest_vector),
-                ];
+                let target: [Seg; 3] = [("kick-ipi", &c.kick_ipi), ("irq-exit+vgic-flush+entry", &c.irq_exit_flush_entry), ("guest-vector", &c.guest_vector)];
                 at += path::run(&target, 1.0, &mut rng, &mut t);
                 lat.record(at.ns());
                 if traces.wants_more() {
@@ -234,31 +195,20 @@ impl PreparedPoint for Prepared {
             let r = &mut bench_rng;
             for _ in 0..self.iterations {
                 // Sender: set up the csd, trap on the SGI write, dispatch (finds + kicks), return.
-                let mut op =
-                    c.loop_overhead.sample(r) + c.trap_exit.sample(r) + c.sysreg_decode.sample(r);
+                let mut op = c.loop_overhead.sample(r) + c.trap_exit.sample(r) + c.sysreg_decode.sample(r);
                 let mut sink = Trace::new("", SimTime::ZERO);
                 op += self.dispatch_time(r, &mut sink);
                 let sender_back = op + c.trap_return.sample(r);
                 // Target: halt-polling in KVM sees the queued SGI, re-enters, runs the function.
-                let done = op
-                    + c.poll_wake_entry.sample(r)
-                    + c.guest_vector.sample(r)
-                    + c.guest_handler.sample(r);
+                let done = op + c.poll_wake_entry.sample(r) + c.guest_vector.sample(r) + c.guest_handler.sample(r);
                 total_ps += (sender_back.max(done) + c.line_transfer.sample(r)).ps() as u128;
             }
             (opts.progress)(self.iterations);
             let per = self.totals_over as f64 / self.iterations as f64;
             result.set_figure("normal_ipi.total", total_ps as f64 / 1000.0 * per, "ns");
         }
-        result.add_counter(
-            "exits.sysreg",
-            self.samples + if delivered { self.iterations } else { 0 },
-        );
-        Ok(PointOutput {
-            result,
-            traces: traces.kept,
-            events: self.samples + self.iterations,
-        })
+        result.add_counter("exits.sysreg", self.samples + if delivered { self.iterations } else { 0 });
+        Ok(PointOutput { result, traces: traces.kept, events: self.samples + self.iterations })
     }
 }
 
@@ -269,12 +219,7 @@ mod tests {
     fn prep(lookup: MpidrLookup, vcpus: u32, target: u32) -> Prepared {
         let k = |ns: f64| CostDist::constant_ns(ns);
         let mpidrs: Vec<u64> = (0..vcpus).map(kvm_default_mpidr).collect();
-        let d = dispatch(
-            lookup,
-            Sgi1r::encode_unicast(kvm_default_mpidr(target), 1),
-            0,
-            &mpidrs,
-        );
+        let d = dispatch(lookup, Sgi1r::encode_unicast(kvm_default_mpidr(target), 1), 0, &mpidrs);
         Prepared {
             d,
             c: Costs {
@@ -301,29 +246,19 @@ mod tests {
 
     fn dispatch_ns(p: &Prepared) -> f64 {
         let mut rng = RngStreams::new(1).stream("t");
-        p.dispatch_time(&mut rng, &mut Trace::new("", SimTime::ZERO))
-            .ns_f64()
+        p.dispatch_time(&mut rng, &mut Trace::new("", SimTime::ZERO)).ns_f64()
     }
 
     #[test]
     fn walk_dispatch_grows_with_the_target_index_table_does_not() {
-        let w: Vec<f64> = [1, 15, 31]
-            .iter()
-            .map(|t| dispatch_ns(&prep(MpidrLookup::Walk, 32, *t)))
-            .collect();
-        let tb: Vec<f64> = [1, 15, 31]
-            .iter()
-            .map(|t| dispatch_ns(&prep(MpidrLookup::Table, 32, *t)))
-            .collect();
+        let w: Vec<f64> = [1, 15, 31].iter().map(|t| dispatch_ns(&prep(MpidrLookup::Walk, 32, *t))).collect();
+        let tb: Vec<f64> = [1, 15, 31].iter().map(|t| dispatch_ns(&prep(MpidrLookup::Table, 32, *t))).collect();
         assert_eq!(w, vec![80.0 + 20.0, 80.0 + 160.0, 80.0 + 320.0]);
         assert!(tb.iter().all(|x| *x == 110.0), "{tb:?}");
     }
 
     #[test]
     fn walk_for_a_fixed_target_does_not_grow_with_vm_size() {
-        assert_eq!(
-            dispatch_ns(&prep(MpidrLookup::Walk, 4, 1)),
-            dispatch_ns(&prep(MpidrLookup::Walk, 64, 1))
-        );
+        assert_eq!(dispatch_ns(&prep(MpidrLookup::Walk, 4, 1)), dispatch_ns(&prep(MpidrLookup::Walk, 64, 1)));
     }
 }

@@ -17,4 +17,13 @@ pub mod xen_gicv4;
 use crate::model::Model;
 
 /// Every model, by `scenario.model` name.
-pub static REGISTRY: &[&dyn Model] = &[&timer_inject::TimerInject, &xen_arm::XenArm, &kvm_ipi::KvmIpi, &kvm_x86::KvmX86, &kvm_arm_fwd::KvmArmPassthrough, &xen_gicv4::XenGicv4, &kvm_arm_sgi::KvmArm64Sgi, &xen_dom0less::XenArmDom0less];
+pub static REGISTRY: &[&dyn Model] = &[
+    &timer_inject::TimerInject,
+    &xen_arm::XenArm,
+    &kvm_ipi::KvmIpi,
+    &kvm_x86::KvmX86,
+    &kvm_arm_fwd::KvmArmPassthrough,
+    &xen_gicv4::XenGicv4,
+    &kvm_arm_sgi::KvmArm64Sgi,
+    &xen_dom0less::XenArmDom0less,
+];

@@ -41,16 +41,10 @@ mod tests {
         let b = CostDist::constant_ns(250.0);
         let mut rng = RngStreams::new(1).stream("t");
         let mut t = Trace::new("x", SimTime::ZERO);
-        assert_eq!(
-            run(&[("a", &a), ("b", &b)], 1.0, &mut rng, &mut t),
-            SimTime::from_ns_f64(350.0)
-        );
+        assert_eq!(run(&[("a", &a), ("b", &b)], 1.0, &mut rng, &mut t), SimTime::from_ns_f64(350.0));
         assert_eq!(t.total(), SimTime::from_ns_f64(350.0));
         let mut t2 = Trace::new("x", SimTime::ZERO);
-        assert_eq!(
-            run(&[("a", &a)], 2.0, &mut rng, &mut t2),
-            SimTime::from_ns_f64(200.0)
-        );
+        assert_eq!(run(&[("a", &a)], 2.0, &mut rng, &mut t2), SimTime::from_ns_f64(200.0));
         assert_eq!((cold_scale(0, 1, 1.4), cold_scale(1, 1, 1.4)), (1.4, 1.0));
     }
 }

@@ -107,41 +107,24 @@ impl Model for XenArmDom0less {
         let hyp: Hypervisor = ctx.section("hypervisor")?;
         let wl: Workload = ctx.section("workload")?;
         if hyp.scheduler != SchedKind::Null {
-            return Err(ctx.invalid("hypervisor.scheduler", "\"null\" (this model has no scheduler on its paths; model `xen-arm` runs credit1/credit2/RTDS)", format!("{:?}", hyp.scheduler).to_lowercase()));
+            return Err(ctx.invalid(
+                "hypervisor.scheduler",
+                "\"null\" (this model has no scheduler on its paths; model `xen-arm` runs credit1/credit2/RTDS)",
+                format!("{:?}", hyp.scheduler).to_lowercase(),
+            ));
         }
         if hyp.vwfi != Vwfi::Native {
-            return Err(ctx.invalid(
-                "hypervisor.vwfi",
-                "\"native\" (a vCPU that never blocks; model `xen-arm` runs trap and adaptive)",
-                format!("{:?}", hyp.vwfi).to_lowercase(),
-            ));
+            return Err(ctx.invalid("hypervisor.vwfi", "\"native\" (a vCPU that never blocks; model `xen-arm` runs trap and adaptive)", format!("{:?}", hyp.vwfi).to_lowercase()));
         }
         ctx.check_range("workload.period_us", wl.period_us, 0.0, true, 1e9)?;
         ctx.check_count("workload.samples", wl.samples, 1, crate::model::MAX_SAMPLES)?;
-        ctx.check_horizon(
-            "workload.period_us",
-            wl.period_us * 1000.0 * wl.samples as f64,
-            "period_us × samples",
-        )?;
+        ctx.check_horizon("workload.period_us", wl.period_us * 1000.0 * wl.samples as f64, "period_us × samples")?;
         let cpus = ctx.platform.cpus;
         if wl.vcpus < 2 || wl.vcpus > cpus.min(8) {
-            return Err(ctx.invalid(
-                "workload.vcpus",
-                &format!(
-                    "2..={} (one vCPU per pCPU of `{}`, at most 8 GICv2 CPU interfaces)",
-                    cpus.min(8),
-                    ctx.platform.name
-                ),
-                wl.vcpus,
-            ));
+            return Err(ctx.invalid("workload.vcpus", &format!("2..={} (one vCPU per pCPU of `{}`, at most 8 GICv2 CPU interfaces)", cpus.min(8), ctx.platform.name), wl.vcpus));
         }
         let name = self.name();
-        let c = |k: &str| {
-            ctx.platform
-                .cost(k, name)
-                .cloned()
-                .map_err(|e| ctx.platform_err(e))
-        };
+        let c = |k: &str| ctx.platform.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
         let p = |k: &str| ctx.platform.param(k, name).map_err(|e| ctx.platform_err(e));
         let cold_factor = p("cold_factor")?;
         if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
@@ -151,15 +134,10 @@ impl Model for XenArmDom0less {
             Kind::None => None,
             Kind::Xen => {
                 let dbg = config::debug_build(ctx, 1.0)?;
-                let xc =
-                    config::load_costs(ctx, name, dbg, SchedKind::Null, config::gic_version(ctx))?;
+                let xc = config::load_costs(ctx, name, dbg, SchedKind::Null, config::gic_version(ctx))?;
                 let share = p("vtimer_softirq_share")?;
                 if !(0.0..1.0).contains(&share) {
-                    return Err(ctx.invalid(
-                        "platform.params.vtimer_softirq_share",
-                        "a fraction from 0 to below 1",
-                        share,
-                    ));
+                    return Err(ctx.invalid("platform.params.vtimer_softirq_share", "a fraction from 0 to below 1", share));
                 }
                 let vtimer = xc.handler.scaled(1.0 - share);
                 Some((xc, vtimer, c("vgic_sgir_emulation")?, c("xen_sgi_handler")?))
@@ -168,13 +146,7 @@ impl Model for XenArmDom0less {
         // vCPU 0 names vCPU 1 in CPUTargetList (Linux gic_raise_softirq with one CPU).
         let ipi_targets = Sgir::decode(Sgir::encode_list(0b10, 1)).targets(0, wl.vcpus);
         Ok(Box::new(Prepared {
-            c: Costs {
-                raise: c("timer_irq_raise")?,
-                entry: c("guest_exception_entry")?,
-                sgir_write: c("gicv2_mmio_access")?,
-                wfi_exit: c("wfi_exit")?,
-                xen,
-            },
+            c: Costs { raise: c("timer_irq_raise")?, entry: c("guest_exception_entry")?, sgir_write: c("gicv2_mmio_access")?, wfi_exit: c("wfi_exit")?, xen },
             samples: wl.samples,
             warmup: wl.warmup,
             cold_rounds: wl.cold_rounds,
@@ -192,10 +164,7 @@ impl PreparedPoint for Prepared {
 
     fn run(self: Box<Self>, opts: &RunOpts) -> Result<PointOutput, SimError> {
         if self.ipi_targets != [1] {
-            return Err(SimError(format!(
-                "GICD_SGIR decoding named vCPUs {:?}, expected [1]",
-                self.ipi_targets
-            )));
+            return Err(SimError(format!("GICD_SGIR decoding named vCPUs {:?}, expected [1]", self.ipi_targets)));
         }
         let streams = RngStreams::new(self.seed);
         let mut result = ConfigResult::default();
@@ -219,12 +188,7 @@ impl PreparedPoint for Prepared {
             };
             for k in 0..self.samples {
                 let mut t = traces.start(SimTime::ZERO);
-                let d = path::run(
-                    &path,
-                    path::cold_scale(k, self.cold_rounds, self.cold_factor),
-                    &mut rng,
-                    &mut t,
-                );
+                let d = path::run(&path, path::cold_scale(k, self.cold_rounds, self.cold_factor), &mut rng, &mut t);
                 rec.record(d.ns());
                 traces.add(t);
             }
@@ -244,20 +208,11 @@ impl PreparedPoint for Prepared {
                 let mut t = traces.start(SimTime::ZERO);
                 let d = match &c.xen {
                     None => {
-                        let p: [Seg; 4] = [
-                            ("gicd_sgir-write", &c.sgir_write),
-                            ("sgi-to-cpu", &c.raise),
-                            ("wfi-exit", &c.wfi_exit),
-                            ("guest-vector", &c.entry),
-                        ];
+                        let p: [Seg; 4] = [("gicd_sgir-write", &c.sgir_write), ("sgi-to-cpu", &c.raise), ("wfi-exit", &c.wfi_exit), ("guest-vector", &c.entry)];
                         path::run(&p, s, &mut rng, &mut t)
                     }
                     Some((x, _, emul, sgi)) => {
-                        let send: [Seg; 3] = [
-                            ("sgir-trap-to-el2", &x.trap),
-                            ("vgic_to_sgi+vgic_inject_irq+vcpu_kick", emul),
-                            ("event-check-sgi-write", &c.sgir_write),
-                        ];
+                        let send: [Seg; 3] = [("sgir-trap-to-el2", &x.trap), ("vgic_to_sgi+vgic_inject_irq+vcpu_kick", emul), ("event-check-sgi-write", &c.sgir_write)];
                         let at = path::run(&send, s, &mut rng, &mut t);
                         let eret = SimTime::from_ns_f64(x.eret.sample_ns(&mut rng) * s);
                         sender_ps += (at + eret).ps() as u128;
@@ -280,18 +235,10 @@ impl PreparedPoint for Prepared {
             result.breakdown.insert("ipi".into(), traces.breakdown());
             kept.extend(traces.kept);
             if c.xen.is_some() {
-                result.set_figure(
-                    "sender_trap",
-                    sender_ps as f64 / 1000.0 / self.samples as f64,
-                    "ns",
-                );
+                result.set_figure("sender_trap", sender_ps as f64 / 1000.0 / self.samples as f64, "ns");
             }
         }
         (opts.progress)(self.samples);
-        Ok(PointOutput {
-            result,
-            traces: kept,
-            events: 2 * self.samples,
-        })
+        Ok(PointOutput { result, traces: kept, events: 2 * self.samples })
     }
 }

@@ -87,12 +87,7 @@ impl CostSpec {
                 ["mean_ns", "sd_ns"] => "normal".into(),
                 ["median_ns", "p99_ns"] => "lognormal".into(),
                 ["values_ns"] => "empirical".into(),
-                _ => {
-                    return Err(format!(
-                        "expected exactly one of: ns | cycles | min_ns+max_ns | mean_ns+sd_ns | median_ns+p99_ns | values_ns; got [{}]",
-                        given.join(", ")
-                    ))
-                }
+                _ => return Err(format!("expected exactly one of: ns | cycles | min_ns+max_ns | mean_ns+sd_ns | median_ns+p99_ns | values_ns; got [{}]", given.join(", "))),
             },
         };
         let need = |v: Option<f64>, name: &str| v.ok_or_else(|| format!("dist = \"{kind}\" needs `{name}`"));
@@ -109,17 +104,9 @@ impl CostSpec {
             },
             "uniform" => CostDist::Uniform { min_ns: need(self.min_ns, "min_ns")?, max_ns: need(self.max_ns, "max_ns")? },
             "normal" => CostDist::Normal { mean_ns: need(self.mean_ns, "mean_ns")?, sd_ns: need(self.sd_ns, "sd_ns")? },
-            "lognormal" => {
-                CostDist::lognormal(need(self.median_ns, "median_ns")?, need(self.p99_ns, "p99_ns")?)
-            }
-            "empirical" => CostDist::Empirical {
-                values_ns: self.values_ns.clone().ok_or_else(|| "dist = \"empirical\" needs `values_ns`".to_string())?,
-            },
-            other => {
-                return Err(format!(
-                    "unknown dist \"{other}\", expected one of constant, uniform, normal, lognormal, empirical"
-                ))
-            }
+            "lognormal" => CostDist::lognormal(need(self.median_ns, "median_ns")?, need(self.p99_ns, "p99_ns")?),
+            "empirical" => CostDist::Empirical { values_ns: self.values_ns.clone().ok_or_else(|| "dist = \"empirical\" needs `values_ns`".to_string())? },
+            other => return Err(format!("unknown dist \"{other}\", expected one of constant, uniform, normal, lognormal, empirical")),
         };
         dist.validate().map_err(|e: DistError| e.to_string())?;
         Ok(dist)

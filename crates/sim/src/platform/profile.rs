@@ -83,37 +83,18 @@ pub struct Platform {
     used: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
-fn resolve_costs(
-    file: &str,
-    prefix: &str,
-    specs: &BTreeMap<String, CostSpec>,
-    ghz: f64,
-    into: &mut BTreeMap<String, Cost>,
-) -> Result<(), PlatformError> {
+fn resolve_costs(file: &str, prefix: &str, specs: &BTreeMap<String, CostSpec>, ghz: f64, into: &mut BTreeMap<String, Cost>) -> Result<(), PlatformError> {
     for (k, spec) in specs {
-        let dist = spec.to_dist(ghz).map_err(|message| PlatformError::Invalid {
-            file: file.into(),
-            key: format!("{prefix}costs.{k}"),
-            message,
-        })?;
+        let dist = spec.to_dist(ghz).map_err(|message| PlatformError::Invalid { file: file.into(), key: format!("{prefix}costs.{k}"), message })?;
         into.insert(k.clone(), Cost { dist, source: spec.source.clone(), basis: spec.basis });
     }
     Ok(())
 }
 
-fn resolve_params(
-    file: &str,
-    prefix: &str,
-    specs: &BTreeMap<String, ParamSpec>,
-    into: &mut BTreeMap<String, Param>,
-) -> Result<(), PlatformError> {
+fn resolve_params(file: &str, prefix: &str, specs: &BTreeMap<String, ParamSpec>, into: &mut BTreeMap<String, Param>) -> Result<(), PlatformError> {
     for (k, p) in specs {
         if !p.value.is_finite() || p.source.trim().is_empty() {
-            return Err(PlatformError::Invalid {
-                file: file.into(),
-                key: format!("{prefix}params.{k}"),
-                message: "expected a finite value and a non-empty `source`".into(),
-            });
+            return Err(PlatformError::Invalid { file: file.into(), key: format!("{prefix}params.{k}"), message: "expected a finite value and a non-empty `source`".into() });
         }
         into.insert(k.clone(), Param { value: p.value, source: p.source.clone(), basis: p.basis });
     }
@@ -135,11 +116,7 @@ impl Platform {
             }
         })?;
         let h = pf.profile;
-        let invalid = |key: &str, message: &str| PlatformError::Invalid {
-            file: file.into(),
-            key: key.into(),
-            message: message.into(),
-        };
+        let invalid = |key: &str, message: &str| PlatformError::Invalid { file: file.into(), key: key.into(), message: message.into() };
         if !(h.cpu_ghz > 0.0 && h.cpu_ghz.is_finite()) {
             return Err(invalid("profile.cpu_ghz", "expected a positive frequency in GHz"));
         }
@@ -164,20 +141,15 @@ impl Platform {
 
     /// A shipped profile by name.
     pub fn shipped(name: &str) -> Result<Platform, PlatformError> {
-        let (_, text) = SHIPPED_PROFILES.iter().find(|(n, _)| *n == name).ok_or_else(|| PlatformError::Unknown {
-            name: name.into(),
-            known: SHIPPED_PROFILES.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
-        })?;
+        let (_, text) = SHIPPED_PROFILES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| PlatformError::Unknown { name: name.into(), known: SHIPPED_PROFILES.iter().map(|p| p.0).collect::<Vec<_>>().join(", ") })?;
         Platform::parse(text, &format!("platforms/{name}.toml"))
     }
 
     /// Apply a scenario's `[platform.costs.*]` / `[platform.params.*]` overrides and `cpus`.
-    pub fn apply_overrides(
-        &mut self,
-        file: &str,
-        costs: &BTreeMap<String, CostSpec>,
-        params: &BTreeMap<String, ParamSpec>,
-    ) -> Result<(), PlatformError> {
+    pub fn apply_overrides(&mut self, file: &str, costs: &BTreeMap<String, CostSpec>, params: &BTreeMap<String, ParamSpec>) -> Result<(), PlatformError> {
         resolve_costs(file, "platform.", costs, self.cpu_ghz, &mut self.costs)?;
         resolve_params(file, "platform.", params, &mut self.params)
     }
@@ -185,21 +157,13 @@ impl Platform {
     /// The cost `key`, or an error naming the profile, the key and the model that needs it.
     pub fn cost(&self, key: &str, model: &str) -> Result<&CostDist, PlatformError> {
         self.used.borrow_mut().insert(format!("cost.{key}"));
-        self.costs.get(key).map(|c| &c.dist).ok_or_else(|| PlatformError::MissingCost {
-            profile: self.name.clone(),
-            key: key.into(),
-            model: model.into(),
-        })
+        self.costs.get(key).map(|c| &c.dist).ok_or_else(|| PlatformError::MissingCost { profile: self.name.clone(), key: key.into(), model: model.into() })
     }
 
     /// The parameter `key`, or an error naming the profile, the key and the model.
     pub fn param(&self, key: &str, model: &str) -> Result<f64, PlatformError> {
         self.used.borrow_mut().insert(format!("param.{key}"));
-        self.params.get(key).map(|p| p.value).ok_or_else(|| PlatformError::MissingParam {
-            profile: self.name.clone(),
-            key: key.into(),
-            model: model.into(),
-        })
+        self.params.get(key).map(|p| p.value).ok_or_else(|| PlatformError::MissingParam { profile: self.name.clone(), key: key.into(), model: model.into() })
     }
 
     /// Whether a model has looked up `costs.NAME` (`kind` = "cost") or `params.NAME` ("param").
@@ -238,8 +202,7 @@ impl Platform {
     pub fn has_calibrated(&self) -> bool {
         let any_used = !self.used.borrow().is_empty();
         let counts = |kind: &str, k: &str| !any_used || self.was_used(kind, k);
-        self.costs.iter().any(|(k, c)| c.basis == Basis::Calibrated && counts("cost", k))
-            || self.params.iter().any(|(k, p)| p.basis == Basis::Calibrated && counts("param", k))
+        self.costs.iter().any(|(k, c)| c.basis == Basis::Calibrated && counts("cost", k)) || self.params.iter().any(|(k, p)| p.basis == Basis::Calibrated && counts("param", k))
     }
 }
 
@@ -289,8 +252,7 @@ basis = "guess"
     fn overrides_replace_costs_and_mark_calibration() {
         let mut p = Platform::parse(GOOD, "t.toml").unwrap();
         assert!(!p.has_calibrated());
-        let over: BTreeMap<String, CostSpec> =
-            toml::from_str("[exit]\nns = 500\nsource = \"fit to S3\"\nbasis = \"calibrated\"").unwrap();
+        let over: BTreeMap<String, CostSpec> = toml::from_str("[exit]\nns = 500\nsource = \"fit to S3\"\nbasis = \"calibrated\"").unwrap();
         p.apply_overrides("s.toml", &over, &BTreeMap::new()).unwrap();
         assert_eq!(p.cost("exit", "m").unwrap(), &CostDist::Constant { ns: 500.0 });
         assert!(p.has_calibrated());

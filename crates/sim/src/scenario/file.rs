@@ -167,29 +167,22 @@ impl Scenario {
         }
         match shipped_scenario(name_or_path) {
             Some(text) => Scenario::parse(text, &format!("scenarios/{name_or_path}.toml"), name_or_path, None),
-            None => Err(ScenarioError::NotFound {
-                name: name_or_path.into(),
-                hint: super::did_you_mean(name_or_path, super::SHIPPED_SCENARIOS.iter().map(|s| s.0)),
-            }),
+            None => Err(ScenarioError::NotFound { name: name_or_path.into(), hint: super::did_you_mean(name_or_path, super::SHIPPED_SCENARIOS.iter().map(|s| s.0)) }),
         }
     }
 
     /// Parse scenario text. `file` names it in errors; `stem` is the default name.
     pub fn parse(text: &str, file: &str, stem: &str, dir: Option<PathBuf>) -> Result<Scenario, ScenarioError> {
-        let doc: toml::Table =
-            toml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.into(), message: e.to_string() })?;
+        let doc: toml::Table = toml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.into(), message: e.to_string() })?;
         for key in doc.keys() {
             if !TOP_LEVEL.contains(&key.as_str()) {
-                return Err(ScenarioError::Syntax {
-                    file: file.into(),
-                    message: format!("unknown top-level key `{key}`, expected one of: {}", TOP_LEVEL.join(", ")),
-                });
+                return Err(ScenarioError::Syntax { file: file.into(), message: format!("unknown top-level key `{key}`, expected one of: {}", TOP_LEVEL.join(", ")) });
             }
         }
-        let header_v = doc.get("scenario").cloned().ok_or_else(|| ScenarioError::Syntax {
-            file: file.into(),
-            message: "missing table `[scenario]` (with at least `model = \"...\"`)".into(),
-        })?;
+        let header_v = doc
+            .get("scenario")
+            .cloned()
+            .ok_or_else(|| ScenarioError::Syntax { file: file.into(), message: "missing table `[scenario]` (with at least `model = \"...\"`)".into() })?;
         let header: ScenarioHeader = from_value(header_v, file, "scenario")?;
         ScenarioHeader::check_seeds(file, "scenario.seeds", header.seeds)?;
         if !doc.contains_key("platform") {
@@ -300,9 +293,7 @@ impl Scenario {
             let points = sc.points(sc.header.seed).unwrap_or_default();
             let params: Vec<_> = points.iter().map(|(_, p)| p.params.clone()).collect();
             let d = super::question::domain(&params);
-            let in_doc = |k: &str| {
-                super::sweep::get_path(&sc.doc, k).is_some() || points.iter().any(|(_, p)| p.doc.as_ref().is_ok_and(|d| super::sweep::get_path(d, k).is_some()))
-            };
+            let in_doc = |k: &str| super::sweep::get_path(&sc.doc, k).is_some() || points.iter().any(|(_, p)| p.doc.as_ref().is_ok_and(|d| super::sweep::get_path(d, k).is_some()));
             sc.questions = entries.into_iter().enumerate().map(|(i, q)| q.validate(file, i, &d, &in_doc)).collect::<Result<_, _>>()?;
             sc.question_domain = d;
         }
@@ -330,7 +321,7 @@ impl Scenario {
         }
     }
 
-/// The first point of each configuration (point 0 when there are none), ignoring `--config`
+    /// The first point of each configuration (point 0 when there are none), ignoring `--config`
     /// and `--shard`: preparing these finds every problem of the shared document (an unknown
     /// key, a bad value) before the run materialises one document per point.
     pub fn probe_points(&self, seed: u64) -> Result<Vec<(usize, Point)>, ScenarioError> {
@@ -487,7 +478,6 @@ impl Scenario {
         p.apply_overrides(&self.file, &sec.costs, &sec.params).map_err(|e| perr(e.to_string()))?;
         Ok(p)
     }
-
 }
 
 /// Bound on the values held by all points' documents together (each point has its own copy of

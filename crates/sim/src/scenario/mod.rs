@@ -25,13 +25,13 @@ mod shipped;
 mod sweep;
 
 pub use error::ScenarioError;
+pub(crate) use file::from_value as file_from_value;
 pub use file::{Scenario, ScenarioHeader, DEFAULT_MAX_POINTS, MAX_SCENARIO_BYTES};
 pub use overrides::parse_set;
 pub use question::check_questions;
 pub use reference::{check_references, Reference, LATENCY_STATS};
 pub use shipped::{shipped_scenario, SHIPPED_SCENARIOS};
 pub use sweep::{get_path, set_path, Point};
-pub(crate) use file::from_value as file_from_value;
 
 /// ", did you mean `x`?" when one of `known` is close to `got`, else "".
 pub fn did_you_mean<'a>(got: &str, known: impl IntoIterator<Item = &'a str>) -> String {

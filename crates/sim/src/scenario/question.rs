@@ -35,7 +35,11 @@ pub(crate) struct QuestionEntry {
 /// A short list for an error message.
 fn list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
     let v: Vec<String> = items.into_iter().map(|s| format!("`{s}`")).collect();
-    if v.is_empty() { "none".into() } else { v.join(", ") }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// Is `stat` one a question may name?
@@ -108,7 +112,11 @@ impl QuestionEntry {
             }
             if checked && !d.contains_key(w.as_str()) && !in_doc(w) {
                 let names: Vec<String> = d.keys().filter(|k| **k != self.param).cloned().collect();
-                return Err(bad(&k, format!("a parameter of this scenario's configurations (one of: {}){}", list(&names), super::did_you_mean(w, names.iter().map(String::as_str))), format!("`{w}`")));
+                return Err(bad(
+                    &k,
+                    format!("a parameter of this scenario's configurations (one of: {}){}", list(&names), super::did_you_mean(w, names.iter().map(String::as_str))),
+                    format!("`{w}`"),
+                ));
             }
             if self.within[..j].contains(w) {
                 return Err(bad(&k, "each parameter once".into(), format!("`{w}` again")));
@@ -167,13 +175,23 @@ pub fn check_questions(file: &str, questions: &[Question], r: &RunResult) -> Res
     for (i, q) in questions.iter().enumerate() {
         for (j, c) in q.classes.iter().enumerate() {
             if !classes.contains(c) {
-                return Err(ScenarioError::invalid(file, &format!("question[{i}].classes[{j}]"), format!("a latency class the model produces (one of: {})", list(classes.iter().copied())), format!("`{c}`")));
+                return Err(ScenarioError::invalid(
+                    file,
+                    &format!("question[{i}].classes[{j}]"),
+                    format!("a latency class the model produces (one of: {})", list(classes.iter().copied())),
+                    format!("`{c}`"),
+                ));
             }
         }
         for (j, s) in q.stats.iter().enumerate() {
             if let Some(name) = s.strip_prefix("figure:") {
                 if !figures.iter().any(|f| f.as_str() == name) {
-                    return Err(ScenarioError::invalid(file, &format!("question[{i}].stats[{j}]"), format!("a figure the model produces (one of: {})", list(figures.iter().copied())), format!("`{s}`")));
+                    return Err(ScenarioError::invalid(
+                        file,
+                        &format!("question[{i}].stats[{j}]"),
+                        format!("a figure the model produces (one of: {})", list(figures.iter().copied())),
+                        format!("`{s}`"),
+                    ));
                 }
             }
         }

@@ -80,9 +80,7 @@ impl Reference {
         }
         match (self.stat.starts_with("ratio:"), &self.over) {
             (true, None) => return Err(bad("over", "the denominator configuration of a `ratio:` stat", &"nothing")),
-            (true, Some(o)) if !known(o) => {
-                return Err(bad("over", &format!("a configuration of this scenario ({})", list()), &format!("`{o}`")))
-            }
+            (true, Some(o)) if !known(o) => return Err(bad("over", &format!("a configuration of this scenario ({})", list()), &format!("`{o}`"))),
             (false, Some(_)) => return Err(bad("over", "no `over` unless stat is `ratio:...`", &"a value")),
             _ => {}
         }

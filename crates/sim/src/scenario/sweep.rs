@@ -28,9 +28,7 @@ pub fn set_path(doc: &mut toml::Table, path: &str, value: toml::Value) -> Result
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("`{path}` is not a dotted key"));
     }
-    let mut cur: &mut toml::Value = doc
-        .entry(parts[0].to_string())
-        .or_insert_with(|| if parts.len() == 1 { value.clone() } else { toml::Value::Table(Default::default()) });
+    let mut cur: &mut toml::Value = doc.entry(parts[0].to_string()).or_insert_with(|| if parts.len() == 1 { value.clone() } else { toml::Value::Table(Default::default()) });
     if parts.len() == 1 {
         *cur = value;
         return Ok(());
@@ -138,8 +136,7 @@ impl Expansion<'_> {
                 err.get_or_insert(e);
             }
         }
-        let axis_label: Vec<String> =
-            combo.iter().map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), show(v))).collect();
+        let axis_label: Vec<String> = combo.iter().map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), show(v))).collect();
         let name = match (cname, axis_label.is_empty()) {
             (Some(n), true) => n.to_string(),
             (Some(n), false) => format!("{n}, {}", axis_label.join(", ")),
@@ -151,12 +148,7 @@ impl Expansion<'_> {
             derive_seed(self.seed, &format!("{name}|{}", label.join(";")))
         } else {
             // Common random numbers: neither the name nor the shared parameters enter the seed.
-            let kept: Vec<&str> = params
-                .keys()
-                .zip(&label)
-                .filter(|(k, _)| !self.same_seed_across.iter().any(|s| s == *k))
-                .map(|(_, l)| l.as_str())
-                .collect();
+            let kept: Vec<&str> = params.keys().zip(&label).filter(|(k, _)| !self.same_seed_across.iter().any(|s| s == *k)).map(|(_, l)| l.as_str()).collect();
             derive_seed(self.seed, &format!("same seed across {}|{}", self.same_seed_across.join(","), kept.join(";")))
         };
         Point { name, params, seed: point_seed, doc: err.map_or(Ok(d), Err) }
@@ -164,13 +156,7 @@ impl Expansion<'_> {
 }
 
 #[cfg(test)]
-pub(crate) fn expand(
-    doc: &toml::Table,
-    scenario: &str,
-    configs: &[(String, toml::Table)],
-    axes: &[(String, Vec<toml::Value>)],
-    seed: u64,
-) -> Vec<Point> {
+pub(crate) fn expand(doc: &toml::Table, scenario: &str, configs: &[(String, toml::Table)], axes: &[(String, Vec<toml::Value>)], seed: u64) -> Vec<Point> {
     let e = Expansion { doc, scenario, configs, axes, seed, same_seed_across: &[] };
     (0..e.len().unwrap()).map(|i| e.point(i)).collect()
 }
@@ -210,10 +196,7 @@ mod tests {
     fn cartesian_product_with_configs_and_distinct_seeds() {
         let doc = table("[hypervisor]\nvwfi = \"trap\"");
         let configs = vec![("a".to_string(), table("hypervisor.sched = \"null\"")), ("b".to_string(), table("[hypervisor]\nsched = \"credit2\""))];
-        let axes = vec![
-            ("hypervisor.vwfi".to_string(), vec!["trap".into(), "native".into()]),
-            ("workload.n".to_string(), vec![1.into(), 2.into(), 3.into()]),
-        ];
+        let axes = vec![("hypervisor.vwfi".to_string(), vec!["trap".into(), "native".into()]), ("workload.n".to_string(), vec![1.into(), 2.into(), 3.into()])];
         let pts = expand(&doc, "s", &configs, &axes, 9);
         assert_eq!(pts.len(), 12);
         assert_eq!(pts[0].name, "a, vwfi=trap, n=1");

@@ -25,8 +25,8 @@ use super::boot::{self, DEVICE_GO, LEVEL_SPI, MSI_GSI};
 use super::vm::Vm;
 use crate::arch::common::eventfd;
 use crate::arch::Trigger;
-use crate::config::DeviceVia;
 use crate::arch::VmError;
+use crate::config::DeviceVia;
 use crate::vfio::delivery::{self, Snapshot};
 
 pub struct AssignedTrigger<'a> {
@@ -49,7 +49,15 @@ pub fn create(vm: &Vm, via: DeviceVia, how: crate::config::VfioTrigger) -> Resul
         return Err(VmError::Unsupported("--via vfio-msi: this host's KVM has no vITS (KVM_DEV_TYPE_ARM_VGIC_ITS) to translate the device's MSI".into()));
     }
     let msi = via == DeviceVia::VfioMsi;
-    Ok(AssignedTrigger { vm, how, msi, efd: eventfd("VFIO eventfd")?, resample: eventfd("VFIO unmask eventfd")?, handler: delivery::host_handler_name(msi, &dev.bdf), before: None })
+    Ok(AssignedTrigger {
+        vm,
+        how,
+        msi,
+        efd: eventfd("VFIO eventfd")?,
+        resample: eventfd("VFIO unmask eventfd")?,
+        handler: delivery::host_handler_name(msi, &dev.bdf),
+        before: None,
+    })
 }
 
 impl Trigger for AssignedTrigger<'_> {

@@ -7,8 +7,8 @@ use armguest::{Bench, Device, DeviceIrq, MmioTrigger, Params, Report, Trigger, W
 
 use super::boot;
 use crate::abi::{done, RING};
-use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
 use crate::arch::VmError;
+use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
 
 /// The guest image ready to load at `boot::IMAGE`, for `cfg` with the counter at `counter_khz`.
 pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, VmError> {
@@ -53,13 +53,9 @@ pub fn edu_trigger(how: crate::config::VfioTrigger) -> MmioTrigger {
 pub fn device_irq(via: crate::config::DeviceVia) -> DeviceIrq {
     use crate::config::DeviceVia;
     match via {
-        DeviceVia::Irqfd | DeviceVia::Msi | DeviceVia::VfioMsi => DeviceIrq::Lpi {
-            intid: boot::ITS_LPI,
-            gits_base: boot::GITS,
-            device_id: boot::ITS_DEVICE_ID,
-            event_id: boot::ITS_EVENT_ID,
-            tables_addr: boot::ITS_TABLES,
-        },
+        DeviceVia::Irqfd | DeviceVia::Msi | DeviceVia::VfioMsi => {
+            DeviceIrq::Lpi { intid: boot::ITS_LPI, gits_base: boot::GITS, device_id: boot::ITS_DEVICE_ID, event_id: boot::ITS_EVENT_ID, tables_addr: boot::ITS_TABLES }
+        }
         DeviceVia::Line => DeviceIrq::Spi { intid: boot::EDGE_SPI, trigger: Trigger::Edge },
         DeviceVia::Level | DeviceVia::VfioIntx => DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level },
     }
@@ -101,7 +97,6 @@ pub fn signal_of_exit_value(value: u64) -> u64 {
         other => other,
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -161,7 +156,18 @@ mod tests {
         let Bench::Device(d) = dev(crate::config::DeviceVia::VfioIntx).bench else { panic!("device bench") };
         assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
         assert!(d.mmio.is_some());
-        let Bench::Device(d) = armguest::read_params(&prepared_image(&BenchConfig { kind: BenchKind::Device, vcpus: 1, via: crate::config::DeviceVia::VfioMsi, vfio_trigger: crate::config::VfioTrigger::Dma, ..cfg.clone() }, 62_500).unwrap()).unwrap().bench else { panic!("device bench") };
+        let Bench::Device(d) = armguest::read_params(
+            &prepared_image(
+                &BenchConfig { kind: BenchKind::Device, vcpus: 1, via: crate::config::DeviceVia::VfioMsi, vfio_trigger: crate::config::VfioTrigger::Dma, ..cfg.clone() },
+                62_500,
+            )
+            .unwrap(),
+        )
+        .unwrap()
+        .bench
+        else {
+            panic!("device bench")
+        };
         let m = d.mmio.unwrap();
         assert_eq!((m.trigger_addr, m.trigger_value, m.ack_value), (boot::DEVICE_BAR + 0x98, 0x5, 0x100), "DMA run + irq, acknowledged as DMA_IRQ");
     }

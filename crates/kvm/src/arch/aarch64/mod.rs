@@ -3,9 +3,9 @@
 
 use kvm_ioctls::VcpuFd;
 
+use crate::arch::VmError;
 use crate::arch::{Arch, DescribeHost, TraceDialect, Trigger};
 use crate::config::{BenchConfig, BenchKind, ConfigError};
-use crate::arch::VmError;
 use crate::exit::Exit;
 
 pub mod assigned;
@@ -59,7 +59,8 @@ impl Arch for Aarch64 {
             }
         }
         if cfg.kind == BenchKind::Device && cfg.via.is_vfio() {
-            crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| ConfigError::HostCannot { flag: crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name()), why: e.to_string() })?;
+            crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref())
+                .map_err(|e| ConfigError::HostCannot { flag: crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name()), why: e.to_string() })?;
         }
         Ok(())
     }

@@ -10,7 +10,9 @@
 //! KVM's default arm64 routing maps GSI `g` to SPI `32 + g` (virt/kvm/arm/vgic/vgic-irqfd.c,
 //! `kvm_vgic_setup_default_irq_routing`); KVM_SET_GSI_ROUTING replaces the whole table, so the
 //! table written here repeats those SPI entries and adds the MSI route.
-use kvm_bindings::{kvm_irq_routing_entry, kvm_msi, KvmIrqRouting, KVM_ARM_IRQ_TYPE_SHIFT, KVM_ARM_IRQ_TYPE_SPI, KVM_IRQ_ROUTING_IRQCHIP, KVM_IRQ_ROUTING_MSI, KVM_MSI_VALID_DEVID};
+use kvm_bindings::{
+    kvm_irq_routing_entry, kvm_msi, KvmIrqRouting, KVM_ARM_IRQ_TYPE_SHIFT, KVM_ARM_IRQ_TYPE_SPI, KVM_IRQ_ROUTING_IRQCHIP, KVM_IRQ_ROUTING_MSI, KVM_MSI_VALID_DEVID,
+};
 use vmm_sys_util::eventfd::EventFd;
 
 use crate::arch::common::eventfd;
@@ -18,8 +20,8 @@ use crate::arch::common::eventfd;
 use super::boot::{self, EDGE_SPI, GITS_TRANSLATER, ITS_DEVICE_ID, ITS_EVENT_ID, LEVEL_SPI, MSI_GSI, NR_IRQS};
 use super::vm::Vm;
 use crate::arch::Trigger;
-use crate::config::DeviceVia;
 use crate::arch::VmError;
+use crate::config::DeviceVia;
 
 /// The INTID the guest waits for on each path.
 pub fn intid_for(via: DeviceVia) -> u32 {

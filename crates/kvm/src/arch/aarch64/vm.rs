@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, RawFd};
 
 use kvm_bindings::{
-    kvm_create_device, kvm_device_attr, kvm_userspace_memory_region, kvm_vcpu_init, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS,
-    kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, KVM_ARM_VCPU_POWER_OFF, KVM_ARM_VCPU_PSCI_0_2, KVM_DEV_ARM_VGIC_CTRL_INIT,
-    KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_GRP_NR_IRQS, KVM_VGIC_ITS_ADDR_TYPE, KVM_VGIC_V3_ADDR_TYPE_DIST,
-    KVM_VGIC_V3_ADDR_TYPE_REDIST,
+    kvm_create_device, kvm_device_attr, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_ITS, kvm_device_type_KVM_DEV_TYPE_ARM_VGIC_V3, kvm_userspace_memory_region, kvm_vcpu_init,
+    KVM_ARM_VCPU_POWER_OFF, KVM_ARM_VCPU_PSCI_0_2, KVM_DEV_ARM_VGIC_CTRL_INIT, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_GRP_NR_IRQS,
+    KVM_VGIC_ITS_ADDR_TYPE, KVM_VGIC_V3_ADDR_TYPE_DIST, KVM_VGIC_V3_ADDR_TYPE_REDIST,
 };
 use kvm_ioctls::{DeviceFd, Kvm, VcpuFd, VmFd};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
@@ -18,10 +17,10 @@ use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
 use super::boot::{self, DATA, RAM, RAM_SIZE};
 use super::guest;
 use crate::abi::slot;
+use crate::abi::{SharedPage, SlotError};
+use crate::arch::VmError;
 use crate::arch::{GuestVm, Trigger};
 use crate::config::BenchConfig;
-use crate::arch::VmError;
-use crate::abi::{SharedPage, SlotError};
 
 pub struct Vm {
     pub kvm: Kvm,
@@ -165,7 +164,8 @@ fn assign(fd: &VmFd, cfg: &BenchConfig, caps: &mut BTreeMap<String, String>) -> 
     if dev.bar_size > boot::DEVICE_BAR_MAX {
         return Err(VmError::Unsupported(format!("{}: BAR0 is {} bytes, more than the {} this VMM's layout leaves", dev.bdf, dev.bar_size, boot::DEVICE_BAR_MAX)));
     }
-    let region = kvm_userspace_memory_region { slot: boot::DEVICE_BAR_SLOT, flags: 0, guest_phys_addr: boot::DEVICE_BAR, memory_size: dev.bar_size, userspace_addr: dev.bar_host_addr() };
+    let region =
+        kvm_userspace_memory_region { slot: boot::DEVICE_BAR_SLOT, flags: 0, guest_phys_addr: boot::DEVICE_BAR, memory_size: dev.bar_size, userspace_addr: dev.bar_host_addr() };
     // SAFETY: the mapping lives in `dev`, which the Vm keeps for as long as the VM exists.
     unsafe { fd.set_user_memory_region(region) }.map_err(VmError::setup("KVM_SET_USER_MEMORY_REGION (device BAR0)"))?;
     let (v, d) = dev.vendor_device;

@@ -18,10 +18,7 @@ pub fn describe(cpuinfo: &str, m: &mut BTreeMap<String, String>) {
     };
     m.insert("host.cpu_virt_flag".into(), hw_virt.into());
     let pvm = m.get("host.kvm_modules").is_some_and(|s| s.split(',').any(|x| x == "kvm_pvm"));
-    m.insert(
-        "host.guest_ring0".into(),
-        if pvm && hw_virt == "none" { "emulated (nested PVM: each guest ring-0 instruction is emulated, ~1-3 us)" } else { "hardware" }.into(),
-    );
+    m.insert("host.guest_ring0".into(), if pvm && hw_virt == "none" { "emulated (nested PVM: each guest ring-0 instruction is emulated, ~1-3 us)" } else { "hardware" }.into());
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@ pub mod vm;
 
 use kvm_ioctls::VcpuFd;
 
+use crate::arch::VmError;
 use crate::arch::{Arch, DescribeHost, TraceDialect, Trigger};
 use crate::config::{BenchConfig, BenchKind, ConfigError};
-use crate::arch::VmError;
 use crate::exit::Exit;
 
 /// The x86_64 micro-VMM.
@@ -40,7 +40,10 @@ impl Arch for X86_64 {
             return Err(ConfigError::WrongArch { flag: format!("--gicv4 {}", if g { "on" } else { "off" }), arch: Self::NAME });
         }
         if cfg.kind == crate::config::BenchKind::Device && cfg.via.is_vfio() {
-            return Err(ConfigError::HostCannot { flag: format!("--via {}", cfg.via.name()), why: "VFIO device assignment is wired on arm64 only (the GICv4 direct-injection path); on x86_64 use irqfd, msi, line or level".into() });
+            return Err(ConfigError::HostCannot {
+                flag: format!("--via {}", cfg.via.name()),
+                why: "VFIO device assignment is wired on arm64 only (the GICv4 direct-injection path); on x86_64 use irqfd, msi, line or level".into(),
+            });
         }
         Ok(())
     }

@@ -8,8 +8,8 @@ use crate::arch::common::eventfd;
 use super::vm::{Vm, EDGE_PIN, LEVEL_PIN, MASKED_PIN, MSI_GSI, NO_DEST_GSI};
 use crate::abi::vector;
 use crate::arch::Trigger;
-use crate::config::DeviceVia;
 use crate::arch::VmError;
+use crate::config::DeviceVia;
 
 pub struct X86Trigger<'a> {
     vm: &'a Vm,
@@ -38,12 +38,7 @@ impl Trigger for X86Trigger<'_> {
                 let msi = kvm_bindings::kvm_msi { address_lo: 0xfee0_0000, data: vector::DEVICE as u32, ..Default::default() };
                 self.vm.fd.signal_msi(msi).map(|_| ()).map_err(VmError::setup("KVM_SIGNAL_MSI"))
             }
-            DeviceVia::Line => self
-                .vm
-                .fd
-                .set_irq_line(EDGE_PIN, true)
-                .and_then(|_| self.vm.fd.set_irq_line(EDGE_PIN, false))
-                .map_err(VmError::setup("KVM_IRQ_LINE")),
+            DeviceVia::Line => self.vm.fd.set_irq_line(EDGE_PIN, true).and_then(|_| self.vm.fd.set_irq_line(EDGE_PIN, false)).map_err(VmError::setup("KVM_IRQ_LINE")),
             DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(VmError::Unsupported("the VFIO paths are refused when the trigger is created".into())),
         }
     }

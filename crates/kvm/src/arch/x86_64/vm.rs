@@ -4,19 +4,18 @@
 use std::collections::BTreeMap;
 
 use kvm_bindings::{
-    kvm_enable_cap, kvm_irq_routing_entry, kvm_mp_state, kvm_msr_entry, kvm_segment, kvm_userspace_memory_region,
-    KvmIrqRouting, Msrs, KVM_CAP_X86_DISABLE_EXITS, KVM_IRQCHIP_IOAPIC, KVM_IRQ_ROUTING_IRQCHIP,
-    KVM_IRQ_ROUTING_MSI, KVM_MAX_CPUID_ENTRIES, KVM_MP_STATE_RUNNABLE, KVM_X86_DISABLE_EXITS_HLT,
+    kvm_enable_cap, kvm_irq_routing_entry, kvm_mp_state, kvm_msr_entry, kvm_segment, kvm_userspace_memory_region, KvmIrqRouting, Msrs, KVM_CAP_X86_DISABLE_EXITS,
+    KVM_IRQCHIP_IOAPIC, KVM_IRQ_ROUTING_IRQCHIP, KVM_IRQ_ROUTING_MSI, KVM_MAX_CPUID_ENTRIES, KVM_MP_STATE_RUNNABLE, KVM_X86_DISABLE_EXITS_HLT,
 };
 use kvm_ioctls::{Kvm, VcpuFd, VmFd};
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
 
 use super::boot as layout;
 use crate::abi::{slot, vector};
-use crate::arch::GuestVm;
-use crate::config::BenchConfig;
-use crate::arch::VmError;
 use crate::abi::{SharedPage, SlotError};
+use crate::arch::GuestVm;
+use crate::arch::VmError;
+use crate::config::BenchConfig;
 
 mod guest_symbols {
     include!(concat!(env!("OUT_DIR"), "/guest_symbols.rs"));
@@ -58,21 +57,17 @@ impl Vm {
         if cfg.disable_hlt_exits {
             let mut cap = kvm_enable_cap { cap: KVM_CAP_X86_DISABLE_EXITS, ..Default::default() };
             cap.args[0] = KVM_X86_DISABLE_EXITS_HLT as u64;
-            caps.insert("disable_hlt_exits".into(), match fd.enable_cap(&cap) {
-                Ok(()) => "accepted".into(),
-                Err(e) => format!("rejected: {e}"),
-            });
+            caps.insert(
+                "disable_hlt_exits".into(),
+                match fd.enable_cap(&cap) {
+                    Ok(()) => "accepted".into(),
+                    Err(e) => format!("rejected: {e}"),
+                },
+            );
         }
-        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), layout::MEM_SIZE as usize)])
-            .map_err(|e| VmError::Memory(e.to_string()))?;
+        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), layout::MEM_SIZE as usize)]).map_err(|e| VmError::Memory(e.to_string()))?;
         let host = mem.get_host_address(GuestAddress(0)).map_err(|e| VmError::Memory(e.to_string()))?;
-        let region = kvm_userspace_memory_region {
-            slot: 0,
-            flags: 0,
-            guest_phys_addr: 0,
-            memory_size: layout::MEM_SIZE,
-            userspace_addr: host as u64,
-        };
+        let region = kvm_userspace_memory_region { slot: 0, flags: 0, guest_phys_addr: 0, memory_size: layout::MEM_SIZE, userspace_addr: host as u64 };
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
         unsafe { fd.set_user_memory_region(region) }.map_err(setup("KVM_SET_USER_MEMORY_REGION"))?;
         fd.create_irq_chip().map_err(setup("KVM_CREATE_IRQCHIP"))?;
@@ -189,12 +184,12 @@ impl Vm {
         vcpu.set_regs(&r).map_err(setup("KVM_SET_REGS"))?;
         let apic_base = 0xfee0_0000u64 | 0x800 | 0x400 | if id == 0 { 0x100 } else { 0 };
         let msrs = [
-            (0x1b, apic_base),                                  // IA32_APIC_BASE: enabled, x2APIC
-            (0x80f, 0x100 | vector::SPURIOUS as u64),           // SVR: software enable
-            (0x808, 0),                                         // TPR
-            (0x835, 1 << 16),                                   // LVT LINT0 masked (KVM resets it to ExtINT)
-            (0x836, 1 << 16),                                   // LVT LINT1 masked
-            (0x832, vector::TIMER as u64 | 2 << 17),            // LVT timer: TSC-deadline mode
+            (0x1b, apic_base),                        // IA32_APIC_BASE: enabled, x2APIC
+            (0x80f, 0x100 | vector::SPURIOUS as u64), // SVR: software enable
+            (0x808, 0),                               // TPR
+            (0x835, 1 << 16),                         // LVT LINT0 masked (KVM resets it to ExtINT)
+            (0x836, 1 << 16),                         // LVT LINT1 masked
+            (0x832, vector::TIMER as u64 | 2 << 17),  // LVT timer: TSC-deadline mode
         ];
         let entries: Vec<kvm_msr_entry> = msrs.iter().map(|(i, d)| kvm_msr_entry { index: *i, data: *d, ..Default::default() }).collect();
         let m = Msrs::from_entries(&entries).map_err(|e| VmError::Memory(format!("MSR list: {e:?}")))?;

@@ -62,8 +62,7 @@ pub struct ListRegister {
 }
 
 impl ListRegister {
-    pub const EMPTY: ListRegister =
-        ListRegister { vintid: 0, hw: None, priority: 0, group1: true, eoi_maintenance: false, state: LrState::Invalid };
+    pub const EMPTY: ListRegister = ListRegister { vintid: 0, hw: None, priority: 0, group1: true, eoi_maintenance: false, state: LrState::Invalid };
 
     /// Encode as GICv3 `ICH_LR<n>_EL2` (docs/sources.md B.5).
     pub fn encode_v3(&self) -> u64 {
@@ -271,14 +270,7 @@ impl LrFile {
         }
         match self.lrs.iter().position(|l| l.state == LrState::Invalid) {
             Some(n) => {
-                self.lrs[n] = ListRegister {
-                    vintid,
-                    hw,
-                    priority,
-                    group1: true,
-                    eoi_maintenance: hw.is_none() && eoi_maintenance,
-                    state: LrState::Pending,
-                };
+                self.lrs[n] = ListRegister { vintid, hw, priority, group1: true, eoi_maintenance: hw.is_none() && eoi_maintenance, state: LrState::Pending };
                 InjectOutcome::Written(n)
             }
             None => self.queue(vintid, priority, hw),
@@ -297,13 +289,7 @@ impl LrFile {
     /// active (pending+active is already active, so it is not acknowledged again until EOI).
     /// Returns the vINTID, or `None` (spurious, 1023). No exit.
     pub fn guest_ack(&mut self) -> Option<u32> {
-        let n = self
-            .lrs
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.state == LrState::Pending)
-            .min_by_key(|(i, l)| (l.priority, *i))
-            .map(|(i, _)| i)?;
+        let n = self.lrs.iter().enumerate().filter(|(_, l)| l.state == LrState::Pending).min_by_key(|(i, l)| (l.priority, *i)).map(|(i, _)| i)?;
         self.lrs[n].state = LrState::Active;
         Some(self.lrs[n].vintid)
     }
@@ -313,10 +299,7 @@ impl LrFile {
     /// interrupt fires (which *is* an exit to the hypervisor).
     pub fn guest_eoi(&mut self, vintid: u32) -> Result<Vec<EoiEffect>, LrError> {
         let mut effects = Vec::new();
-        let found = self
-            .lrs
-            .iter()
-            .position(|l| l.vintid == vintid && matches!(l.state, LrState::Active | LrState::PendingActive));
+        let found = self.lrs.iter().position(|l| l.vintid == vintid && matches!(l.state, LrState::Active | LrState::PendingActive));
         match found {
             Some(n) => {
                 let l = &mut self.lrs[n];
@@ -370,14 +353,7 @@ impl LrFile {
             }
             let Some(n) = self.lrs.iter().position(|l| l.state == LrState::Invalid) else { break };
             self.overflow.pop_front();
-            self.lrs[n] = ListRegister {
-                vintid: q.vintid,
-                hw: q.hw,
-                priority: q.priority,
-                group1: true,
-                eoi_maintenance: false,
-                state: LrState::Pending,
-            };
+            self.lrs[n] = ListRegister { vintid: q.vintid, hw: q.hw, priority: q.priority, group1: true, eoi_maintenance: false, state: LrState::Pending };
             written.push(n);
         }
         self.hcr.uie = !self.overflow.is_empty();

@@ -9,7 +9,7 @@
 //! - [`gicv4`]: redistributors, vPE residency, doorbells, and the KVM driver model over them.
 
 pub mod generic_timer;
-pub mod list_registers;
 pub mod gicv4;
 pub mod its;
+pub mod list_registers;
 pub mod sgi;

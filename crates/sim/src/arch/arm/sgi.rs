@@ -35,12 +35,7 @@ impl Sgi1r {
         let aff3 = (reg >> 48) & 0xff;
         let aff2 = (reg >> 32) & 0xff;
         let aff1 = (reg >> 16) & 0xff;
-        Sgi1r {
-            intid: ((reg >> 24) & 0xf) as u8,
-            aff_upper: (aff3 << 32) | (aff2 << 16) | (aff1 << 8),
-            target_list: (reg & 0xffff) as u16,
-            broadcast: reg & (1 << 40) != 0,
-        }
+        Sgi1r { intid: ((reg >> 24) & 0xf) as u8, aff_upper: (aff3 << 32) | (aff2 << 16) | (aff1 << 8), target_list: (reg & 0xffff) as u16, broadcast: reg & (1 << 40) != 0 }
     }
 
     /// The value a guest writes to reach the PE with affinity `mpidr` (Linux
@@ -55,9 +50,7 @@ impl Sgi1r {
 
     /// The MPIDRs named by a non-broadcast write, lowest Aff0 first.
     pub fn target_mpidrs(&self) -> impl Iterator<Item = u64> + '_ {
-        (0..16u64)
-            .filter(|a| self.target_list & (1 << a) != 0)
-            .map(|a| self.aff_upper | a)
+        (0..16u64).filter(|a| self.target_list & (1 << a) != 0).map(|a| self.aff_upper | a)
     }
 }
 
@@ -87,11 +80,7 @@ impl Sgir {
             2 => SgirFilter::SelfOnly,
             _ => SgirFilter::Reserved,
         };
-        Sgir {
-            intid: (v & 0xf) as u8,
-            filter,
-            cpu_targets: ((v >> 16) & 0xff) as u8,
-        }
+        Sgir { intid: (v & 0xf) as u8, filter, cpu_targets: ((v >> 16) & 0xff) as u8 }
     }
 
     pub fn encode_list(targets: u8, intid: u8) -> u32 {
@@ -104,9 +93,7 @@ impl Sgir {
     pub fn targets(&self, sender: u32, vcpus: u32) -> Vec<u32> {
         let n = vcpus.min(8);
         match self.filter {
-            SgirFilter::List => (0..n)
-                .filter(|i| self.cpu_targets & (1 << i) != 0)
-                .collect(),
+            SgirFilter::List => (0..n).filter(|i| self.cpu_targets & (1 << i) != 0).collect(),
             SgirFilter::AllButSelf => (0..n).filter(|i| *i != sender).collect(),
             SgirFilter::SelfOnly => vec![sender],
             SgirFilter::Reserved => Vec::new(),
@@ -145,10 +132,6 @@ mod tests {
         assert_eq!(Sgir::decode(1 << 24).targets(2, 4), vec![0, 1, 3]);
         assert_eq!(Sgir::decode(2 << 24).targets(2, 4), vec![2]);
         assert!(Sgir::decode(3 << 24).targets(0, 4).is_empty());
-        assert_eq!(
-            Sgir::decode(Sgir::encode_list(0xff, 0)).targets(0, 4),
-            vec![0, 1, 2, 3],
-            "targets beyond the VM are ignored"
-        );
+        assert_eq!(Sgir::decode(Sgir::encode_list(0xff, 0)).targets(0, 4), vec![0, 1, 2, 3], "targets beyond the VM are ignored");
     }
 }

@@ -134,18 +134,12 @@ mod tests {
         let ids: Vec<u32> = (0..80).collect();
         let targets: Vec<u32> = vec![1, 5, 16, 31, 33, 79];
         for mode in [ApicMode::X2apicCluster, ApicMode::X2apicPhysical] {
-            let mut got: Vec<u32> = icr_writes(mode, &targets)
-                .into_iter()
-                .flat_map(|d| resolve(mode, d, Shorthand::None, 0, &ids))
-                .collect();
+            let mut got: Vec<u32> = icr_writes(mode, &targets).into_iter().flat_map(|d| resolve(mode, d, Shorthand::None, 0, &ids)).collect();
             got.sort_unstable();
             assert_eq!(got, targets, "{mode:?}");
         }
         let xc: Vec<u32> = (0..16).collect();
-        let mut got: Vec<u32> = icr_writes(ApicMode::XapicCluster, &[2, 3, 13])
-            .into_iter()
-            .flat_map(|d| resolve(ApicMode::XapicCluster, d, Shorthand::None, 0, &xc))
-            .collect();
+        let mut got: Vec<u32> = icr_writes(ApicMode::XapicCluster, &[2, 3, 13]).into_iter().flat_map(|d| resolve(ApicMode::XapicCluster, d, Shorthand::None, 0, &xc)).collect();
         got.sort_unstable();
         assert_eq!(got, vec![2, 3, 13]);
     }

@@ -44,24 +44,13 @@ pub enum IpivOutcome {
 /// Whether the CPU virtualizes `icr` (no VM exit) with IPIv `enabled` and last valid
 /// PID-pointer index `last_index`.
 pub fn virtualizes(enabled: bool, icr: IcrWrite, last_index: u32) -> bool {
-    enabled
-        && icr.fixed
-        && !icr.logical
-        && icr.shorthand == Shorthand::None
-        && icr.dest <= last_index
-        && icr.vector >= 16
+    enabled && icr.fixed && !icr.logical && icr.shorthand == Shorthand::None && icr.dest <= last_index && icr.vector >= 16
 }
 
 /// Whether `icr` is virtualized with IPIv `enabled` and a PID-pointer table whose last valid
 /// index is `last_index`; when it is, post into `pid` (the destination's descriptor) for a
 /// target in `state`.
-pub fn icr_write(
-    enabled: bool,
-    icr: IcrWrite,
-    last_index: u32,
-    pid: &mut PiDesc,
-    state: VcpuState,
-) -> IpivOutcome {
+pub fn icr_write(enabled: bool, icr: IcrWrite, last_index: u32, pid: &mut PiDesc, state: VcpuState) -> IpivOutcome {
     if !virtualizes(enabled, icr, last_index) {
         return IpivOutcome::Exit;
     }
@@ -73,80 +62,25 @@ mod tests {
     use super::*;
 
     fn unicast(dest: u32) -> IcrWrite {
-        IcrWrite {
-            vector: 0xFB,
-            fixed: true,
-            logical: false,
-            shorthand: Shorthand::None,
-            dest,
-        }
+        IcrWrite { vector: 0xFB, fixed: true, logical: false, shorthand: Shorthand::None, dest }
     }
 
     #[test]
     fn physical_fixed_unicast_is_posted_without_exit_whatever_the_target_state() {
-        for (state, effect) in [
-            (VcpuState::InGuest, PostEffect::NotifyInGuest),
-            (VcpuState::InHost, PostEffect::KickToEntry),
-            (VcpuState::Blocked, PostEffect::WakeupVector),
-        ] {
+        for (state, effect) in [(VcpuState::InGuest, PostEffect::NotifyInGuest), (VcpuState::InHost, PostEffect::KickToEntry), (VcpuState::Blocked, PostEffect::WakeupVector)] {
             let mut pid = PiDesc::default();
-            assert_eq!(
-                icr_write(true, unicast(3), 7, &mut pid, state),
-                IpivOutcome::Posted(effect)
-            );
+            assert_eq!(icr_write(true, unicast(3), 7, &mut pid, state), IpivOutcome::Posted(effect));
         }
     }
 
     #[test]
     fn off_logical_shorthand_or_out_of_table_exit() {
         let mut pid = PiDesc::default();
-        assert_eq!(
-            icr_write(false, unicast(3), 7, &mut pid, VcpuState::InGuest),
-            IpivOutcome::Exit
-        );
-        assert_eq!(
-            icr_write(
-                true,
-                IcrWrite {
-                    logical: true,
-                    ..unicast(3)
-                },
-                7,
-                &mut pid,
-                VcpuState::InGuest
-            ),
-            IpivOutcome::Exit
-        );
-        assert_eq!(
-            icr_write(
-                true,
-                IcrWrite {
-                    shorthand: Shorthand::AllExcludingSelf,
-                    ..unicast(3)
-                },
-                7,
-                &mut pid,
-                VcpuState::InGuest
-            ),
-            IpivOutcome::Exit
-        );
-        assert_eq!(
-            icr_write(
-                true,
-                IcrWrite {
-                    fixed: false,
-                    ..unicast(3)
-                },
-                7,
-                &mut pid,
-                VcpuState::InGuest
-            ),
-            IpivOutcome::Exit
-        );
-        assert_eq!(
-            icr_write(true, unicast(8), 7, &mut pid, VcpuState::InGuest),
-            IpivOutcome::Exit
-        );
+        assert_eq!(icr_write(false, unicast(3), 7, &mut pid, VcpuState::InGuest), IpivOutcome::Exit);
+        assert_eq!(icr_write(true, IcrWrite { logical: true, ..unicast(3) }, 7, &mut pid, VcpuState::InGuest), IpivOutcome::Exit);
+        assert_eq!(icr_write(true, IcrWrite { shorthand: Shorthand::AllExcludingSelf, ..unicast(3) }, 7, &mut pid, VcpuState::InGuest), IpivOutcome::Exit);
+        assert_eq!(icr_write(true, IcrWrite { fixed: false, ..unicast(3) }, 7, &mut pid, VcpuState::InGuest), IpivOutcome::Exit);
+        assert_eq!(icr_write(true, unicast(8), 7, &mut pid, VcpuState::InGuest), IpivOutcome::Exit);
         assert!(pid.pir.is_empty(), "an exit posts nothing");
     }
 }

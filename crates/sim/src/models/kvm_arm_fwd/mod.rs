@@ -11,8 +11,8 @@
 use serde::Deserialize;
 
 use crate::engine::CostDist;
-use crate::platform::{Platform, PlatformError};
 use crate::model::{Model, PointCtx, PointOutput, PreparedPoint, RunOpts, SimError};
+use crate::platform::{Platform, PlatformError};
 use crate::scenario::ScenarioError;
 
 pub mod paths;
@@ -100,11 +100,30 @@ impl Costs {
     /// Every cost, for bounds.
     fn all(&self) -> [&CostDist; 24] {
         [
-            &self.world_switch_out, &self.world_switch_in, &self.vcpu_block, &self.vcpu_wakeup, &self.vgic_maintenance,
-            &self.vfio_mask, &self.vfio_unmask, &self.irqfd_inject, &self.resamplefd_signal, &self.idle_wakeup,
-            &self.irq_entry, &self.gic_ack, &self.gic_eoi, &self.nic_irq_handler, &self.nic_tx_dma, &self.nic_rx_dma,
-            &self.switch_latency, &self.tcp_tx_stack, &self.tcp_rx_stack, &self.napi_poll, &self.tcp_send_syscall,
-            &self.tcp_tx_segment, &self.copy_per_kb, &self.tcp_ack_rx,
+            &self.world_switch_out,
+            &self.world_switch_in,
+            &self.vcpu_block,
+            &self.vcpu_wakeup,
+            &self.vgic_maintenance,
+            &self.vfio_mask,
+            &self.vfio_unmask,
+            &self.irqfd_inject,
+            &self.resamplefd_signal,
+            &self.idle_wakeup,
+            &self.irq_entry,
+            &self.gic_ack,
+            &self.gic_eoi,
+            &self.nic_irq_handler,
+            &self.nic_tx_dma,
+            &self.nic_rx_dma,
+            &self.switch_latency,
+            &self.tcp_tx_stack,
+            &self.tcp_rx_stack,
+            &self.napi_poll,
+            &self.tcp_send_syscall,
+            &self.tcp_tx_segment,
+            &self.copy_per_kb,
+            &self.tcp_ack_rx,
         ]
     }
 

@@ -13,8 +13,8 @@
 //! With the vCPU running instead of blocked, `idle-wakeup` and `vcpu-wakeup` give way to
 //! `irq-exit` (the physical IRQ forces a world switch out).
 use super::Costs;
-use crate::engine::{CostDist, SimTime};
 use crate::arch::arm::list_registers::GicVersion;
+use crate::engine::{CostDist, SimTime};
 use crate::hyp::assigned_irq::{AssignedIrq, Effect, IrqPath};
 use crate::model::SimError;
 

@@ -366,9 +366,7 @@ impl Prepared {
             let hypercall = *kind == ExitKind::Hypercall;
             let exit_start = t;
             // IPIv: a physical unicast ICR write the CPU virtualizes posts without an exit.
-            let virtualized = *kind == ExitKind::IcrPhysical
-                && ids.len() == 1
-                && ipiv::virtualizes(self.hyp.ipiv, self.icr(ids[0]), self.vcpus - 1);
+            let virtualized = *kind == ExitKind::IcrPhysical && ids.len() == 1 && ipiv::virtualizes(self.hyp.ipiv, self.icr(ids[0]), self.vcpus - 1);
             // xAPIC: an ICR write exits as an APIC-write exit (not a hypercall's VMCALL exit).
             let xapic_extra = match (kind, c.xapic_icr_exit_extra.as_ref()) {
                 (ExitKind::IcrPhysical | ExitKind::IcrLogical, Some(d)) if !virtualized => d.sample(rng),
@@ -467,7 +465,16 @@ impl Prepared {
                 let segments = [
                     (0, walk_end - send_start),
                     (1, exit_start - walk_end),
-                    (if hypercall { 3 } else if virtualized { 10 } else { 2 }, exit),
+                    (
+                        if hypercall {
+                            3
+                        } else if virtualized {
+                            10
+                        } else {
+                            2
+                        },
+                        exit,
+                    ),
                     (4, before - (exit_start + exit)),
                     (5, deliver + extra),
                     (respond_seg, respond),
@@ -535,4 +542,3 @@ fn drain(q: &mut EventQueue<Ev>) -> Result<(), SimError> {
         _ => Err(SimError("expected the end of the operation".into())),
     }
 }
-

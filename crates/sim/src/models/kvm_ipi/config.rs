@@ -238,9 +238,11 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
     };
     let sockets: u32 = match ctx.platform.facts.get("sockets") {
         None => 1,
-        Some(s) => s.parse().ok().filter(|n| (1..=pcpus.max(1)).contains(n)).ok_or_else(|| {
-            ctx.invalid("platform facts.sockets", &format!("a whole number of sockets from 1 to {pcpus}"), s)
-        })?,
+        Some(s) => s
+            .parse()
+            .ok()
+            .filter(|n| (1..=pcpus.max(1)).contains(n))
+            .ok_or_else(|| ctx.invalid("platform facts.sockets", &format!("a whole number of sockets from 1 to {pcpus}"), s))?,
     };
     // pCPUs are numbered socket by socket (contiguous halves on two sockets): an assumption about
     // the host's enumeration, stated in docs/kvm-pv-ipi.md.

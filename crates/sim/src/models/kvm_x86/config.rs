@@ -253,11 +253,7 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
     if wl.warmup >= wl.samples {
         return Err(ctx.invalid("workload.warmup", &format!("fewer than workload.samples ({})", wl.samples), wl.warmup));
     }
-    for (k, v, lo, hi) in [
-        ("workload.period_us", wl.period_us, 1.0, 1e7),
-        ("workload.interval_us", wl.interval_us, 1.0, 1e7),
-        ("workload.distance_us", wl.distance_us, 0.0, 1e7),
-    ] {
+    for (k, v, lo, hi) in [("workload.period_us", wl.period_us, 1.0, 1e7), ("workload.interval_us", wl.interval_us, 1.0, 1e7), ("workload.distance_us", wl.distance_us, 0.0, 1e7)] {
         if !(v.is_finite() && (lo..=hi).contains(&v)) {
             return Err(ctx.invalid(k, &format!("a number of µs from {lo} to {hi}"), v));
         }

@@ -32,8 +32,8 @@ use config::Prepared;
 pub use config::{Bench, Via, Wait};
 pub use paths::guest;
 use paths::VcpuHalt;
-pub use walk::{ExitKind, Exits, EXIT_KINDS};
 use walk::Walk;
+pub use walk::{ExitKind, Exits, EXIT_KINDS};
 
 pub struct KvmX86;
 
@@ -177,12 +177,15 @@ impl Prepared {
     }
 
     fn run_form(&self) -> String {
-        let mut s = format!("bench={}", match self.bench {
-            Bench::Timer | Bench::TimerHlt | Bench::TimerBusy => "timer",
-            Bench::Ipi => "ipi",
-            Bench::Device => "device",
-            Bench::Cyclictest => "cyclictest",
-        });
+        let mut s = format!(
+            "bench={}",
+            match self.bench {
+                Bench::Timer | Bench::TimerHlt | Bench::TimerBusy => "timer",
+                Bench::Ipi => "ipi",
+                Bench::Device => "device",
+                Bench::Cyclictest => "cyclictest",
+            }
+        );
         if self.bench == Bench::Timer {
             s += if self.wait == Wait::Busy { " wait=busy" } else { " wait=hlt" };
         }

@@ -19,8 +19,7 @@ pub enum ExitKind {
     ExternalInterrupt,
 }
 
-pub const EXIT_KINDS: [ExitKind; 6] =
-    [ExitKind::TimerArm, ExitKind::Eoi, ExitKind::Hlt, ExitKind::IcrWrite, ExitKind::PreemptionTimer, ExitKind::ExternalInterrupt];
+pub const EXIT_KINDS: [ExitKind; 6] = [ExitKind::TimerArm, ExitKind::Eoi, ExitKind::Hlt, ExitKind::IcrWrite, ExitKind::PreemptionTimer, ExitKind::ExternalInterrupt];
 
 impl ExitKind {
     pub fn key(self) -> &'static str {

@@ -19,9 +19,9 @@ use crate::arch::arm::generic_timer::TimerKind;
 use crate::engine::{CostDist, SimTime};
 use crate::hyp::scheduler::SchedKind;
 use crate::hyp::vwfi::Vwfi;
+use crate::model::{Model, PointCtx, PreparedPoint};
 use crate::models::xen_core::config::{self, us, SchedKnobs};
 use crate::models::xen_core::XenSetup;
-use crate::model::{Model, PointCtx, PreparedPoint};
 use crate::scenario::ScenarioError;
 
 mod sim;
@@ -231,11 +231,7 @@ impl Model for XenArm {
         }
         let others = hyp.pcpus * hyp.vcpus_per_pcpu - 1;
         if wl.other == OtherKind::None && others > 0 {
-            return Err(ctx.invalid(
-                "workload.other",
-                &format!("busy, idle or bursty: the layout has {others} vCPUs besides the tbm one"),
-                "none",
-            ));
+            return Err(ctx.invalid("workload.other", &format!("busy, idle or bursty: the layout has {others} vCPUs besides the tbm one"), "none"));
         }
         let dbg = config::debug_build(ctx, hyp.debug_multiplier)?;
         let knobs = SchedKnobs {
@@ -266,7 +262,11 @@ impl Model for XenArm {
         ctx.check_range("platform.params.counter_mhz", counter_mhz, 1e-3, false, 1e6)?;
         // The 100-simulated-day bound on the period as the model runs it: rounded up to ticks.
         let tick_ns = 1e3 / counter_mhz;
-        ctx.check_horizon("platform.params.counter_mhz", (wl.period_us * 1000.0 / tick_ns).ceil() * tick_ns * wl.samples as f64, "period_us rounded up to counter ticks × samples")?;
+        ctx.check_horizon(
+            "platform.params.counter_mhz",
+            (wl.period_us * 1000.0 / tick_ns).ceil() * tick_ns * wl.samples as f64,
+            "period_us rounded up to counter ticks × samples",
+        )?;
         let cold_factor = p("cold_factor")?;
         if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
             return Err(ctx.invalid("platform.params.cold_factor", "a factor >= 1", cold_factor));

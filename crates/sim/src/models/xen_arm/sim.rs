@@ -25,8 +25,14 @@ enum Role {
 #[derive(Debug, Clone, Copy)]
 enum Mev {
     /// A physical interrupt for vCPU `v` (its timer) reaches its pCPU.
-    Irq { v: usize, round: Option<u64>, deadline: SimTime },
-    BurstEnd { v: usize },
+    Irq {
+        v: usize,
+        round: Option<u64>,
+        deadline: SimTime,
+    },
+    BurstEnd {
+        v: usize,
+    },
 }
 
 /// The tbm guest's handler finished on vCPU `v`.

@@ -70,14 +70,8 @@ impl SchedKnobs {
 
 /// Xen defaults (credit2: ratelimit 1 ms, CSCHED2_MIN_TIMER 500 µs, MAX_TIMER 10 ms; RTDS 4/10 ms;
 /// credit1 tslice 30 ms).
-pub const DEFAULT_KNOBS: SchedKnobs = SchedKnobs {
-    ratelimit_us: 1000.0,
-    min_slice_us: 500.0,
-    max_slice_us: 10_000.0,
-    rtds_budget_us: 4000.0,
-    rtds_period_us: 10_000.0,
-    tslice_us: 30_000.0,
-};
+pub const DEFAULT_KNOBS: SchedKnobs =
+    SchedKnobs { ratelimit_us: 1000.0, min_slice_us: 500.0, max_slice_us: 10_000.0, rtds_budget_us: 4000.0, rtds_period_us: 10_000.0, tslice_us: 30_000.0 };
 
 /// A DEBUG multiplier from `hypervisor.debug_multiplier`.
 pub fn debug_build(ctx: &PointCtx, multiplier: f64) -> Result<DebugBuild, ScenarioError> {

@@ -287,26 +287,10 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
             .map(|(i, init)| {
                 pcpus[init.pcpu].rq.add(i);
                 pcpus[init.pcpu].rq.set_runnable(i, true);
-                Vcpu {
-                    pcpu: init.pcpu,
-                    xs: XState::Runnable,
-                    act: init.act,
-                    lrs: LrFile::new(cfg.gic, cfg.list_registers),
-                    pending: None,
-                    work: SimTime::ZERO,
-                    vpe: init.vpe,
-                }
+                Vcpu { pcpu: init.pcpu, xs: XState::Runnable, act: init.act, lrs: LrFile::new(cfg.gic, cfg.list_registers), pending: None, work: SimTime::ZERO, vpe: init.vpe }
             })
             .collect();
-        Core {
-            cfg,
-            q: EventQueue::with_capacity(64),
-            rng: streams.stream("path"),
-            pcpus,
-            vcpus,
-            n: Counters::default(),
-            vpe_log: Vec::new(),
-        }
+        Core { cfg, q: EventQueue::with_capacity(64), rng: streams.stream("path"), pcpus, vcpus, n: Counters::default(), vpe_log: Vec::new() }
     }
 
     pub fn c(&mut self, d: &CostDist) -> SimTime {
@@ -376,10 +360,7 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
         if self.cfg.cache.evict_per_busy == 0.0 {
             return 1.0;
         }
-        let busy = (0..self.pcpus.len())
-            .filter(|q| *q != p)
-            .filter(|q| self.pcpus[*q].current.is_some_and(|c| self.vcpus[c].act == Act::Compute))
-            .count();
+        let busy = (0..self.pcpus.len()).filter(|q| *q != p).filter(|q| self.pcpus[*q].current.is_some_and(|c| self.vcpus[c].act == Act::Compute)).count();
         self.cfg.cache.factor(busy)
     }
 

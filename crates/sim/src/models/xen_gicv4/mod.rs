@@ -227,11 +227,7 @@ impl Model for XenGicv4 {
             return Err(ctx.invalid("hypervisor.dom0_vcpus", &format!("1..={} (platform `{}` CPUs)", plat.cpus, plat.name), hyp.dom0_vcpus));
         }
         if wl.first_vcpu + job.numjobs > hyp.dom0_vcpus {
-            return Err(ctx.invalid(
-                "workload.first_vcpu",
-                &format!("first_vcpu + numjobs ({}) <= dom0_vcpus ({})", job.numjobs, hyp.dom0_vcpus),
-                wl.first_vcpu,
-            ));
+            return Err(ctx.invalid("workload.first_vcpu", &format!("first_vcpu + numjobs ({}) <= dom0_vcpus ({})", job.numjobs, hyp.dom0_vcpus), wl.first_vcpu));
         }
         if !(hyp.credit2_migrate_prob.is_finite() && (0.0..=1.0).contains(&hyp.credit2_migrate_prob)) {
             return Err(ctx.invalid("hypervisor.credit2_migrate_prob", "a probability 0..=1", hyp.credit2_migrate_prob));

@@ -98,9 +98,7 @@ impl<'a> Sim<'a> {
             }
         }
         let is_job = |v: usize| v >= p.first_vcpu && v < p.first_vcpu + p.job.numjobs as usize;
-        let inits: Vec<VcpuInit> = (0..p.vcpus)
-            .map(|v| VcpuInit { pcpu: v, act: if is_job(v) { Act::Compute } else { Act::Wfi }, vpe: p.direct })
-            .collect();
+        let inits: Vec<VcpuInit> = (0..p.vcpus).map(|v| VcpuInit { pcpu: v, act: if is_job(v) { Act::Compute } else { Act::Wfi }, vpe: p.direct }).collect();
         Sim {
             p,
             core: Core::new(&p.xen, p.seed, p.vcpus, &inits),
@@ -173,10 +171,25 @@ impl<'a> Sim<'a> {
                 self.n.ticks += 1;
                 let c = &self.p.xen.costs;
                 let r = &mut self.window_rng;
-                [&c.idle_wakeup, &c.handler, &c.wake, &c.sched_wake, &c.sched, &c.sched_pick, &c.restore, &c.lr_access, &c.eret, &c.trap, &c.block, &c.sched, &c.sched_pick, &c.save]
-                    .iter()
-                    .map(|d| d.sample(r))
-                    .fold(SimTime::ZERO, |a, b| a + b)
+                [
+                    &c.idle_wakeup,
+                    &c.handler,
+                    &c.wake,
+                    &c.sched_wake,
+                    &c.sched,
+                    &c.sched_pick,
+                    &c.restore,
+                    &c.lr_access,
+                    &c.eret,
+                    &c.trap,
+                    &c.block,
+                    &c.sched,
+                    &c.sched_pick,
+                    &c.save,
+                ]
+                .iter()
+                .map(|d| d.sample(r))
+                .fold(SimTime::ZERO, |a, b| a + b)
             }
             WindowKind::Stall => {
                 self.n.stalls += 1;

@@ -114,7 +114,8 @@ pub fn run(script: &Script) -> CheckReport {
     let mut stalled = BTreeSet::new();
     for &(line, item) in &script.items {
         let mut step = StepReport { line, its: None, index: None, decoded: String::new(), effects: vec![] };
-        let mut bad = |v: Violation, its: Option<usize>, index: Option<u64>| violations.push(ViolationReport { line, its, command_index: index, kind: v.kind(), message: v.to_string() });
+        let mut bad =
+            |v: Violation, its: Option<usize>, index: Option<u64>| violations.push(ViolationReport { line, its, command_index: index, kind: v.kind(), message: v.to_string() });
         match item {
             Item::SelectIts(n) => {
                 its = n;
@@ -262,7 +263,9 @@ pub fn mappings(gic: &GicSystem) -> Mappings {
             redistributor: s.vte.rdbase,
             vpt: s.vte.vpt_addr,
             vintid_bits: s.vte.vpt_size as u32 + 1,
-            resident_on: gic.resident_rd(vpe, &s.vte).or_else(|| (0..gic.frames.len() as u16).find(|&r| gic.frames[r as usize].resident().and_then(|k| gic.vpe_of(k)) == Some(vpe))),
+            resident_on: gic
+                .resident_rd(vpe, &s.vte)
+                .or_else(|| (0..gic.frames.len() as u16).find(|&r| gic.frames[r as usize].resident().and_then(|k| gic.vpe_of(k)) == Some(vpe))),
             pending_vlpis: gic.mem.set_bits(s.vte.vpt_addr, FIRST_LPI, limit.max(FIRST_LPI)).unwrap_or_default(),
         });
     }

@@ -64,11 +64,9 @@ impl fmt::Display for Effect {
             Effect::LpiPending { rd, intid, enabled } => {
                 write!(f, "physical LPI {intid} pending at redistributor {rd}{}", if *enabled { "" } else { " (disabled: silent)" })
             }
-            Effect::VlpiToResident { rd, vpe, vintid, enabled } => write!(
-                f,
-                "vLPI {vintid} pending for vPE {vpe} resident on redistributor {rd}{}",
-                if *enabled { ": delivered" } else { " (disabled: not delivered)" }
-            ),
+            Effect::VlpiToResident { rd, vpe, vintid, enabled } => {
+                write!(f, "vLPI {vintid} pending for vPE {vpe} resident on redistributor {rd}{}", if *enabled { ": delivered" } else { " (disabled: not delivered)" })
+            }
             Effect::Doorbell { rd, vpe, vintid, doorbell } => {
                 write!(f, "vLPI {vintid} recorded for non-resident vPE {vpe}; doorbell LPI {doorbell} raised at redistributor {rd}")
             }

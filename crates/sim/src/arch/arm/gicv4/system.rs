@@ -214,7 +214,8 @@ impl GicSystem {
             ItsAction::InvVpe { vpe, vte } => effects.extend(self.rescan(vpe, &vte)),
             ItsAction::InvDoorbell { .. } => {}
             ItsAction::VpeMapped { vpe, vte: Some(vte) } => {
-                let s = self.vpes.entry(vpe).or_insert_with(|| VpeState { vte, mapped_on: BTreeSet::new(), doorbell_armed: false, delivered: BTreeSet::new(), vsgi: BTreeMap::new() });
+                let s =
+                    self.vpes.entry(vpe).or_insert_with(|| VpeState { vte, mapped_on: BTreeSet::new(), doorbell_armed: false, delivered: BTreeSet::new(), vsgi: BTreeMap::new() });
                 s.vte = vte;
                 s.mapped_on.insert(its);
             }

@@ -5,7 +5,7 @@
 use super::effect::{DropReason, Effect, NoDoorbell};
 use super::system::GicSystem;
 use super::vpe_residency::{Completed, ResidentKey};
-use crate::arch::arm::its::{MemoryError, Violation, Vte, FIRST_LPI, ItsVersion, NO_DOORBELL};
+use crate::arch::arm::its::{ItsVersion, MemoryError, Violation, Vte, FIRST_LPI, NO_DOORBELL};
 
 impl GicSystem {
     fn frame_holds(&self, rd: usize, vpe: u16, vte: &Vte) -> bool {

@@ -47,10 +47,7 @@ impl VmovpOrder {
         let op = &mut self.ops[pos];
         op.seen |= bit;
         if (op.vpe, op.to, op.its_list) != (vpe, to, its_list) {
-            let detail = format!(
-                "vPE {vpe} -> redistributor {to}, ITSList {its_list:#06x} here; vPE {} -> redistributor {}, ITSList {:#06x} there",
-                op.vpe, op.to, op.its_list
-            );
+            let detail = format!("vPE {vpe} -> redistributor {to}, ITSList {its_list:#06x} here; vPE {} -> redistributor {}, ITSList {:#06x} there", op.vpe, op.to, op.its_list);
             return Some(Violation::VmovpMismatch { its, first_its: op.first.0, seq, detail });
         }
         let prev = self.last.insert(its, pos);

@@ -289,34 +289,20 @@ impl Command {
             Command::Int { device, event } => [d(device, op::INT), event as u64, 0, 0],
             Command::Clear { device, event } => [d(device, op::CLEAR), event as u64, 0, 0],
             Command::Sync { rdbase } => [op::SYNC as u64, 0, rd(rdbase), 0],
-            Command::Mapd { device, size, itt_addr, valid } => {
-                [d(device, op::MAPD), put(size as u64, 4, 0), put(itt_addr >> 8, 51, 8) | (valid as u64) << 63, 0]
-            }
+            Command::Mapd { device, size, itt_addr, valid } => [d(device, op::MAPD), put(size as u64, 4, 0), put(itt_addr >> 8, 51, 8) | (valid as u64) << 63, 0],
             Command::Mapc { icid, rdbase, valid } => [op::MAPC as u64, 0, icid as u64 | rd(rdbase) | (valid as u64) << 63, 0],
-            Command::Mapti { device, event, pintid, icid } => {
-                [d(device, op::MAPTI), event as u64 | put(pintid as u64, 63, 32), icid as u64, 0]
-            }
+            Command::Mapti { device, event, pintid, icid } => [d(device, op::MAPTI), event as u64 | put(pintid as u64, 63, 32), icid as u64, 0],
             Command::Mapi { device, event, icid } => [d(device, op::MAPI), event as u64, icid as u64, 0],
             Command::Inv { device, event } => [d(device, op::INV), event as u64, 0, 0],
             Command::Invall { icid } => [op::INVALL as u64, 0, icid as u64, 0],
             Command::Movall { rdbase1, rdbase2 } => [op::MOVALL as u64, 0, rd(rdbase1), rd(rdbase2)],
             Command::Discard { device, event } => [d(device, op::DISCARD), event as u64, 0, 0],
-            Command::Vmovi { device, event, vpe, db_valid, doorbell } => {
-                [d(device, op::VMOVI), event as u64 | vp(vpe), db_valid as u64 | put(doorbell as u64, 63, 32), 0]
+            Command::Vmovi { device, event, vpe, db_valid, doorbell } => [d(device, op::VMOVI), event as u64 | vp(vpe), db_valid as u64 | put(doorbell as u64, 63, 32), 0],
+            Command::Vmovp { seq, its_list, vpe, rdbase, db, default_doorbell } => {
+                [op::VMOVP as u64 | put(seq as u64, 47, 32), its_list as u64 | vp(vpe), rd(rdbase) | (db as u64) << 63, default_doorbell as u64]
             }
-            Command::Vmovp { seq, its_list, vpe, rdbase, db, default_doorbell } => [
-                op::VMOVP as u64 | put(seq as u64, 47, 32),
-                its_list as u64 | vp(vpe),
-                rd(rdbase) | (db as u64) << 63,
-                default_doorbell as u64,
-            ],
             Command::Vsgi { vpe, vintid, enable, clear, group1, priority } => [
-                op::VSGI as u64
-                    | (enable as u64) << 8
-                    | (clear as u64) << 9
-                    | (group1 as u64) << 10
-                    | put((priority >> 4) as u64, 23, 20)
-                    | put(vintid as u64, 35, 32),
+                op::VSGI as u64 | (enable as u64) << 8 | (clear as u64) << 9 | (group1 as u64) << 10 | put((priority >> 4) as u64, 23, 20) | put(vintid as u64, 35, 32),
                 vp(vpe),
                 0,
                 0,
@@ -328,12 +314,8 @@ impl Command {
                 rd(m.rdbase) | (m.valid as u64) << 63,
                 put(m.vpt_size as u64, 4, 0) | put(m.vpt_addr >> 16, 51, 16),
             ],
-            Command::Vmapti { device, event, vpe, vintid, doorbell } => {
-                [d(device, op::VMAPTI), event as u64 | vp(vpe), vintid as u64 | put(doorbell as u64, 63, 32), 0]
-            }
-            Command::Vmapi { device, event, vpe, doorbell } => {
-                [d(device, op::VMAPI), event as u64 | vp(vpe), put(doorbell as u64, 63, 32), 0]
-            }
+            Command::Vmapti { device, event, vpe, vintid, doorbell } => [d(device, op::VMAPTI), event as u64 | vp(vpe), vintid as u64 | put(doorbell as u64, 63, 32), 0],
+            Command::Vmapi { device, event, vpe, doorbell } => [d(device, op::VMAPI), event as u64 | vp(vpe), put(doorbell as u64, 63, 32), 0],
             Command::Vinvall { vpe } => [op::VINVALL as u64, vp(vpe), 0, 0],
             Command::Invdb { vpe } => [op::INVDB as u64, vp(vpe), 0, 0],
         }
@@ -377,17 +359,12 @@ impl fmt::Display for Command {
                 }
                 Ok(())
             }
-            Command::Vmovp { seq, its_list, vpe, rdbase, db: dbit, default_doorbell } => write!(
-                f,
-                "{n} vPE {vpe} -> redistributor {rdbase} (SeqNum {seq}, ITSList {its_list:#06x}, DB {}, default doorbell {})",
-                dbit as u8,
-                db(default_doorbell)
-            ),
-            Command::Vsgi { vpe, vintid, enable, clear, group1, priority } => write!(
-                f,
-                "{n} vPE {vpe} vSGI {vintid}: enable {}, clear {}, group {}, priority {priority:#04x}",
-                enable as u8, clear as u8, group1 as u8
-            ),
+            Command::Vmovp { seq, its_list, vpe, rdbase, db: dbit, default_doorbell } => {
+                write!(f, "{n} vPE {vpe} -> redistributor {rdbase} (SeqNum {seq}, ITSList {its_list:#06x}, DB {}, default doorbell {})", dbit as u8, db(default_doorbell))
+            }
+            Command::Vsgi { vpe, vintid, enable, clear, group1, priority } => {
+                write!(f, "{n} vPE {vpe} vSGI {vintid}: enable {}, clear {}, group {}, priority {priority:#04x}", enable as u8, clear as u8, group1 as u8)
+            }
             Command::Vsync { vpe } | Command::Vinvall { vpe } | Command::Invdb { vpe } => write!(f, "{n} vPE {vpe}"),
             Command::Vmapp(m) if m.valid => write!(
                 f,
@@ -426,22 +403,13 @@ mod tests {
         assert_eq!(Command::decode(w).unwrap(), Command::Mapd { device: 5, size: 4, itt_addr: 0x1234_5600, valid: true });
         // VMAPTI: vPEID DW1[47:32], vINTID DW2[31:0], doorbell DW2[63:32] (B.1).
         let w = [0x0000_0007_0000_002a, 0x0000_0002_0000_0001, 0x0000_03ff_0000_2000, 0];
-        assert_eq!(
-            Command::decode(w).unwrap(),
-            Command::Vmapti { device: 7, event: 1, vpe: 2, vintid: 8192, doorbell: NO_DOORBELL }
-        );
+        assert_eq!(Command::decode(w).unwrap(), Command::Vmapti { device: 7, event: 1, vpe: 2, vintid: 8192, doorbell: NO_DOORBELL });
         // VMOVP: SeqNum DW0[47:32], ITSList DW1[15:0], RDbase DW2[51:16].
         let w = [0x0000_0009_0000_0022, 0x0000_0004_0000_0003, 0x0000_0000_0002_0000, 0];
-        assert_eq!(
-            Command::decode(w).unwrap(),
-            Command::Vmovp { seq: 9, its_list: 3, vpe: 4, rdbase: 2, db: false, default_doorbell: 0 }
-        );
+        assert_eq!(Command::decode(w).unwrap(), Command::Vmovp { seq: 9, its_list: 3, vpe: 4, rdbase: 2, db: false, default_doorbell: 0 });
         // VSGI: Priority DW0[23:20], vINTID DW0[35:32].
         let w = [0x0000_0005_00a0_0323, 0x0000_0001_0000_0000, 0, 0];
-        assert_eq!(
-            Command::decode(w).unwrap(),
-            Command::Vsgi { vpe: 1, vintid: 5, enable: true, clear: true, group1: false, priority: 0xa0 }
-        );
+        assert_eq!(Command::decode(w).unwrap(), Command::Vsgi { vpe: 1, vintid: 5, enable: true, clear: true, group1: false, priority: 0xa0 });
     }
 
     #[test]

@@ -113,22 +113,11 @@ impl Ite {
     pub const INVALID: Ite = Ite { valid: false, physical: false, intid: 0, icid: 0, vpe: 0, doorbell: 0 };
 
     pub fn encode(&self) -> (u64, u32) {
-        let w = self.valid as u64
-            | (self.physical as u64) << 1
-            | (self.intid as u64 & 0xFF_FFFF) << 2
-            | (self.icid as u64) << 32
-            | (self.vpe as u64) << 48;
+        let w = self.valid as u64 | (self.physical as u64) << 1 | (self.intid as u64 & 0xFF_FFFF) << 2 | (self.icid as u64) << 32 | (self.vpe as u64) << 48;
         (w, self.doorbell & 0x1FF_FFFF)
     }
     pub fn decode(w: u64, db: u32) -> Ite {
-        Ite {
-            valid: w & 1 == 1,
-            physical: w >> 1 & 1 == 1,
-            intid: bits(w, 25, 2) as u32,
-            icid: bits(w, 47, 32) as u16,
-            vpe: bits(w, 63, 48) as u16,
-            doorbell: db & 0x1FF_FFFF,
-        }
+        Ite { valid: w & 1 == 1, physical: w >> 1 & 1 == 1, intid: bits(w, 25, 2) as u32, icid: bits(w, 47, 32) as u16, vpe: bits(w, 63, 48) as u16, doorbell: db & 0x1FF_FFFF }
     }
 }
 
