@@ -104,7 +104,7 @@ impl Counts {
 /// `key 0x1a` / `key 1` → the number after `key ` in `line`.
 fn field(line: &str, key: &str) -> Option<u64> {
     let i = line.find(key)? + key.len();
-    let w = line[i..].split(|c: char| c == ' ' || c == ',' || c == ':').next()?;
+    let w = line[i..].split([' ', ',', ':']).next()?;
     match w.strip_prefix("0x") {
         Some(h) => u64::from_str_radix(h, 16).ok(),
         None => w.parse().ok(),

@@ -225,7 +225,7 @@ impl Watch for Dom0Watcher {
         if l.contains("Hardware Dom0 halted") || l.contains("Hardware Dom0 shutdown") {
             return Some(Outcome::Failed(format!("dom0 stopped before its report: {l}")));
         }
-        let Some(i) = l.find(MARK) else { return None };
+        let i = l.find(MARK)?;
         let rest = &l[i + MARK.len()..];
         if rest.starts_with("init ") {
             self.init_at = Some(now);

@@ -16,6 +16,7 @@
 //!   by the poll loop; the target runs the function, releases the csd, and the sender, spinning
 //!   on it, sees the line change. Total over `totals_over` operations (the benchmark's NTIMES).
 //! - figure `dispatch_ns`: host time in `vgic_v3_dispatch_sgi` (lookup + queue), mean.
+//!
 //! A target index the VM does not have is legal: the walk visits every vCPU and queues nothing;
 //! `delivered` is 0 and no latency is recorded.
 use serde::Deserialize;

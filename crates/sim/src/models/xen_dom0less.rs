@@ -22,6 +22,7 @@
 //!   Latency = from just before vCPU 0's write to vCPU 1's vector; figure `sender_trap` = the
 //!   write's round trip on vCPU 0 (trap → emulation + SGI write → eret). Native: one GICD_SGIR
 //!   write, the SGI reaches the core, WFI exits, vector.
+//!
 //! Which SGIs a GICD_SGIR value names: `arch::arm::sgi::Sgir`.
 use serde::Deserialize;
 

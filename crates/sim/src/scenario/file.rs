@@ -457,7 +457,7 @@ impl Scenario {
                 Some((_, profile)) => profile.to_string(),
                 None => {
                     let known = BOARDS.iter().map(|(n, _)| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
-                    return Err(ScenarioError::invalid(&self.file, "platform.board", &format!("one of {known}"), b));
+                    return Err(ScenarioError::invalid(&self.file, "platform.board", format!("one of {known}"), b));
                 }
             },
             (Some(_), Some(_)) => return Err(ScenarioError::invalid(&self.file, "platform.board", "either `profile` or `board`, not both", "both")),
