@@ -196,7 +196,8 @@ mod needs_strace {
             assert!(!err(&o).contains("panicked"), "{inject}: {}", err(&o));
             assert!(std::fs::read(d.path().join("o/result.json")).unwrap() == before, "{inject}: previous result replaced");
             // The one writer's lock file (cli/src/output/lock.rs) stays beside `o` by design; it is not a temporary.
-            let mut names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| !n.starts_with(".irqlab-lock-")).collect();
+            let mut names: Vec<_> =
+                std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| !n.starts_with(".irqlab-lock-")).collect();
             names.sort();
             assert_eq!(names, ["demo.toml", "o"], "{inject}: temporaries left");
         }
