@@ -116,13 +116,9 @@ pub const NVME_MODULES: [&str; 9] = ["crct10dif_common", "crct10dif_generic", "c
 pub fn init_script(modules: &[String], fio: &[String]) -> String {
     let m = MARK;
     let loads: String = modules.iter().map(|n| format!("insmod /lib/nvme/{n}.ko || echo \"{m}fail insmod {n}\"\n")).collect();
+    let pre = crate::initramfs::INIT_PREAMBLE;
     format!(
-        r#"#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mkdir -p /tmp
+        r#"{pre}mkdir -p /tmp
 echo "{m}init kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
 {loads}i=0
 while [ ! -b /dev/nvme0n1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done

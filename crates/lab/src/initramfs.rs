@@ -3,6 +3,10 @@
 //! `cpio(1)` so the archive is deterministic (fixed inode numbers, mtime 0, owner root) and can
 //! carry `/dev/console` without root privileges. The kernel accepts it uncompressed.
 
+/// The first lines of every lab `/init` (KVM host and Xen dom0): busybox's applets, then proc,
+/// sysfs and devtmpfs mounted.
+pub const INIT_PREAMBLE: &str = "#!/bin/busybox sh\n/bin/busybox --install -s /bin\nmount -t proc proc /proc\nmount -t sysfs sys /sys\nmount -t devtmpfs dev /dev\n";
+
 /// One archive member.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {

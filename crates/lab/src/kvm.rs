@@ -55,13 +55,9 @@ pub fn init_script_with(args: &[String], setup: &str, move_ms: Option<u64>, exit
         mover = crate::kvm_events::before() + &mover;
         after = crate::kvm_events::after();
     }
+    let pre = crate::initramfs::INIT_PREAMBLE;
     format!(
-        r#"#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+        r#"{pre}mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 hostname {LAB_HOSTNAME}
 echo "{m}init kernel=$(uname -r) kvm=$([ -e /dev/kvm ] && echo yes || echo no)"
 dmesg | grep -i -E 'kvm|gicv4|its:' | sed 's/^/{m}dmesg /'
