@@ -25,6 +25,11 @@ pub struct Repetition {
     /// The seed it ran with (model runs); absent for measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// When the run started, UTC, RFC 3339 (its result's `provenance.started`), when known.
+    /// With it, `compare` sees that A's and B's runs were made alternately (A B A B) and pairs
+    /// run i of A with run i of B (`stats::pairs`). Optional: older results read without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
     /// Summary per class.
     pub classes: BTreeMap<String, Summary>,
 }
@@ -65,7 +70,7 @@ impl Repetitions {
             }
         }
         Ok(Repetitions {
-            runs: runs.iter().map(|r| Repetition { seed: Some(r.seed), classes: r.classes.iter().map(|(k, v)| (k.clone(), v.summary.clone())).collect() }).collect(),
+            runs: runs.iter().map(|r| Repetition { seed: Some(r.seed), started: None, classes: r.classes.iter().map(|(k, v)| (k.clone(), v.summary.clone())).collect() }).collect(),
             pooled: pooled.into_iter().map(|(k, (unit, h, sums))| (k, pooled_class(unit, &h, &sums))).collect(),
         })
     }
@@ -73,6 +78,11 @@ impl Repetitions {
     /// Each run's summary of `class`, in run order (runs without it left out).
     pub fn summaries(&self, class: &str) -> Vec<Summary> {
         self.runs.iter().filter_map(|r| r.classes.get(class).cloned()).collect()
+    }
+
+    /// The runs' start times, when every run has one.
+    pub fn started(&self) -> Option<Vec<&str>> {
+        self.runs.iter().map(|r| r.started.as_deref()).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -152,6 +162,13 @@ mod tests {
         let old = text.replace("\"repetitions\"", "\"ignored_by_old_readers\"");
         let back = crate::from_json_str(&old, "old.json").unwrap();
         assert!(back.configs[0].repetitions.is_none() && back.schema_version == 1);
+        // start times are optional: absent they are not written, present they read back
+        assert!(!text.contains("\"started\": \"") && r.configs[0].repetitions.as_ref().unwrap().started().is_none());
+        let mut timed = r.clone();
+        let reps = timed.configs[0].repetitions.as_mut().unwrap();
+        reps.runs.iter_mut().zip(["2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"]).for_each(|(run, t)| run.started = Some(t.into()));
+        let back = crate::from_json_str(&crate::to_json_string(&timed), "timed.json").unwrap();
+        assert_eq!(back.configs[0].repetitions.as_ref().unwrap().started(), Some(vec!["2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"]));
         // a broken pooled histogram is refused, naming it
         let bad = text.replacen(&r.configs[0].repetitions.as_ref().unwrap().pooled["timer"].histogram, "AAAA", 1);
         let e = crate::from_json_str(&bad, "bad.json").unwrap_err().to_string();

@@ -20,7 +20,7 @@
 use crate::compare::Comparison;
 use crate::run::RunResult;
 
-use super::pairs::{verdicts, Verdicts};
+use super::pairs::{verdicts_with, Verdicts};
 use super::verdict::{Basis, Word};
 use super::Confidence;
 
@@ -112,7 +112,7 @@ pub fn gate(a: &RunResult, b: &RunResult, comparison: &Comparison, table: &Verdi
     let k = candidates.len().max(1);
     let alpha = 1.0 - conf.level();
     let gate_conf = Confidence::new(1.0 - 2.0 * alpha / k as f64)?;
-    let strict = if (gate_conf.level() - conf.level()).abs() < 1e-15 { table.clone() } else { verdicts(a, b, comparison, gate_conf)? };
+    let strict = if (gate_conf.level() - conf.level()).abs() < 1e-15 { table.clone() } else { verdicts_with(a, b, comparison, gate_conf, table.declared_paired)? };
     let mut slower = Vec::new();
     let mut table_only = Vec::new();
     for (config, class, st) in &candidates {
@@ -138,6 +138,7 @@ pub fn gate(a: &RunResult, b: &RunResult, comparison: &Comparison, table: &Verdi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::pairs::verdicts;
     use crate::{compare, ConfigResult, LatencyRecorder, ResultKind, RunMeta};
 
     fn config(name: &str, base: u64) -> ConfigResult {

@@ -20,6 +20,8 @@
 //! Special functions (binomial and normal quantiles, Student's t) come from `statrs`; the
 //! Kolmogorov distribution's series, which `statrs` lacks, is in [`ks`].
 pub mod bins;
+pub mod bootstrap;
+pub mod coverage;
 pub mod gate;
 pub mod interval;
 pub mod ks;

@@ -2,16 +2,26 @@
 //!
 //! [`crate::compare`] pairs configurations; this reads each pair's classes into
 //! [`ClassData`] — the pooled distribution and the per-run summaries when a side has
-//! repetitions, the class itself otherwise — and runs [`compare_stat`] on every statistic and
-//! the KS test on the whole distribution. Differences that make a verdict mean less are stated,
-//! not hidden: a class in one side only, different units (no verdict), different repetition
-//! counts, repetitions on one side only (the within-run method then treats the pooled runs as
-//! one, which ignores their spread).
+//! repetitions, the class itself otherwise — and runs [`compare_stat`] on every statistic.
+//! Differences that make a verdict mean less are stated, not hidden: a class in one side only,
+//! different units (no verdict), different repetition counts, repetitions on one side only.
+//!
+//! **Paired runs.** When both sides have the same number R ≥ 2 of runs and run i of A and run i
+//! of B were made one after the other — their recorded start times interleave (A₁ B₁ A₂ B₂ …, as
+//! `irqlab-lab ab` runs them), or `compare --paired` says so — the verdicts use the per-pair
+//! ratios ([`compare_paired`]) and [`ClassVerdicts::paired`] says how the pairing was known.
+//!
+//! **The whole-distribution test.** The KS test is given for one run per side only, labelled as
+//! blind to run-to-run variance. With repetitions it is not given: over pooled runs it treats
+//! every run's samples as one independent sample and called 58–99.5 % of identical pairs
+//! "distributions differ" when runs vary by a few percent (issue 36), and a per-run KS is not
+//! possible because a result keeps each run's summary, not its histogram. The per-statistic
+//! verdicts above it, which do use the between-run spread, are the answer there.
 use crate::compare::Comparison;
 use crate::run::{ConfigResult, RunResult};
 
 use super::ks::{ks_two_sample, KsTest};
-use super::verdict::{compare_stat, ClassData, Verdict, VERDICT_STATS};
+use super::verdict::{compare_paired, compare_stat, ClassData, Verdict, VERDICT_STATS};
 use super::Confidence;
 
 /// The verdicts of one paired class.
@@ -24,8 +34,18 @@ pub struct ClassVerdicts {
     pub runs_a: usize,
     pub runs_b: usize,
     pub stats: Vec<Verdict>,
+    /// KS over one run per side (`None` with repetitions: see the module doc, and `ks_note`).
     pub ks: Option<KsTest>,
+    /// Why there is no KS test, or what it cannot see.
+    pub ks_note: String,
+    /// How the runs were known to be paired (A B A B), when the paired analysis was used.
+    pub paired: Option<String>,
 }
+
+/// The note of a KS test over one run per side.
+pub const KS_ONE_RUN: &str = "one run per side: cannot see run-to-run variance";
+/// Why there is no KS test with repetitions.
+pub const KS_NOT_WITH_RUNS: &str = "not tested: KS over pooled runs ignores run-to-run variance (the per-statistic verdicts above account for it)";
 
 impl ClassVerdicts {
     pub fn get(&self, stat: &str) -> Option<&Verdict> {
@@ -38,6 +58,28 @@ impl ClassVerdicts {
 pub struct Verdicts {
     pub classes: Vec<ClassVerdicts>,
     pub mismatches: Vec<String>,
+    /// `compare --paired`: the runs were declared paired in order.
+    pub declared_paired: bool,
+}
+
+/// Whether the runs' recorded start times show A's run i and B's run i made one after the
+/// other: every pair's two runs start before either run of the next pair. RFC 3339 UTC times of
+/// one layout (irqlab writes `YYYY-MM-DDTHH:MM:SSZ`) order as text; a missing or different
+/// layout, or a tie, is not taken as interleaved.
+pub fn interleaved(a: &ConfigResult, b: &ConfigResult) -> bool {
+    let times = |c: &ConfigResult| c.repetitions.as_ref().and_then(|r| r.started()).map(|v| v.into_iter().map(str::to_string).collect::<Vec<_>>());
+    let (Some(ta), Some(tb)) = (times(a), times(b)) else { return false };
+    if ta.len() != tb.len() || ta.len() < 2 {
+        return false;
+    }
+    let layout = ta[0].len();
+    if !ta.iter().chain(&tb).all(|t| t.len() == layout && t.ends_with('Z')) {
+        return false;
+    }
+    (0..ta.len() - 1).all(|i| {
+        let (first, next) = (ta[i].as_str().max(tb[i].as_str()), ta[i + 1].as_str().min(tb[i + 1].as_str()));
+        first < next && ta[i] != tb[i]
+    })
 }
 
 /// One side's data for `class` of `config`.
@@ -54,9 +96,16 @@ fn runs(c: &ConfigResult) -> usize {
     c.repetitions.as_ref().map(|r| r.len()).filter(|&n| n > 1).unwrap_or(1)
 }
 
-/// Verdicts for every pair of `comparison` (made from `a` and `b`).
+/// Verdicts for every pair of `comparison` (made from `a` and `b`); runs are paired when their
+/// start times interleave.
 pub fn verdicts(a: &RunResult, b: &RunResult, comparison: &Comparison, conf: Confidence) -> Result<Verdicts, crate::ResultsError> {
-    let mut out = Verdicts::default();
+    verdicts_with(a, b, comparison, conf, false)
+}
+
+/// As [`verdicts`]; `declared_paired` (`compare --paired`) pairs run i of A with run i of B
+/// wherever both sides have the same number of runs, whatever their recorded times.
+pub fn verdicts_with(a: &RunResult, b: &RunResult, comparison: &Comparison, conf: Confidence, declared_paired: bool) -> Result<Verdicts, crate::ResultsError> {
+    let mut out = Verdicts { declared_paired, ..Verdicts::default() };
     for p in &comparison.pairs {
         let (ca, cb) = (&a.configs[p.a], &b.configs[p.b]);
         let label = if ca.name == cb.name { ca.name.clone() } else { format!("{} | {}", ca.name, cb.name) };
@@ -69,12 +118,24 @@ pub fn verdicts(a: &RunResult, b: &RunResult, comparison: &Comparison, conf: Con
         let (ra, rb) = (runs(ca), runs(cb));
         if ra != rb {
             let how = if ra == 1 || rb == 1 {
-                "the side without repetitions is compared within its run, and the other's runs are pooled as one, ignoring their spread"
+                "the single run is compared with the other side's runs, assuming both sides vary alike between runs"
             } else {
                 "Welch's interval allows unequal counts, but the experiments differ"
             };
             out.mismatches.push(format!("{label}: A has {ra} repetition(s), B has {rb}: {how}"));
+            if declared_paired {
+                out.mismatches.push(format!("{label}: --paired needs the same number of runs on each side: not paired"));
+            }
         }
+        let paired = if ra != rb || ra < 2 {
+            None
+        } else if interleaved(ca, cb) {
+            Some("start times interleave (A B A B)".to_string())
+        } else if declared_paired {
+            Some("--paired".to_string())
+        } else {
+            None
+        };
         for (class, la) in &ca.classes {
             let Some(lb) = cb.classes.get(class) else { continue };
             if la.unit != lb.unit {
@@ -82,8 +143,10 @@ pub fn verdicts(a: &RunResult, b: &RunResult, comparison: &Comparison, conf: Con
                 continue;
             }
             let (Some(da), Some(db)) = (class_data(ca, class)?, class_data(cb, class)?) else { continue };
-            let stats = VERDICT_STATS.iter().map(|s| compare_stat(&da, &db, s, conf).expect("known statistic")).collect();
-            out.classes.push(ClassVerdicts { config: label.clone(), class: class.clone(), runs_a: ra, runs_b: rb, stats, ks: ks_two_sample(&da.bins, &db.bins) });
+            let one = |s: &&str| if paired.is_some() { compare_paired(&da, &db, s, conf) } else { compare_stat(&da, &db, s, conf) };
+            let stats = VERDICT_STATS.iter().map(|s| one(s).expect("known statistic")).collect();
+            let (ks, ks_note) = if ra == 1 && rb == 1 { (ks_two_sample(&da.bins, &db.bins), KS_ONE_RUN) } else { (None, KS_NOT_WITH_RUNS) };
+            out.classes.push(ClassVerdicts { config: label.clone(), class: class.clone(), runs_a: ra, runs_b: rb, stats, ks, ks_note: ks_note.into(), paired: paired.clone() });
         }
     }
     Ok(out)
@@ -132,7 +195,9 @@ mod tests {
         let y = &v.classes[1];
         assert_eq!((y.runs_a, y.runs_b), (3, 2));
         assert_eq!(y.get("p50").unwrap().word, Word::Slower, "{:?}", y.get("p50"));
-        assert!(y.ks.unwrap().differs(0.95));
+        // no KS over pooled runs: it cannot see their spread
+        assert!(y.ks.is_none() && y.ks_note.contains("run-to-run"), "{y:?}");
+        assert!(x.ks_note.contains("cannot see run-to-run variance"));
         assert!(v.mismatches.iter().any(|m| m.contains("`ipi` is only in B")), "{:?}", v.mismatches);
         assert!(v.mismatches.iter().any(|m| m.contains("A has 3 repetition(s), B has 2")), "{:?}", v.mismatches);
     }

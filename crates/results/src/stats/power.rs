@@ -8,7 +8,13 @@
 //!   `n = (se_a²·n_a + se_b²·n_b) · ((z + z_power) / ln(1 + e))²`, and never fewer than the
 //!   percentile's own minimum ([`super::order_ci::min_samples`]);
 //! - across repetitions, the runs per side R with s² the mean of the two runs' variances of the
-//!   log statistic: `R = 2s² · ((t_{2R−2} + z_power) / ln(1 + e))²`, solved by iteration.
+//!   log statistic: `R = 2s² · ((t_{2R−2} + z_power) / ln(1 + e))²`, solved by iteration;
+//! - paired A B A B, the pairs R with s the spread of the per-pair log ratios:
+//!   `R = s² · ((t_{R−1} + z_power) / ln(1 + e))²`.
+//!
+//! Where there is no interval because a percentile has too few samples, the only honest figure
+//! is the minimum for *any* interval ([`Needed::AtLeastSamples`]); how many would resolve the
+//! effect is unknown until an interval's width has been seen, and the wording says so.
 //!
 //! These are estimates from the current experiment's spread, not guarantees.
 use super::verdict::{Basis, Verdict};
@@ -24,6 +30,11 @@ pub enum Needed {
     SamplesPerRun(u64),
     /// Repetitions per side.
     RunsPerSide(u64),
+    /// A B pairs (paired repetitions).
+    Pairs(u64),
+    /// The minimum samples per run for any interval of this percentile (not what resolves the
+    /// effect: that needs a first interval to scale from).
+    AtLeastSamples(u64),
 }
 
 impl Needed {
@@ -31,7 +42,14 @@ impl Needed {
         match self {
             Needed::SamplesPerRun(n) => format!("~{n} samples per run"),
             Needed::RunsPerSide(r) => format!("~{r} runs per side"),
+            Needed::Pairs(r) => format!("~{r} A B pairs"),
+            Needed::AtLeastSamples(n) => format!("at least {n} samples per run for any interval"),
         }
+    }
+
+    /// Whether this is a size that resolves the effect asked for (not only a minimum).
+    pub fn resolves_effect(self) -> bool {
+        !matches!(self, Needed::AtLeastSamples(_))
     }
 }
 
@@ -49,19 +67,24 @@ pub fn needed(v: &Verdict, effect: f64, conf: Confidence) -> Option<Needed> {
         }
         Basis::Between { sd_a, sd_b, .. } => {
             let s2 = (sd_a * sd_a + sd_b * sd_b) / 2.0;
-            let mut r = 2.0f64;
-            for _ in 0..50 {
-                let q = conf.t(2.0 * r - 2.0);
-                let next = (2.0 * s2 * ((q + zp) / target).powi(2)).ceil().max(2.0);
-                if next == r {
-                    break;
-                }
-                r = next;
-            }
-            Some(Needed::RunsPerSide(r as u64))
+            Some(Needed::RunsPerSide(solve_runs(|r| 2.0 * s2 * ((conf.t(2.0 * r - 2.0) + zp) / target).powi(2))))
         }
-        Basis::None { .. } => v.needs_samples.filter(|&n| v.interval.is_none() && n > 0).map(Needed::SamplesPerRun),
+        Basis::Paired { sd, .. } => Some(Needed::Pairs(solve_runs(|r| sd * sd * ((conf.t(r - 1.0) + zp) / target).powi(2)))),
+        Basis::None { .. } => v.needs_samples.filter(|&n| v.interval.is_none() && n > 0).map(Needed::AtLeastSamples),
     }
+}
+
+/// The fixed point R = f(R) from R = 2 (at most 50 steps, R ≥ 2).
+fn solve_runs(f: impl Fn(f64) -> f64) -> u64 {
+    let mut r = 2.0f64;
+    for _ in 0..50 {
+        let next = f(r).ceil().max(2.0);
+        if next == r {
+            break;
+        }
+        r = next;
+    }
+    r.min(u64::MAX as f64) as u64
 }
 
 #[cfg(test)]
@@ -92,6 +115,8 @@ mod tests {
     #[test]
     fn too_few_samples_names_the_minimum() {
         let v = compare_stat(&data(1000, 10), &data(1000, 10), "p99.99", Confidence::default()).unwrap();
-        assert_eq!(needed(&v, 0.05, Confidence::default()), Some(Needed::SamplesPerRun(36887)));
+        assert_eq!(needed(&v, 0.05, Confidence::default()), Some(Needed::AtLeastSamples(36887)));
+        assert_eq!(Needed::AtLeastSamples(36887).describe(), "at least 36887 samples per run for any interval");
+        assert!(!Needed::AtLeastSamples(1).resolves_effect() && Needed::SamplesPerRun(1).resolves_effect());
     }
 }
