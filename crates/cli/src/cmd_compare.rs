@@ -1,9 +1,11 @@
 //! `irqlab compare A.json B.json`: pair configurations (by name, then by the parameters both
 //! runs have, `--map` renaming A's keys), print the statistics side by side with ratios B/A, and
 //! list what did not pair; then the verdicts (issue 25): per statistic B/A with its interval at
-//! `--confidence` and one word — faster, slower, no difference resolvable — with what would
-//! resolve `--effect`, and the KS test on the whole distribution (`results::stats`,
-//! `report::verdict_table`). Exit status 1 when nothing pairs. With `--fail-on slower[:STAT]`
+//! `--confidence` and one word — faster, slower, no difference resolvable (tested: the interval
+//! contains 1), or no interval (and why) — with what would resolve `--effect`, and for one run
+//! per side the KS test on the whole distribution (`results::stats`, `report::verdict_table`).
+//! Runs made alternately (A B A B: start times that interleave, or `--paired`) are compared
+//! pair by pair. Exit status 1 when nothing pairs. With `--fail-on slower[:STAT]`
 //! (`results::stats::gate`, issue 36): 4 when B is resolvably slower on a gated statistic
 //! (one-sided, Bonferroni over the checks that can trip); 5 when something the gate covers could
 //! not be compared — nothing paired, a configuration without a partner or failed on either side,
@@ -69,6 +71,11 @@ pub struct CompareArgs {
     /// run-to-run variance (a host's boot-to-boot offset reads as a difference).
     #[arg(long, requires = "fail_on")]
     pub single_run: bool,
+    /// A's run i and B's run i were made one after the other (A B A B …): compare per-pair
+    /// ratios, so a drift that moves both runs of a pair cancels. Taken without the flag when the
+    /// runs' recorded start times interleave; needs the same number of runs on each side.
+    #[arg(long)]
+    pub paired: bool,
 }
 
 /// `--fail-on slower[:STAT]`.
@@ -129,7 +136,7 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
     };
     let o = compare_output(&ra, &rb, &a.a.display().to_string(), &b.display().to_string(), &a.map, a.unit.into(), format);
     let opts = VerdictOptions { confidence: results::stats::Confidence::new(a.confidence)?, effect: a.effect };
-    let verdicts = results::stats::pairs::verdicts(&ra, &rb, &o.comparison, opts.confidence)?;
+    let verdicts = results::stats::pairs::verdicts_with(&ra, &rb, &o.comparison, opts.confidence, a.paired)?;
     match format {
         CompareFormat::Table => out(&format!("{}{}", o.text, verdict_text(&verdicts, &opts, a.unit.into())))?,
         CompareFormat::Json => {

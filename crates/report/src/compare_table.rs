@@ -112,6 +112,10 @@ fn table(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Compariso
         how.sort();
         how.dedup();
         let _ = writeln!(out, "{} pairs (paired by {})", c.pairs.len(), how.join(", "));
+        let first_runs: Vec<String> = c.pairs.iter().filter_map(|p| first_run_label(&a.configs[p.a], &b.configs[p.b])).collect();
+        if !first_runs.is_empty() {
+            let _ = writeln!(out, "with repetitions, A and B above are each side's first run, not all runs ({}); the verdicts below use every run", names(&first_runs));
+        }
     }
     if !c.unpaired_a.is_empty() {
         let _ = writeln!(out, "not paired, only in A ({}): {}", c.unpaired_a.len(), names(&c.unpaired_a));
@@ -123,6 +127,22 @@ fn table(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Compariso
         let _ = writeln!(out, "ambiguous (several B configurations have the same common parameters): {}", names(&c.ambiguous));
     }
     out
+}
+
+/// Repetitions behind a configuration (1 without).
+fn runs(c: &results::ConfigResult) -> usize {
+    c.repetitions.as_ref().map(|r| r.len()).filter(|&n| n > 1).unwrap_or(1)
+}
+
+/// `name: A run 1 of 5, B run 1 of 5` for a pair whose rows show first runs of repetitions.
+fn first_run_label(ca: &results::ConfigResult, cb: &results::ConfigResult) -> Option<String> {
+    let (ra, rb) = (runs(ca), runs(cb));
+    if ra == 1 && rb == 1 {
+        return None;
+    }
+    let side = |tag: &str, n: usize| if n == 1 { format!("{tag} its one run") } else { format!("{tag} run 1 of {n}") };
+    let label = if ca.name == cb.name { ca.name.clone() } else { format!("{} | {}", ca.name, cb.name) };
+    Some(format!("`{label}`: {}, {}", side("A", ra), side("B", rb)))
 }
 
 fn csv_field(s: &str) -> String {
@@ -168,7 +188,8 @@ fn json_text(a: &RunResult, b: &RunResult, a_name: &str, b_name: &str, c: &Compa
         .iter()
         .map(|p| {
             let (ca, cb) = (&a.configs[p.a], &b.configs[p.b]);
-            json!({"config_a": ca.name, "config_b": cb.name, "paired_by": by_text(&p.by), "seed_a": ca.seed, "seed_b": cb.seed})
+            json!({"config_a": ca.name, "config_b": cb.name, "paired_by": by_text(&p.by), "seed_a": ca.seed, "seed_b": cb.seed,
+                   "runs_a": runs(ca), "runs_b": runs(cb), "rows_show": if runs(ca) > 1 || runs(cb) > 1 { "each side's first run" } else { "the one run" }})
         })
         .collect();
     let rows: Vec<_> = c

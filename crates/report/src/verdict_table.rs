@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use results::escape_control;
-use results::stats::pairs::Verdicts;
+use results::stats::pairs::{ClassVerdicts, Verdicts};
 use results::stats::power::needed;
 use results::stats::verdict::{Basis, Verdict, Word};
 use results::stats::Confidence;
@@ -33,18 +33,45 @@ fn interval_text(v: &Verdict) -> String {
     }
 }
 
-/// The note of a verdict: why there is no interval, or how big an experiment would resolve the
-/// effect asked for.
+/// The note of a verdict: why there is no interval ("no interval"), or — tested, the interval
+/// contains 1 — how big an experiment would resolve the effect asked for; with repetitions,
+/// which analysis gave the interval.
 pub fn note(v: &Verdict, o: &VerdictOptions) -> String {
-    let size = || needed(v, o.effect, o.confidence).map(|n| format!("{} to resolve {}", n.describe(), pct(o.effect)));
+    let size = || {
+        needed(v, o.effect, o.confidence).map(|n| if n.resolves_effect() { format!("{} to resolve {}", n.describe(), pct(o.effect)) } else { n.describe() })
+    };
+    let analysis = match &v.basis {
+        Basis::Within { .. } | Basis::None { .. } => String::new(),
+        b => b.analysis(),
+    };
+    let join = |a: String, b: String| match (a.is_empty(), b.is_empty()) {
+        (true, _) => b,
+        (_, true) => a,
+        _ => format!("{a}; {b}"),
+    };
     match (&v.basis, v.word) {
         (Basis::None { reason }, _) => match size() {
             Some(s) => format!("{reason}; {s}"),
             None => reason.clone(),
         },
-        (_, Word::NoDifference) => size().unwrap_or_default(),
-        (Basis::Between { runs_a, runs_b, .. }, _) => format!("over {runs_a} + {runs_b} runs"),
-        _ => String::new(),
+        (_, Word::NoDifference) => join(format!("tested: interval contains 1{}", size().map(|s| format!("; {s}")).unwrap_or_default()), analysis),
+        _ => analysis,
+    }
+}
+
+/// What the whole-distribution row says: its word and its note.
+fn ks_row(c: &ClassVerdicts, o: &VerdictOptions, unit: LatencyUnit) -> (&'static str, String) {
+    match c.ks {
+        Some(k) => {
+            let word = if k.differs(o.confidence.level()) { "distributions differ" } else { "no difference resolvable" };
+            let test = if k.d > 0.0 {
+                format!("KS test: D = {:.4} at {} {}, p = {:.3}", k.d, latency(k.at as f64, unit), unit.symbol(), k.p_value)
+            } else {
+                "KS test: D = 0, identical distributions".to_string()
+            };
+            (word, format!("{test} ({})", c.ks_note))
+        }
+        None => ("not tested", c.ks_note.clone()),
     }
 }
 
@@ -53,7 +80,7 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\nVerdicts at {} confidence (B/A interval; one run per side: order-statistic intervals; with repetitions: Welch's t over the runs):",
+        "\nVerdicts at {} confidence (B/A interval; one run per side: bootstrap of the ratio from the histograms, mean: t; with repetitions: Welch's t over the runs; paired A B A B: t over the per-pair ratios):",
         pct(o.confidence.level())
     );
     // VERDICT CONFIG CLASS STAT left-aligned, numbers right-aligned; the note follows unpadded.
@@ -62,7 +89,7 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
     for c in &v.classes {
         for s in &c.stats {
             grid.push(vec![
-                s.word.as_str().to_string(),
+                s.word_text().to_string(),
                 escape_control(&c.config),
                 escape_control(&c.class),
                 s.stat.clone(),
@@ -73,17 +100,7 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
             ]);
             notes.push(note(s, o));
         }
-        let (word, ks) = match c.ks {
-            Some(k) => (
-                if k.differs(o.confidence.level()) { "distributions differ" } else { "no difference resolvable" },
-                if k.d > 0.0 {
-                    format!("KS test: D = {:.4} at {} {}, p = {:.3}", k.d, latency(k.at as f64, unit), unit.symbol(), k.p_value)
-                } else {
-                    "KS test: D = 0, identical distributions".to_string()
-                },
-            ),
-            None => ("-", String::new()),
-        };
+        let (word, ks) = ks_row(c, o, unit);
         grid.push(vec![word.into(), escape_control(&c.config), escape_control(&c.class), "distribution".into(), String::new(), String::new(), String::new(), String::new()]);
         notes.push(ks);
     }
@@ -107,6 +124,27 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
     for m in &v.mismatches {
         let _ = writeln!(out, "not paired alike: {}", escape_control(m));
     }
+    out.push_str(&design_notes(v));
+    out
+}
+
+/// One line per design that limits what the verdicts can see: one run per side (blind to
+/// run-to-run variance), and which classes were analysed as paired runs.
+fn design_notes(v: &Verdicts) -> String {
+    let mut out = String::new();
+    let single: Vec<String> = v.classes.iter().filter(|c| c.runs_a == 1 && c.runs_b == 1).map(|c| format!("{} {}", c.config, c.class)).collect();
+    if !single.is_empty() {
+        let _ = writeln!(
+            out,
+            "note: one run per side ({}): these verdicts cannot see run-to-run variance — a host's or seed's offset between runs reads as a difference; repeat the runs (`run --repeat N`, `sim --seeds N`, `irqlab-lab ab --repeat N`)",
+            escape_control(&single.join(", "))
+        );
+    }
+    for c in &v.classes {
+        if let Some(how) = &c.paired {
+            let _ = writeln!(out, "note: {} {}: paired analysis over {} A B pairs ({})", escape_control(&c.config), escape_control(&c.class), c.runs_a, escape_control(how));
+        }
+    }
     out
 }
 
@@ -125,23 +163,18 @@ pub fn verdict_html(a: &results::RunResult, b: &results::RunResult, unit: Latenc
         for s in &c.stats {
             h.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{} {u}</td><td class=\"num\">{} {u}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td><b>{}</b></td><td>{}</td></tr>",
-                esc(&c.config), esc(&c.class), s.stat, latency(s.a, unit), latency(s.b, unit), s.ratio, esc(&interval_text(s)), s.word.as_str(), esc(&note(s, &o)), u = unit.symbol()
+                esc(&c.config), esc(&c.class), s.stat, latency(s.a, unit), latency(s.b, unit), s.ratio, esc(&interval_text(s)), s.word_text(), esc(&note(s, &o)), u = unit.symbol()
             ));
         }
-        if let Some(k) = c.ks {
-            let word = if k.differs(o.confidence.level()) { "distributions differ" } else { "no difference resolvable" };
-            h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>distribution</td><td></td><td></td><td></td><td>KS D = {:.4}, p = {:.3}</td><td><b>{word}</b></td><td></td></tr>",
-                esc(&c.config),
-                esc(&c.class),
-                k.d,
-                k.p_value
-            ));
-        }
+        let (word, ks) = ks_row(c, &o, unit);
+        h.push_str(&format!("<tr><td>{}</td><td>{}</td><td>distribution</td><td></td><td></td><td></td><td></td><td><b>{word}</b></td><td>{}</td></tr>", esc(&c.config), esc(&c.class), esc(&ks)));
     }
     h.push_str("</table>");
     for m in &v.mismatches {
         h.push_str(&format!("<p>Not paired alike: {}</p>", esc(m)));
+    }
+    for line in design_notes(&v).lines() {
+        h.push_str(&format!("<p>{}</p>", esc(line.trim_start_matches("note: "))));
     }
     Some(("verdicts, B against A".into(), h))
 }
@@ -157,11 +190,11 @@ pub fn verdict_json(v: &Verdicts, o: &VerdictOptions) -> serde_json::Value {
                 .iter()
                 .map(|s| {
                     json!({"stat": s.stat, "a_ns": s.a, "b_ns": s.b, "ratio": s.ratio,
-                           "interval": s.interval.map(|(lo, hi)| vec![lo, hi]), "verdict": s.word.as_str(), "note": note(s, o)})
+                           "interval": s.interval.map(|(lo, hi)| vec![lo, hi]), "verdict": s.word_text(), "analysis": s.basis.analysis(), "note": note(s, o)})
                 })
                 .collect();
-            json!({"config": c.config, "class": c.class, "runs_a": c.runs_a, "runs_b": c.runs_b, "stats": stats,
-                   "ks": c.ks.map(|k| json!({"d": k.d, "p_value": k.p_value, "at_ns": k.at, "differs": k.differs(o.confidence.level())}))})
+            json!({"config": c.config, "class": c.class, "runs_a": c.runs_a, "runs_b": c.runs_b, "paired": c.paired, "stats": stats,
+                   "ks": c.ks.map(|k| json!({"d": k.d, "p_value": k.p_value, "at_ns": k.at, "differs": k.differs(o.confidence.level())})), "ks_note": c.ks_note})
         })
         .collect();
     json!({"confidence": o.confidence.level(), "effect": o.effect, "classes": classes, "mismatches": v.mismatches})
