@@ -241,6 +241,20 @@ mod tests {
     }
 
     #[test]
+    fn rows_from_repetitions_are_labelled_as_first_runs() {
+        let a = run(ResultKind::Measured, &[("x", "1", 4000)]);
+        let mut b = a.clone();
+        let second = run(ResultKind::Measured, &[("x", "1", 5000)]).configs.remove(0);
+        b.configs[0].repetitions = Some(results::Repetitions::over(&[&b.configs[0], &second, &second]).unwrap());
+        let t = compare_output(&a, &b, "a.json", "b.json", &[], LatencyUnit::Us, CompareFormat::Table).text;
+        assert!(t.contains("with repetitions, A and B above are each side's first run, not all runs (`x`: A its one run, B run 1 of 3)"), "{t}");
+        assert!(!compare_output(&a, &a, "a", "a", &[], LatencyUnit::Us, CompareFormat::Table).text.contains("first run"));
+        let j = compare_output(&a, &b, "a.json", "b.json", &[], LatencyUnit::Us, CompareFormat::Json).text;
+        let j: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!((j["pairs"][0]["runs_b"].as_u64(), j["pairs"][0]["rows_show"].as_str()), (Some(3), Some("each side's first run")));
+    }
+
+    #[test]
     fn nothing_pairs_is_reported() {
         let a = run(ResultKind::Predicted, &[("x", "1", 1), ("y", "2", 1)]);
         let b = run(ResultKind::Measured, &[("p", "3", 1), ("q", "4", 1)]);

@@ -225,17 +225,60 @@ mod tests {
         assert!(t.contains("Verdicts at 95% confidence"), "{t}");
         let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
         assert!(p50.contains("slower") && p50.contains(" – "), "{p50}");
+        // no interval is not "no difference": the word says so, and the size is a minimum
         let p9999 = t.lines().find(|l| l.contains(" p99.99 ")).unwrap();
-        assert!(p9999.contains("too few samples") && p9999.contains("36887"), "{p9999}");
-        assert!(t.contains("distributions differ"), "{t}");
+        assert!(p9999.starts_with("no interval") && p9999.contains("too few samples"), "{p9999}");
+        assert!(p9999.contains("at least 36887 samples per run for any interval") && !p9999.contains("to resolve"), "{p9999}");
+        assert!(t.lines().find(|l| l.contains(" max ")).unwrap().starts_with("no interval"), "{t}");
+        assert!(t.contains("distributions differ") && t.contains("KS test: D =") && t.contains("(one run per side: cannot see run-to-run variance)"), "{t}");
+        assert!(t.contains("note: one run per side (x timer): these verdicts cannot see run-to-run variance"), "{t}");
+        assert!(t.contains("bootstrap of the ratio"), "{t}");
         let same = verdicts(&a, &a, &compare(&a, &a), o.confidence).unwrap();
         let t = verdict_text(&same, &o, LatencyUnit::Us);
         let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
-        assert!(p50.contains("no difference resolvable") && p50.contains("samples per run to resolve 5%"), "{p50}");
+        assert!(p50.starts_with("no difference resolvable") && p50.contains("tested: interval contains 1; ~") && p50.contains("samples per run to resolve 5%"), "{p50}");
         let (_, h) = verdict_html(&a, &b, LatencyUnit::Us).unwrap();
         assert!(h.contains("<b>slower</b>") && h.contains("distributions differ"), "{h}");
+        assert!(h.contains("cannot see run-to-run variance"), "{h}");
         let j = verdict_json(&v, &o);
+        assert_eq!(j["classes"][0]["stats"][7]["verdict"], "no interval");
+        assert_eq!(j["classes"][0]["ks_note"], "one run per side: cannot see run-to-run variance");
         assert_eq!(j["classes"][0]["stats"][2]["stat"], "p50");
         assert_eq!(j["classes"][0]["stats"][2]["verdict"], "slower");
+    }
+
+    fn repeated(base: u64, runs: u64) -> RunResult {
+        let all: Vec<ConfigResult> = (0..runs)
+            .map(|k| {
+                let mut rec = LatencyRecorder::new(0);
+                (0..3000u64).for_each(|i| rec.record(base + k * 40 + (i * 7919) % 3000));
+                let mut c = ConfigResult::new("x");
+                c.classes.insert("timer".into(), rec.finish());
+                c
+            })
+            .collect();
+        let mut r = run(base);
+        let mut first = all[0].clone();
+        first.repetitions = Some(results::Repetitions::over(&all.iter().collect::<Vec<_>>()).unwrap());
+        r.configs = vec![first];
+        r
+    }
+
+    #[test]
+    fn repetitions_name_their_analysis_and_get_no_pooled_ks() {
+        let (a, b) = (repeated(10_000, 4), repeated(10_000, 4));
+        let o = VerdictOptions { confidence: Confidence::default(), effect: 0.05 };
+        let v = verdicts(&a, &b, &compare(&a, &b), o.confidence).unwrap();
+        let t = verdict_text(&v, &o, LatencyUnit::Us);
+        let dist = t.lines().find(|l| l.contains(" distribution ")).unwrap();
+        assert!(dist.starts_with("not tested") && dist.contains("KS over pooled runs ignores run-to-run variance"), "{dist}");
+        assert!(!t.contains("distributions differ") && !t.contains("cannot see run-to-run variance"), "{t}");
+        let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
+        assert!(p50.contains("Welch over 4 + 4 runs") && p50.contains("runs per side to resolve 5%"), "{p50}");
+        // one run against four: a prediction interval, said so
+        let single = run(10_000);
+        let v = verdicts(&single, &b, &compare(&single, &b), o.confidence).unwrap();
+        let t = verdict_text(&v, &o, LatencyUnit::Us);
+        assert!(t.lines().find(|l| l.contains(" p50 ")).unwrap().contains("1 run against 4, assuming equal run-to-run spread"), "{t}");
     }
 }

@@ -203,6 +203,55 @@ mod tests {
     }
 
     #[test]
+    fn runs_whose_start_times_interleave_are_paired() {
+        // pair i drifts by (i − 2) × 4 % on both sides; B is 2 % slower than A within each pair
+        let side = |b: bool| {
+            let all: Vec<ConfigResult> = (0..5u64)
+                .map(|i| {
+                    let scale = (96 + 4 * i) * if b { 102 } else { 100 };
+                    let mut rec = LatencyRecorder::new(0);
+                    (0..5000u64).for_each(|k| rec.record((10_000 + (k * 7919 + i * 31) % 5000) * scale / 10_000));
+                    let mut c = ConfigResult::new("x");
+                    c.classes.insert("timer".into(), rec.finish());
+                    c
+                })
+                .collect();
+            let mut first = all[0].clone();
+            let mut reps = Repetitions::over(&all.iter().collect::<Vec<_>>()).unwrap();
+            for (i, r) in reps.runs.iter_mut().enumerate() {
+                r.started = Some(format!("2026-01-01T00:{:02}:00Z", 2 * i + usize::from(b)));
+            }
+            first.repetitions = Some(reps);
+            first
+        };
+        let (a, b) = (result(vec![side(false)]), result(vec![side(true)]));
+        assert!(interleaved(&a.configs[0], &b.configs[0]));
+        let v = verdicts(&a, &b, &compare(&a, &b), Confidence::default()).unwrap();
+        let c = &v.classes[0];
+        assert_eq!(c.paired.as_deref(), Some("start times interleave (A B A B)"));
+        let p50 = c.get("p50").unwrap();
+        assert_eq!(p50.word, Word::Slower, "{p50:?}");
+        assert!(matches!(p50.basis, crate::stats::verdict::Basis::Paired { pairs: 5, .. }), "{p50:?}");
+        // the same runs without the times: Welch sees the drift as noise and cannot resolve 2 %
+        let strip = |mut r: RunResult| {
+            r.configs[0].repetitions.as_mut().unwrap().runs.iter_mut().for_each(|x| x.started = None);
+            r
+        };
+        let (a2, b2) = (strip(a.clone()), strip(b.clone()));
+        let v = verdicts(&a2, &b2, &compare(&a2, &b2), Confidence::default()).unwrap();
+        assert!(v.classes[0].paired.is_none());
+        assert_eq!(v.classes[0].get("p50").unwrap().word, Word::NoDifference);
+        // ... unless the user says the runs were paired
+        let v = verdicts_with(&a2, &b2, &compare(&a2, &b2), Confidence::default(), true).unwrap();
+        assert_eq!(v.classes[0].paired.as_deref(), Some("--paired"));
+        assert_eq!(v.classes[0].get("p50").unwrap().word, Word::Slower);
+        // B's runs all before A's: not interleaved
+        let mut late = a.clone();
+        late.configs[0].repetitions.as_mut().unwrap().runs.iter_mut().enumerate().for_each(|(i, r)| r.started = Some(format!("2026-01-01T01:{:02}:00Z", i)));
+        assert!(!interleaved(&late.configs[0], &b.configs[0]));
+    }
+
+    #[test]
     fn different_units_get_no_verdict() {
         let a = result(vec![config("x", 10_000, 1)]);
         let mut b = a.clone();
