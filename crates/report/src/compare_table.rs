@@ -142,7 +142,7 @@ fn first_run_label(ca: &results::ConfigResult, cb: &results::ConfigResult) -> Op
     }
     let side = |tag: &str, n: usize| if n == 1 { format!("{tag} its one run") } else { format!("{tag} run 1 of {n}") };
     let label = if ca.name == cb.name { ca.name.clone() } else { format!("{} | {}", ca.name, cb.name) };
-    Some(format!("`{label}`: {}, {}", side("A", ra), side("B", rb)))
+    Some(format!("`{}`: {}, {}", crate::table::clean_cell(&label), side("A", ra), side("B", rb)))
 }
 
 fn csv_field(s: &str) -> String {

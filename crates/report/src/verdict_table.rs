@@ -11,7 +11,7 @@ use results::stats::Confidence;
 use serde_json::json;
 
 use crate::format::{latency, LatencyUnit};
-use crate::table::render_grid;
+use crate::table::{clean_cell, render_grid};
 
 /// What the verdicts were asked with.
 #[derive(Debug, Clone, Copy)]
@@ -132,18 +132,19 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
 /// run-to-run variance), and which classes were analysed as paired runs.
 fn design_notes(v: &Verdicts) -> String {
     let mut out = String::new();
-    let single: Vec<String> = v.classes.iter().filter(|c| c.runs_a == 1 && c.runs_b == 1).map(|c| format!("{} {}", c.config, c.class)).collect();
+    const LISTED: usize = 20;
+    let single: Vec<String> = v.classes.iter().filter(|c| c.runs_a == 1 && c.runs_b == 1).map(|c| format!("{} {}", clean_cell(&c.config), clean_cell(&c.class))).collect();
     if !single.is_empty() {
+        let more = if single.len() > LISTED { format!(" and {} more", single.len() - LISTED) } else { String::new() };
         let _ = writeln!(
             out,
-            "note: one run per side ({}): these verdicts cannot see run-to-run variance — a host's or seed's offset between runs reads as a difference; repeat the runs (`run --repeat N`, `sim --seeds N`, `irqlab-lab ab --repeat N`)",
-            escape_control(&single.join(", "))
+            "note: one run per side ({}{more}): these verdicts cannot see run-to-run variance — a host's or seed's offset between runs reads as a difference; repeat the runs (`run --repeat N`, `sim --seeds N`, `irqlab-lab ab --repeat N`)",
+            single[..single.len().min(LISTED)].join(", ")
         );
     }
-    for c in &v.classes {
-        if let Some(how) = &c.paired {
-            let _ = writeln!(out, "note: {} {}: paired analysis over {} A B pairs ({})", escape_control(&c.config), escape_control(&c.class), c.runs_a, escape_control(how));
-        }
+    for c in v.classes.iter().filter(|c| c.paired.is_some()).take(LISTED) {
+        let how = c.paired.as_deref().unwrap_or_default();
+        let _ = writeln!(out, "note: {} {}: paired analysis over {} A B pairs ({})", clean_cell(&c.config), clean_cell(&c.class), c.runs_a, escape_control(how));
     }
     out
 }
