@@ -175,8 +175,13 @@ fn gate(
     let single: Vec<&str> = verdicts.classes.iter().filter(|c| c.runs_a < 2 || c.runs_b < 2).map(|c| c.config.as_str()).collect();
     if !single.is_empty() && !a.single_run {
         let file = if verdicts.classes.iter().any(|c| c.runs_a < 2) { a.a.display().to_string() } else { b.display().to_string() };
+        let why = if verdicts.classes.iter().any(|c| c.runs_a < 2 && c.runs_b < 2) {
+            "a verdict from one run per side cannot see run-to-run variance (every host's state moves between runs)"
+        } else {
+            "its one run is judged by the other side's run-to-run spread, assumed to be its own"
+        };
         return Err(CliError(format!(
-            "--fail-on: {file} has one run of `{}`: a verdict from one run per side cannot see run-to-run variance (every host's state moves between runs); repeat the runs (`run --repeat N`, `sim --seeds N`), or give --single-run to gate on the within-run intervals anyway",
+            "--fail-on: {file} has one run of `{}`: {why}; repeat the runs (`run --repeat N`, `sim --seeds N`), or give --single-run to gate anyway",
             results::escape_control(single[0])
         )));
     }

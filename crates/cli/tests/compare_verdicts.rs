@@ -45,6 +45,16 @@ fn verdicts_flags_and_the_gate() {
     let p50 = j["verdicts"]["classes"][0]["stats"].as_array().unwrap().iter().find(|s| s["stat"] == "p50").unwrap();
     assert_eq!(p50["verdict"], "slower");
     assert_eq!(j["verdicts"]["classes"][0]["runs_a"], 3);
+    // sim's seeds carry no start times: unpaired (Welch) unless --paired says the runs alternated
+    assert!(j["verdicts"]["classes"][0]["paired"].is_null());
+    assert!(p50["analysis"].as_str().unwrap().starts_with("Welch over 3 + 3 runs"), "{p50}");
+    let o = irqlab(&["compare", &a, &b, "--paired"]);
+    assert!(o.status.success());
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("paired analysis over 3 A B pairs (--paired)") && table.contains("paired over 3 A B pairs"), "{table}");
+    // repetitions: no KS over the pooled runs, and the first runs above are labelled
+    assert!(table.contains("not tested") && table.contains("KS over pooled runs ignores run-to-run variance"), "{table}");
+    assert!(table.contains("each side's first run"), "{table}");
 
     for (flag, value, says) in [
         ("--confidence", "1.5", "outside (0, 1)"),
