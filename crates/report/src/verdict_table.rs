@@ -37,9 +37,7 @@ fn interval_text(v: &Verdict) -> String {
 /// contains 1 — how big an experiment would resolve the effect asked for; with repetitions,
 /// which analysis gave the interval.
 pub fn note(v: &Verdict, o: &VerdictOptions) -> String {
-    let size = || {
-        needed(v, o.effect, o.confidence).map(|n| if n.resolves_effect() { format!("{} to resolve {}", n.describe(), pct(o.effect)) } else { n.describe() })
-    };
+    let size = || needed(v, o.effect, o.confidence).map(|n| if n.resolves_effect() { format!("{} to resolve {}", n.describe(), pct(o.effect)) } else { n.describe() });
     let analysis = match &v.basis {
         Basis::Within { .. } | Basis::None { .. } => String::new(),
         b => b.analysis(),
@@ -168,7 +166,12 @@ pub fn verdict_html(a: &results::RunResult, b: &results::RunResult, unit: Latenc
             ));
         }
         let (word, ks) = ks_row(c, &o, unit);
-        h.push_str(&format!("<tr><td>{}</td><td>{}</td><td>distribution</td><td></td><td></td><td></td><td></td><td><b>{word}</b></td><td>{}</td></tr>", esc(&c.config), esc(&c.class), esc(&ks)));
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>distribution</td><td></td><td></td><td></td><td></td><td><b>{word}</b></td><td>{}</td></tr>",
+            esc(&c.config),
+            esc(&c.class),
+            esc(&ks)
+        ));
     }
     h.push_str("</table>");
     for m in &v.mismatches {
