@@ -1,49 +1,44 @@
-//! The B/A interval of a percentile from one run per side: a seeded percentile bootstrap of the
-//! ratio, resampled from the histograms' counts (issue 36 item 8).
+//! The B/A interval of a percentile from one run per side: the percentile bootstrap of the
+//! ratio, computed exactly from the histograms' counts instead of by resampling (issue 36 item 8).
 //!
 //! **Why not Price–Bonett.** Reading each side's standard error off its order-statistic interval
 //! and adding them in quadrature assumes each side's log percentile is roughly normal. Where a
 //! percentile falls in a gap between modes (99 % fast, 1 % ten times slower: p99 sits on the
 //! edge), a side's sample p99 lands in either mode, and the normal approximation around the point
-//! estimate is wrong: the old interval covered the truth in ~55 % of pairs (coverage table:
+//! estimate is wrong: the old interval covered the truth in 47 % of such pairs (coverage table:
 //! `docs/is-it-real.md`, `cargo run --release -p results --example coverage`). The bootstrap
 //! distribution of the ratio follows both modes, so its interval spans them when it must.
 //!
-//! **How, exactly and cheaply.** A bootstrap resample of n values has as its k-th order statistic
+//! **Exact, not resampled.** A bootstrap resample of n values has as its k-th order statistic
 //! `F̂⁻¹(U₍ₖ₎)`, with `U₍ₖ₎ ~ Beta(k, n − k + 1)` the k-th of n uniforms and `F̂` the side's
-//! empirical (histogram) distribution (David & Nagaraja, *Order Statistics*, §2.1). So each
-//! resample of a percentile is one Beta draw and one binary search over the bins — the same
-//! answer as drawing n values from the histogram counts, in O(log bins) time whatever n is, and
-//! no raw samples needed. k = ⌈p·n⌉ is the rank HDR's `value_at_quantile` reads, and a bin stands
-//! for its highest value, as the summaries do, so the resampled ratio is the point estimate's.
+//! empirical (histogram) distribution, so the resampled percentile lies at or below bin j with
+//! probability `I_{F̂ⱼ}(k, n − k + 1)` (the regularized incomplete beta function; David &
+//! Nagaraja, *Order Statistics*, §2.1; the "exact bootstrap" of Hutson & Ernst, JRSS B 62, 2000).
+//! Each side's bootstrap law is thus known exactly on the few bins where it has mass, and the law
+//! of ln b* − ln a* (the sides resample independently) is their convolution; its α/2 and
+//! 1 − α/2 quantiles are the percentile interval, found by bisection. This is what an infinite
+//! number of resamples would give: no Monte Carlo error, no random generator (the same inputs
+//! give the same interval bit for bit), and the same cost at the gate's Bonferroni-corrected
+//! levels (a tail of 10⁻⁶ needs no more work than one of 2.5 %), where a resampled bootstrap
+//! would need ~50/tail resamples.
 //!
-//! **How many resamples.** A percentile interval reads the α/2 and 1 − α/2 quantiles of the
-//! resampled ratios; Efron & Tibshirani (*An Introduction to the Bootstrap*, §19.3) ask for
-//! 1,000–2,000. Here at least [`MIN_RESAMPLES`], and more when the confidence is high (the gate's
-//! Bonferroni-corrected level) so that each tail holds [`TAIL_RESAMPLES`]; never more than
-//! [`MAX_RESAMPLES`] (1.6 MB of f64, ~20 ms), where a tail is then read from fewer resamples.
-//!
-//! **Deterministic.** The generator is ChaCha8 seeded from the inputs (both sides' bins, the
-//! percentile, the confidence), so the same two results give byte-identical verdicts.
-use rand_chacha::ChaCha8Rng;
-use rand_core::SeedableRng;
-use rand_distr::{Beta, Distribution};
+//! **Bounded.** A side's law is kept on the bins whose cumulative probability lies within
+//! [`NEGLIGIBLE`] of 0 or 1 (found by bisection over the bins), at most [`MAX_SUPPORT`] bins — the
+//! rest of the mass, below 10⁻¹², is dropped; an order statistic of n samples spreads over about
+//! ±7·√(n·p(1 − p)) ranks, and an HDR histogram has ~1,000 buckets per doubling, so the support
+//! is tens to a few thousand bins. Cost: one incomplete-beta evaluation per bin of the support,
+//! then 64 bisection steps of O(m_a · log m_b). A bin stands for its highest value and k = ⌈p·n⌉
+//! is the rank HDR's `value_at_quantile` reads, as the summaries do, so the law is centred on the
+//! point estimate.
+use statrs::function::beta::beta_reg;
 
 use super::bins::Bins;
 use super::Confidence;
 
-/// Resamples at ordinary confidence levels (95 %: 50 in each tail).
-pub const MIN_RESAMPLES: usize = 2_000;
-/// Resamples wanted beyond each end of the interval.
-pub const TAIL_RESAMPLES: f64 = 50.0;
-/// The bound on time and memory per statistic.
-pub const MAX_RESAMPLES: usize = 200_000;
-
-/// The number of resamples used at `conf`.
-pub fn resamples(conf: Confidence) -> usize {
-    let want = (TAIL_RESAMPLES / conf.tail()).ceil();
-    (want as usize).clamp(MIN_RESAMPLES, MAX_RESAMPLES)
-}
+/// Probability left out at each end of a side's law.
+pub const NEGLIGIBLE: f64 = 1e-12;
+/// The most bins a side's law is kept on (the bins nearest the percentile's rank).
+pub const MAX_SUPPORT: usize = 20_000;
 
 /// The bootstrap of ln(B/A) for one percentile.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,31 +46,9 @@ pub struct RatioBootstrap {
     /// B/A's percentile interval.
     pub lo: f64,
     pub hi: f64,
-    /// Standard deviations of each side's resampled ln(percentile) (for sizing experiments).
+    /// Standard deviations of each side's bootstrap ln(percentile) (for sizing experiments).
     pub sd_a: f64,
     pub sd_b: f64,
-}
-
-/// FNV-1a over the bins, the percentile and the confidence.
-fn seed(a: &Bins, b: &Bins, p: f64, conf: Confidence) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |x: u64| {
-        for byte in x.to_le_bytes() {
-            h ^= byte as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    for side in [a, b] {
-        eat(side.bins().len() as u64);
-        for bin in side.bins() {
-            eat(bin.lo);
-            eat(bin.hi);
-            eat(bin.count);
-        }
-    }
-    eat(p.to_bits());
-    eat(conf.level().to_bits());
-    h
 }
 
 /// The rank ⌈p·n⌉ (at least 1) that HDR's `value_at_quantile` reads.
@@ -83,81 +56,152 @@ fn rank(p: f64, n: u64) -> u64 {
     ((p * n as f64).ceil() as u64).clamp(1, n)
 }
 
-/// One side's resampler: the Beta law of U₍ₖ₎ and the map through the bins.
-struct Side<'a> {
-    bins: &'a Bins,
-    n: u64,
-    beta: Option<Beta<f64>>,
+/// One side's bootstrap law of ln(percentile): sorted values and cumulative probabilities.
+#[derive(Debug, Clone, PartialEq)]
+struct Law {
+    ln: Vec<f64>,
+    cdf: Vec<f64>,
 }
 
-impl<'a> Side<'a> {
-    fn new(bins: &'a Bins, p: f64) -> Option<Side<'a>> {
+impl Law {
+    fn of(bins: &Bins, p: f64) -> Option<Law> {
         let n = bins.count();
         if n == 0 {
             return None;
         }
-        let k = rank(p, n);
-        // Beta(k, n − k + 1); with n = 1 every resample is the one value
-        let beta = if n > 1 { Some(Beta::new(k as f64, (n - k + 1) as f64).ok()?) } else { None };
-        Some(Side { bins, n, beta })
+        let (k, all) = (rank(p, n), bins.bins());
+        let (a, b) = (k as f64, (n - k + 1) as f64);
+        // P(X* ≤ bin j) = I_{F_j}(k, n − k + 1), F_j the fraction of samples in bins 0..=j.
+        let mut cum = 0u64;
+        let fracs: Vec<f64> = all
+            .iter()
+            .map(|x| {
+                cum += x.count;
+                cum as f64 / n as f64
+            })
+            .collect();
+        let cdf_at = |j: usize| if fracs[j] >= 1.0 { 1.0 } else { beta_reg(a, b, fracs[j]) };
+        // first bin with CDF > NEGLIGIBLE, first with CDF ≥ 1 − NEGLIGIBLE (CDF is increasing)
+        let first = |target: f64, strict: bool| {
+            let (mut lo, mut hi) = (0usize, all.len() - 1);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let c = cdf_at(mid);
+                if (strict && c > target) || (!strict && c >= target) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            lo
+        };
+        let start = first(NEGLIGIBLE, true);
+        let end = first(1.0 - NEGLIGIBLE, false).max(start);
+        // at most MAX_SUPPORT bins, centred on the percentile's own bin
+        let centre = all.iter().scan(0u64, |c, x| {
+            *c += x.count;
+            Some(*c)
+        });
+        let at = centre.take_while(|&c| c < k).count();
+        let (start, end) = if end - start + 1 > MAX_SUPPORT {
+            let s = at.saturating_sub(MAX_SUPPORT / 2).max(start);
+            (s, (s + MAX_SUPPORT - 1).min(end))
+        } else {
+            (start, end)
+        };
+        let mut ln = Vec::with_capacity(end - start + 1);
+        let mut cdf = Vec::with_capacity(end - start + 1);
+        for (j, bin) in all.iter().enumerate().take(end + 1).skip(start) {
+            ln.push((bin.hi.max(1) as f64).ln());
+            cdf.push(if j == end { 1.0 } else { cdf_at(j) });
+        }
+        Some(Law { ln, cdf })
     }
 
-    fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
-        let u = self.beta.as_ref().map_or(1.0, |b| b.sample(rng));
-        let r = ((u * self.n as f64).ceil() as u64).clamp(1, self.n);
-        self.bins.at_rank(r).map_or(f64::NAN, |b| b.hi.max(1) as f64)
+    /// P(ln X* ≤ x).
+    fn cdf_at(&self, x: f64) -> f64 {
+        let i = self.ln.partition_point(|&v| v <= x);
+        if i == 0 {
+            0.0
+        } else {
+            self.cdf[i - 1]
+        }
+    }
+
+    /// (probability, value) of each support point.
+    fn points(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.cdf.iter().enumerate().map(|(i, &c)| (c - if i == 0 { 0.0 } else { self.cdf[i - 1] }, self.ln[i]))
+    }
+
+    fn sd(&self) -> f64 {
+        let m: f64 = self.points().map(|(w, v)| w * v).sum();
+        self.points().map(|(w, v)| w * (v - m).powi(2)).sum::<f64>().max(0.0).sqrt()
     }
 }
 
-fn sd(v: &[f64]) -> f64 {
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+/// P(ln b* − ln a* ≤ t).
+fn diff_cdf(a: &Law, b: &Law, t: f64) -> f64 {
+    a.points().map(|(w, va)| w * b.cdf_at(va + t)).sum()
+}
+
+/// The smallest t with P(ln b* − ln a* ≤ t) ≥ q (bisection to the jump; the law is discrete).
+fn diff_quantile(a: &Law, b: &Law, q: f64) -> f64 {
+    let (mut lo, mut hi) = (b.ln[0] - a.ln[a.ln.len() - 1], b.ln[b.ln.len() - 1] - a.ln[0]);
+    if diff_cdf(a, b, lo) >= q {
+        return lo;
+    }
+    for _ in 0..64 {
+        let mid = lo + (hi - lo) / 2.0;
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if diff_cdf(a, b, mid) >= q {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
 }
 
 /// The percentile bootstrap interval of B/A for percentile `p` at `conf`; `None` when a side is
 /// empty.
 pub fn quantile_ratio(a: &Bins, b: &Bins, p: f64, conf: Confidence) -> Option<RatioBootstrap> {
-    let (sa, sb) = (Side::new(a, p)?, Side::new(b, p)?);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed(a, b, p, conf));
-    let m = resamples(conf);
-    let (mut la, mut lb) = (Vec::with_capacity(m), Vec::with_capacity(m));
-    for _ in 0..m {
-        la.push(sa.draw(&mut rng).ln());
-        lb.push(sb.draw(&mut rng).ln());
-    }
-    let mut ratios: Vec<f64> = lb.iter().zip(&la).map(|(b, a)| b - a).collect();
-    ratios.sort_unstable_by(f64::total_cmp);
-    let lo_i = ((conf.tail() * m as f64).floor() as usize).min(m - 1);
-    let hi_i = (((1.0 - conf.tail()) * m as f64).ceil() as usize).saturating_sub(1).min(m - 1);
-    Some(RatioBootstrap { lo: ratios[lo_i].exp(), hi: ratios[hi_i].exp(), sd_a: sd(&la), sd_b: sd(&lb) })
+    let (la, lb) = (Law::of(a, p)?, Law::of(b, p)?);
+    let lo = diff_quantile(&la, &lb, conf.tail());
+    let hi = diff_quantile(&la, &lb, 1.0 - conf.tail());
+    Some(RatioBootstrap { lo: lo.exp(), hi: hi.exp(), sd_a: la.sd(), sd_b: lb.sd() })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use statrs::distribution::{Binomial, DiscreteCDF};
 
     #[test]
-    fn resample_counts_are_bounded() {
-        assert_eq!(resamples(Confidence::default()), MIN_RESAMPLES);
-        assert_eq!(resamples(Confidence::new(0.999).unwrap()), 100_000);
-        assert_eq!(resamples(Confidence::new(0.999_999).unwrap()), MAX_RESAMPLES);
+    fn the_law_of_a_resampled_order_statistic_is_exact() {
+        // The median of 9 values 1..=9: P(X*₍₅₎ ≤ j) = P(Binomial(9, j/9) ≥ 5).
+        let law = Law::of(&Bins::from_samples(&(1..=9).collect::<Vec<_>>()), 0.5).unwrap();
+        for j in 1..9u64 {
+            let want = 1.0 - Binomial::new(j as f64 / 9.0, 9).unwrap().cdf(4);
+            assert!((law.cdf_at((j as f64).ln()) - want).abs() < 1e-12, "P(X* <= {j})");
+        }
+        assert_eq!(law.cdf_at(9f64.ln()), 1.0);
     }
 
     #[test]
-    fn the_resampled_order_statistic_has_the_bootstrap_law() {
-        // The median of 9 values 1..=9: the bootstrap median's law is known in closed form:
-        // P(X*₍₅₎ ≤ j) = P(Binomial(9, j/9) ≥ 5).
-        use statrs::distribution::{Binomial, DiscreteCDF};
-        let bins = Bins::from_samples(&(1..=9).collect::<Vec<_>>());
-        let side = Side::new(&bins, 0.5).unwrap();
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let draws: Vec<f64> = (0..40_000).map(|_| side.draw(&mut rng)).collect();
-        for j in 1..9u64 {
-            let want = 1.0 - Binomial::new(j as f64 / 9.0, 9).unwrap().cdf(4);
-            let got = draws.iter().filter(|&&x| x <= j as f64).count() as f64 / draws.len() as f64;
-            assert!((got - want).abs() < 0.01, "P(X* <= {j}): {got} vs {want}");
-        }
+    fn a_small_case_matches_enumeration() {
+        // A = {1, 2}, B = {2, 4}, p50 of 2 samples (rank 1 = the smaller of the resample):
+        // each side's resampled min is its low value w.p. 3/4. ln(b*/a*) = ln 2 w.p. 9/16 + 1/16,
+        // ln 1 w.p. 3/16, ln 4 w.p. 3/16.
+        let (a, b) = (Bins::from_samples(&[1, 2]), Bins::from_samples(&[2, 4]));
+        let (la, lb) = (Law::of(&a, 0.5).unwrap(), Law::of(&b, 0.5).unwrap());
+        let two = 2f64.ln();
+        assert!((diff_cdf(&la, &lb, 0.0) - 3.0 / 16.0).abs() < 1e-12);
+        assert!((diff_cdf(&la, &lb, two) - 13.0 / 16.0).abs() < 1e-12);
+        assert!((diff_quantile(&la, &lb, 0.1) - 0.0).abs() < 1e-9);
+        assert!((diff_quantile(&la, &lb, 0.5) - two).abs() < 1e-9);
+        assert!((diff_quantile(&la, &lb, 0.9) - 2.0 * two).abs() < 1e-9);
     }
 
     #[test]
@@ -165,11 +209,14 @@ mod tests {
         let a = Bins::from_samples(&(0..5000u64).map(|i| 1000 + (i * 7919) % 1000).collect::<Vec<_>>());
         let x = quantile_ratio(&a, &a, 0.5, Confidence::default()).unwrap();
         assert_eq!(x, quantile_ratio(&a, &a, 0.5, Confidence::default()).unwrap());
-        assert!(x.lo < 1.0 && x.hi > 1.0, "{x:?}");
+        assert!(x.lo < 1.0 && x.hi > 1.0 && (x.lo * x.hi - 1.0).abs() < 1e-9, "{x:?}");
         // 99 % at ~1,000, 1 % at ~10,000, and p99 on the edge: the interval must reach both modes
         let gap: Vec<u64> = (0..5000u64).map(|i| if i % 100 == 0 { 10_000 + i % 7 } else { 1000 + i % 13 }).collect();
         let g = Bins::from_samples(&gap);
-        let x = quantile_ratio(&g, &g, 0.99, Confidence::default()).unwrap();
-        assert!(x.lo < 0.2 && x.hi > 5.0, "{x:?}");
+        let gx = quantile_ratio(&g, &g, 0.99, Confidence::default()).unwrap();
+        assert!(gx.lo < 0.2 && gx.hi > 5.0, "{gx:?}");
+        // a Bonferroni level costs nothing more and is wider
+        let y = quantile_ratio(&a, &a, 0.5, Confidence::new(0.999_999).unwrap()).unwrap();
+        assert!(y.lo < x.lo && y.hi > x.hi, "{y:?} vs {x:?}");
     }
 }

@@ -1,7 +1,7 @@
 //! B/A for one statistic with its interval, and one word: faster, slower, or no difference
 //! resolvable (the interval contains 1) — or no interval at all, and why.
 //!
-//! **One run per side.** Percentiles: a seeded percentile bootstrap of the ratio, resampled from
+//! **One run per side.** Percentiles: the percentile bootstrap of the ratio, computed exactly from
 //! each side's histogram counts ([`super::bootstrap`]; it replaced Price & Bonett's normal
 //! approximation, which covered the truth in ~55 % of pairs where a percentile falls between two
 //! modes). Means: the t-interval's standard errors, delta method on the log (the central limit
