@@ -178,6 +178,24 @@ mod tests {
     }
 
     #[test]
+    fn declared_pairs_are_kept_at_the_gates_level() {
+        // three runs a side, pair i drifting by 3 % both sides, B 2 % slower within each pair
+        let side = |b: bool| {
+            let all: Vec<ConfigResult> = (0..3u64).map(|i| config("x", (10_000 + 300 * i) * if b { 102 } else { 100 } / 100)).collect();
+            let mut first = all[0].clone();
+            first.repetitions = Some(crate::Repetitions::over(&all.iter().collect::<Vec<_>>()).unwrap());
+            result(vec![first])
+        };
+        let (a, b) = (side(false), side(true));
+        let c = compare(&a, &b);
+        let unpaired = verdicts(&a, &b, &c, Confidence::default()).unwrap();
+        assert_eq!(gate(&a, &b, &c, &unpaired, Some("p50"), Confidence::default()).unwrap().outcome, GateOutcome::Pass);
+        let paired = verdicts_with(&a, &b, &c, Confidence::default(), true).unwrap();
+        let g = gate(&a, &b, &c, &paired, Some("p50"), Confidence::default()).unwrap();
+        assert_eq!(g.outcome, GateOutcome::Slower, "{g:?}");
+    }
+
+    #[test]
     fn the_same_data_passes_a_slow_down_trips_and_short_runs_are_named() {
         let a = result(vec![config("x", 10_000)]);
         let g = run_gate(&a, &a, None);

@@ -127,6 +127,9 @@ pub fn verdicts_with(a: &RunResult, b: &RunResult, comparison: &Comparison, conf
                 out.mismatches.push(format!("{label}: --paired needs the same number of runs on each side: not paired"));
             }
         }
+        if declared_paired && ra == 1 && rb == 1 {
+            out.mismatches.push(format!("{label}: --paired: one run per side, nothing to pair"));
+        }
         let paired = if ra != rb || ra < 2 {
             None
         } else if interleaved(ca, cb) {
@@ -259,5 +262,7 @@ mod tests {
         let v = verdicts(&a, &b, &compare(&a, &b), Confidence::default()).unwrap();
         assert!(v.classes.is_empty());
         assert!(v.mismatches[0].contains("ns in A but cycles in B"), "{:?}", v.mismatches);
+        let v = verdicts_with(&a, &a, &compare(&a, &a), Confidence::default(), true).unwrap();
+        assert!(v.mismatches.iter().any(|m| m.contains("--paired: one run per side")), "{:?}", v.mismatches);
     }
 }
