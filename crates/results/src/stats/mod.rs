@@ -9,15 +9,20 @@
 //!   (exact binomial), and the rule saying when a percentile has too few samples to mean anything;
 //! - [`mean_ci`]: the interval of a mean (normal approximation, stated as such);
 //! - [`interval`]: one statistic of one result with its interval (the report's error bars);
+//! - [`bootstrap`]: the exact percentile bootstrap of a percentile's B/A from one run per side,
+//!   from the histograms' counts (holds where a percentile falls between two modes);
 //! - [`verdict`]: B/A with its interval and one word per statistic — within one run from the
-//!   two sides' intervals, across repetitions from the between-run spread;
+//!   bootstrap (percentiles) or the t standard errors (mean), across repetitions from the
+//!   between-run spread (Welch), for paired A B A B runs from the per-pair ratios;
 //! - [`power`]: how many samples or repetitions would resolve a given effect;
 //! - [`pairs`]: the verdicts of every paired class of a comparison, and what did not pair;
 //! - [`gate`]: the one-sided regression gate of `compare --fail-on`, which names what it
 //!   could not check instead of passing;
-//! - [`ks`]: the two-sample Kolmogorov–Smirnov test on whole distributions.
+//! - [`ks`]: the two-sample Kolmogorov–Smirnov test on whole distributions;
+//! - [`coverage`]: the simulation with known truth that checks all of the above (the table in
+//!   docs/is-it-real.md, `cargo run --release -p results --example coverage`).
 //!
-//! Special functions (binomial and normal quantiles, Student's t) come from `statrs`; the
+//! Special functions (binomial and normal quantiles, Student's t, the incomplete beta) come from `statrs`; the
 //! Kolmogorov distribution's series, which `statrs` lacks, is in [`ks`].
 pub mod bins;
 pub mod bootstrap;
