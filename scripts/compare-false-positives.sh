@@ -51,13 +51,13 @@ jq -rs '
     (["mean","min","p50","p90","p99","p99.9","p99.99","max","warm_max"][] as $st
       | [.[] | .s[] | select(.stat == $st)] as $rows
       | ($rows | map(select(.i)) | length) as $with
-      | ($rows | map(select(.v != "no difference resolvable")) | length) as $claims
+      | ($rows | map(select(.v == "faster" or .v == "slower")) | length) as $claims
       | "\($st): \($claims) of \($n) claimed faster/slower (\($with) had an interval)"),
-    "any statistic: \([.[] | select(any(.s[]; .v != "no difference resolvable"))] | length) of \($n)",
+    "any statistic: \([.[] | select(any(.s[]; .v == "faster" or .v == "slower"))] | length) of \($n)",
     "KS test rejected: \([.[] | select(.ks == true)] | length) of \($n)",
     (group_by(.c)[] as $g | $g[0].c as $c
       | (["p50", "p99"][] as $st
          | [$g[] | .s[] | select(.stat == $st)] as $r
-         | "  \($c) \($st) (A ~\($r | map(.a) | add / length | floor) ns): claimed in \($r | map(select(.v != "no difference resolvable")) | length) of \($r | length)"))
+         | "  \($c) \($st) (A ~\($r | map(.a) | add / length | floor) ns): claimed in \($r | map(select(.v == "faster" or .v == "slower")) | length) of \($r | length)"))
 ' "$work/verdicts.jsonl"
 echo "--fail-on slower (any statistic, one-sided Bonferroni over the checks that can trip) tripped: $(wc -l <"$work/gate") of $PAIRS comparisons"
