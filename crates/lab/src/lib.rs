@@ -16,6 +16,7 @@ pub mod its_script;
 pub mod its_trace;
 pub mod kernel_image;
 pub mod kvm;
+pub mod kvm_benches;
 pub mod kvm_events;
 pub mod output;
 pub mod own_kernel;
