@@ -286,15 +286,32 @@ pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> 
             // dom0 fio (issue 33): its own flags and refusals, checked like the domU benches.
             <crate::dom0::FioArgs as clap::Parser>::try_parse_from(crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::dom0::check(&x).map_err(|e| bad(e.to_string()))?;
+            xen_build_inputs(&x).map_err(bad)?;
         }
         Mode::Xen(x) => {
             let b = BenchArgs::parse_words(&crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::xen::check(&x, &b).map_err(|e| bad(e.to_string()))?;
+            xen_build_inputs(&x).map_err(bad)?;
         }
         _ => return Err(bad("not a kvm or xen side".into())),
     }
     let argv_head = std::iter::once(mode.name().to_string()).chain(words.iter().cloned()).collect();
     Ok(Plan { side, opts: words, argv_head })
+}
+
+/// A side's own Xen (issue 33) checked before any boot: `--xen-src` is a Xen tree or tarball, its
+/// `--patches` are patches and its `--xen-config` settings parse (xen_build::identify, which
+/// builds nothing); `--xen FILE` is a Xen binary.
+fn xen_build_inputs(x: &crate::cli::XenArgs) -> Result<(), String> {
+    if let Some(src) = &x.xen_src {
+        let s = crate::xen_build::XenSource { src: src.clone(), patches: x.patches.clone(), config: x.xen_config.clone() };
+        crate::xen_build::identify(&s).map_err(|e| e.to_string())?;
+    }
+    if let Some(f) = &x.xen {
+        let bytes = std::fs::read(f).map_err(|e| format!("--xen {}: {e}", f.display()))?;
+        crate::kernel_image::check_xen(&bytes).map_err(|e| format!("--xen {}: {e}", f.display()))?;
+    }
+    Ok(())
 }
 
 /// Everything checked before the first boot: the bench, the output directory, both sides.
