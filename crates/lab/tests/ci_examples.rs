@@ -52,7 +52,7 @@ fn gates(text: &str) -> Vec<(String, String, String, Vec<String>)> {
         let mode = part.split_whitespace().next().unwrap().to_string();
         let bench_at = part.find(" -- ").unwrap() + 4;
         let bench_end = bench_at + part[bench_at..].find("--out").unwrap();
-        let mut bench: Vec<String> = part[bench_at..bench_end].split_whitespace().map(String::from).collect();
+        let bench: Vec<String> = part[bench_at..bench_end].split_whitespace().map(String::from).collect();
         out.push((mode, quoted(part, "--a"), quoted(part, "--b"), bench));
     }
     out

@@ -82,6 +82,59 @@ mod needs_arm_lab {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(status), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        checked(out)
+    }
+
+    /// The benches of several tests, run in ONE lab boot (`kvm --gic v4 -- B1 … --out D/1 -- B2 …`,
+    /// issue 34 item 5 / issue 37 item 5): a boot is most of a lab run's cost, so the tests below
+    /// that need the same lab (`--gic v4`, plain TCG, no device) read their results from it
+    /// instead of booting one each — 8 boots became 1. Each test still asserts its own result
+    /// and its bench's own exit status on the console (`exit CODE bench I`).
+    const SHARED: [(&str, &[&str]); 8] = [
+        ("wfi", &["timer", "--samples", "100", "--period-us", "2000"]),
+        ("busy", &["timer", "--wait", "busy", "--samples", "100", "--period-us", "2000"]),
+        ("ipi", &["ipi", "--samples", "100", "--period-us", "2000"]),
+        ("msi", &["device", "--via", "msi", "--samples", "50", "--period-us", "2000"]),
+        ("level", &["device", "--via", "level", "--samples", "50", "--period-us", "2000"]),
+        ("dur", &["timer", "--duration", "3s", "--period-us", "2000"]),
+        // Under TCG every IPI round trip takes microseconds: the first one over 1 µs ends the run.
+        ("above", &["ipi", "--samples", "100000", "--period-us", "2000", "--stop-above", "1us"]),
+        ("bd", &["timer", "--breakdown", "--samples", "30", "--period-us", "2000"]),
+    ];
+
+    struct Shared {
+        dir: PathBuf,
+        log: String,
+        stderr: String,
+    }
+
+    static SHARED_BOOT: std::sync::OnceLock<Shared> = std::sync::OnceLock::new();
+
+    fn shared_boot() -> &'static Shared {
+        SHARED_BOOT.get_or_init(|| {
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("kvm-lab-shared-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"));
+            cmd.args(["kvm", "--gic", "v4", "--irqlab"]).arg(irqlab_aarch64());
+            for (name, bench) in SHARED {
+                cmd.arg("--").args(bench).arg("--out").arg(dir.join(name));
+            }
+            let o = cmd.output().unwrap();
+            let log = std::fs::read_to_string(dir.join(SHARED[0].0).join("kvm-console.log")).unwrap_or_default();
+            Shared { dir, log, stderr: String::from_utf8_lossy(&o.stderr).into_owned() }
+        })
+    }
+
+    /// The result of the shared boot's bench `name`, which must have ended with `status`.
+    fn shared_run(name: &str, status: i32) -> (results::RunResult, PathBuf) {
+        let s = shared_boot();
+        let i = SHARED.iter().position(|(n, _)| *n == name).expect("a bench of SHARED");
+        assert!(s.log.contains(&format!("@irqlab-lab exit {status} bench {i}")), "bench {name} did not end with {status}: {}\n{}", s.stderr, &s.log[s.log.len().saturating_sub(3000)..]);
+        let out = s.dir.join(name);
+        (checked(&out), out)
+    }
+
+    fn checked(out: &Path) -> results::RunResult {
         let r = results::read_json(&out.join("result.json")).unwrap();
         assert_eq!(r.meta.kind, results::ResultKind::Measured);
         assert_eq!(r.meta.platform["host.arch"], "aarch64");
@@ -95,8 +148,9 @@ mod needs_arm_lab {
     }
 
     /// Issue 34: a whole A/B in one command on the real lab — GICv3 against GICv4 (`--icount`),
-    /// two fresh boots per side, interleaved — imports both sides as repetitions and gives
-    /// `irqlab compare`'s verdicts; each run records the kernel it booted. ~2 min here.
+    /// two fresh boots per side, interleaved, each boot running two benches (timer and ipi) —
+    /// imports both sides as repetitions per bench and gives `irqlab compare`'s verdicts for each;
+    /// each run records the kernel it booted.
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn ab_kvm_timer_gives_a_verdict_from_interleaved_boots() {
@@ -117,6 +171,10 @@ mod needs_arm_lab {
                 "timer",
                 "--samples",
                 "32",
+                "--",
+                "ipi",
+                "--samples",
+                "32",
                 "--out",
             ])
             .arg(&out)
@@ -127,35 +185,41 @@ mod needs_arm_lab {
         let runs: Vec<&str> = err.lines().filter(|l| l.contains(": irqlab-lab kvm ")).map(|l| &l[..l.find(": irqlab-lab").unwrap()]).collect();
         assert_eq!(runs, ["irqlab-lab ab: side A run 1", "irqlab-lab ab: side B run 1", "irqlab-lab ab: side A run 2", "irqlab-lab ab: side B run 2"]);
         assert!(stdout.contains("Verdicts at 95% confidence") && stdout.contains("verdict: B is "), "{stdout}");
+        assert!(stdout.contains("2 benches per boot (timer, ipi)") && stdout.contains("== bench ipi: ipi --samples 32"), "{stdout}");
         for side in ["a", "b"] {
-            let r = results::read_json(&out.join(side).join("result.json")).unwrap();
-            assert_eq!(r.configs[0].repetitions.as_ref().map(|x| x.len()), Some(2), "{side}");
-            assert!(r.meta.platform["lab.kernel"].starts_with("6.1"), "{:?}", r.meta.platform);
-            assert_eq!(r.meta.platform["lab.kernel.sha256"].len(), 64);
-            assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"));
+            for (bench, class) in [("timer", "timer"), ("ipi", "ipi_round_trip")] {
+                let r = results::read_json(&out.join(side).join(bench).join("result.json")).unwrap();
+                assert_eq!(r.configs[0].repetitions.as_ref().map(|x| x.len()), Some(2), "{side} {bench}");
+                assert!(r.configs[0].classes.contains_key(class), "{side} {bench}: {:?}", r.configs[0].classes.keys());
+                assert!(r.meta.platform["lab.kernel"].starts_with("6.1"), "{:?}", r.meta.platform);
+                assert_eq!(r.meta.platform["lab.kernel.sha256"].len(), 64);
+                assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"));
+            }
         }
         let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap()).unwrap();
-        assert_eq!(doc["verdict"]["given"], true, "{doc}");
+        for bench in ["timer", "ipi"] {
+            assert_eq!(doc["benches"][bench]["verdict"]["given"], true, "{doc}");
+        }
+        assert_eq!(doc["ab"]["runs"].as_array().map(Vec::len), Some(4), "one boot per run: {doc}");
         assert_eq!(std::fs::read_to_string(out.join("comparison.txt")).unwrap(), stdout);
     }
 
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_measures_timer_and_ipi_on_kvm_arm64() {
-        let d = tempfile::tempdir().unwrap();
         // Timer, guest in WFI: every sample taken, and KVM trapped the guest's WFIs (the vCPU
         // shares its CPU with the host's threads, so KVM keeps WFI trapping on).
-        let r = lab_run(&d.path().join("wfi"), &["timer", "--samples", "100", "--period-us", "2000"]);
+        let (r, _) = shared_run("wfi", 0);
         let t = &r.configs[0].classes["timer"].summary;
         assert_eq!(t.count, 100);
         assert!(t.p50 > 0 && t.p50 <= t.p99, "{t:?}");
         assert!(counter(&r, "kvm.vcpu.wfi_exit_stat") >= 50, "WFI exits: {:?}", r.configs[0].counters);
         // Busy: the guest never executes WFI.
-        let r = lab_run(&d.path().join("busy"), &["timer", "--wait", "busy", "--samples", "100", "--period-us", "2000"]);
+        let (r, _) = shared_run("busy", 0);
         assert_eq!(r.configs[0].classes["timer"].summary.count, 100);
         assert_eq!(counter(&r, "kvm.vcpu.wfi_exit_stat"), 0, "a spinning guest took WFI exits: {:?}", r.configs[0].counters);
         // IPI: SGIs through ICC_SGI1R_EL1 (a trapped system-register write per send).
-        let r = lab_run(&d.path().join("ipi"), &["ipi", "--samples", "100", "--period-us", "2000"]);
+        let (r, _) = shared_run("ipi", 0);
         let c = &r.configs[0].classes;
         assert_eq!((c["ipi_one_way"].summary.count, c["ipi_round_trip"].summary.count), (100, 100));
         assert!(c["ipi_one_way"].summary.p50 < c["ipi_round_trip"].summary.p50, "{c:?}");
@@ -165,15 +229,14 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_device_paths_on_kvm_arm64() {
-        let d = tempfile::tempdir().unwrap();
         // An MSI through the vITS the guest programmed itself (MAPD/MAPC/MAPTI/INV/SYNC): every
         // LPI arrives.
-        let r = lab_run(&d.path().join("msi"), &["device", "--via", "msi", "--samples", "50", "--period-us", "2000"]);
+        let (r, _) = shared_run("msi", 0);
         assert_eq!(r.configs[0].classes["device_msi"].summary.count, 50);
         assert!(r.configs[0].notes.iter().any(|n| n.contains("guest counter − host counter")), "{:?}", r.configs[0].notes);
         // A level SPI with resample: one resample per interrupt, and KVM's maintenance exit on
         // top of the WFI exit (kvm-arm-forwarded-irq's resample path: 2 exits per interrupt).
-        let r = lab_run(&d.path().join("level"), &["device", "--via", "level", "--samples", "50", "--period-us", "2000"]);
+        let (r, _) = shared_run("level", 0);
         assert_eq!(r.configs[0].classes["device_level"].summary.count, 50);
         assert_eq!(counter(&r, "trigger.resample_notifications"), 51);
         let per_irq = (counter(&r, "kvm.vcpu.exits") - counter(&r, "kvm.vcpu.mmio_exit_kernel") - counter(&r, "kvm.vcpu.mmio_exit_user")) as f64 / 51.0;
@@ -186,15 +249,14 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_ends_early_on_kvm_arm64() {
-        let d = tempfile::tempdir().unwrap();
-        let r = lab_run(&d.path().join("dur"), &["timer", "--duration", "3s", "--period-us", "2000"]);
+        let (r, _) = shared_run("dur", 0);
         let c = &r.configs[0];
         let n = c.classes["timer"].summary.count;
         assert!(n > 0, "no sample in 3 s");
         assert!(c.notes.iter().any(|x| x.starts_with("ended by --duration after")), "{:?}", c.notes);
         // Under TCG every IPI round trip takes microseconds: the first one over 1 µs ends the run.
         // Exit status 3, as irqlab's own when --stop-above ends a run (the lab passes it through).
-        let r = lab_run_status(&d.path().join("above"), &["ipi", "--samples", "100000", "--period-us", "2000", "--stop-above", "1us"], 3);
+        let (r, _) = shared_run("above", 3);
         let c = &r.configs[0];
         let n = c.classes["ipi_one_way"].summary.count;
         assert!(n >= 1 && n < 100, "the run went on after a sample over 1 µs: {n} samples");
@@ -207,9 +269,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn breakdown_splits_a_timer_run_on_kvm_arm64() {
-        let d = tempfile::tempdir().unwrap();
-        let out = d.path().join("bd");
-        let r = lab_run(&out, &["timer", "--breakdown", "--samples", "30", "--period-us", "2000"]);
+        let (r, out) = shared_run("bd", 0);
         let c = &r.configs[0];
         assert_eq!(counter(&r, "breakdown.samples_matched"), 30, "{:?}", c.notes);
         let segs: Vec<&str> = c.breakdown["timer"].iter().map(|s| s.segment.as_str()).collect();
