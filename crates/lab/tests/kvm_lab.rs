@@ -110,28 +110,55 @@ mod needs_arm_lab {
 
     static SHARED_BOOT: std::sync::OnceLock<Shared> = std::sync::OnceLock::new();
 
-    fn shared_boot() -> &'static Shared {
-        SHARED_BOOT.get_or_init(|| {
-            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("kvm-lab-shared-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"));
-            cmd.args(["kvm", "--gic", "v4", "--irqlab"]).arg(irqlab_aarch64());
-            for (name, bench) in SHARED {
-                cmd.arg("--").args(bench).arg("--out").arg(dir.join(name));
-            }
-            let o = cmd.output().unwrap();
-            let log = std::fs::read_to_string(dir.join(SHARED[0].0).join("kvm-console.log")).unwrap_or_default();
-            Shared { dir, log, stderr: String::from_utf8_lossy(&o.stderr).into_owned() }
-        })
+    /// The assigned-device tests' shared boot (`--device edu --icount --gic v4`): GICv4 direct
+    /// injection, then `--duration` and `--stop-above` with the guest pacing the run (3 boots → 1).
+    /// A guest that never stops would run for the lab's default bound (3000 s under -icount); the
+    /// three runs take about 40 s here.
+    const SHARED_EDU: [(&str, &[&str]); 3] = [
+        ("on", &["device", "--via", "vfio-msi", "--wait", "busy", "--samples", "20", "--period-us", "500", "--gicv4", "on"]),
+        ("dur", &["device", "--via", "vfio-msi", "--wait", "busy", "--duration", "2s", "--period-us", "500"]),
+        // vfio-intx through the host's VFIO handler takes milliseconds under TCG: 1 µs is crossed
+        // by the first kept sample.
+        ("above", &["device", "--via", "vfio-intx", "--wait", "busy", "--samples", "100000", "--period-us", "500", "--stop-above", "1us"]),
+    ];
+
+    static SHARED_EDU_BOOT: std::sync::OnceLock<Shared> = std::sync::OnceLock::new();
+
+    fn boot(tag: &str, flags: &[&str], benches: &[(&str, &[&str])]) -> Shared {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("kvm-lab-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"));
+        cmd.arg("kvm").args(flags).arg("--irqlab").arg(irqlab_aarch64());
+        for (name, bench) in benches {
+            cmd.arg("--").args(*bench).arg("--out").arg(dir.join(name));
+        }
+        let o = cmd.output().unwrap();
+        let log = std::fs::read_to_string(dir.join(benches[0].0).join("kvm-console.log")).unwrap_or_default();
+        Shared { dir, log, stderr: String::from_utf8_lossy(&o.stderr).into_owned() }
+    }
+
+    /// Bench `name` of a shared boot: its directory, after checking it ended with `status`.
+    fn bench_of(s: &Shared, benches: &[(&str, &[&str])], name: &str, status: i32) -> PathBuf {
+        let i = benches.iter().position(|(n, _)| *n == name).expect("a bench of the shared boot");
+        assert!(s.log.contains(&format!("@irqlab-lab exit {status} bench {i}")), "bench {name} did not end with {status}: {}\n{}", s.stderr, &s.log[s.log.len().saturating_sub(3000)..]);
+        s.dir.join(name)
     }
 
     /// The result of the shared boot's bench `name`, which must have ended with `status`.
     fn shared_run(name: &str, status: i32) -> (results::RunResult, PathBuf) {
-        let s = shared_boot();
-        let i = SHARED.iter().position(|(n, _)| *n == name).expect("a bench of SHARED");
-        assert!(s.log.contains(&format!("@irqlab-lab exit {status} bench {i}")), "bench {name} did not end with {status}: {}\n{}", s.stderr, &s.log[s.log.len().saturating_sub(3000)..]);
-        let out = s.dir.join(name);
+        let s = SHARED_BOOT.get_or_init(|| boot("shared", &["--gic", "v4"], &SHARED));
+        let out = bench_of(s, &SHARED, name, status);
         (checked(&out), out)
+    }
+
+    /// The result of the shared edu boot's bench `name` and the boot's console.
+    fn shared_edu(name: &str, status: i32) -> (results::RunResult, String) {
+        let s = SHARED_EDU_BOOT.get_or_init(|| boot("edu", &["--device", "edu", "--icount", "--gic", "v4"], &SHARED_EDU));
+        let out = bench_of(s, &SHARED_EDU, name, status);
+        let r = results::read_json(&out.join("result.json")).unwrap();
+        assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"), "{:?}", r.meta.platform);
+        assert!(r.configs[0].error.is_none(), "{:?}", r.configs[0].error);
+        (r, s.log.clone())
     }
 
     fn checked(out: &Path) -> results::RunResult {
@@ -333,11 +360,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn an_assigned_device_run_ends_early_when_the_guest_sees_its_lowered_count() {
-        let d = tempfile::tempdir().unwrap();
-        // A guest that never stops would run for the lab's default bound (3000 s under -icount);
-        // a normal run here takes about 20 s.
-        let bound = ["--gic", "v4", "--timeout-s", "300"];
-        let (r, _) = lab_run_edu(&d.path().join("dur"), &bound, &["device", "--via", "vfio-msi", "--wait", "busy", "--duration", "2s", "--period-us", "500"]);
+        let (r, _) = shared_edu("dur", 0);
         let c = &r.configs[0];
         let n = c.classes["device_vfio-msi"].summary.count;
         // One write per 500 µs of the guest's counter, which -icount runs at the host's pace.
@@ -345,16 +368,10 @@ mod needs_arm_lab {
         assert!(c.notes.contains(&format!("ended by --duration after {n} samples")), "{:?}", c.notes);
         assert_eq!(counter(&r, "delivery.interrupts"), n + 1, "every interrupt the device raised is kept (the discarded first aside): {:?}", c.counters);
         assert_eq!(counter(&r, "kvm.vcpu.mmio_exit_user"), 2, "READY and the guest's own DONE: {:?}", c.counters);
-        // vfio-intx through the host's VFIO handler takes milliseconds under TCG: 1 µs is crossed
-        // by the first kept sample. The guest stops at its next sample once the host has lowered
-        // its count; the host looks every 5 ms, but its thread shares the lab's CPUs with the
-        // vCPU (3 and 10 interrupts in two runs here), so the bound is loose: far below 100000.
-        let (r, _) = lab_run_edu_status(
-            &d.path().join("above"),
-            &bound,
-            &["device", "--via", "vfio-intx", "--wait", "busy", "--samples", "100000", "--period-us", "500", "--stop-above", "1us"],
-            3,
-        );
+        // The guest stops at its next sample once the host has lowered its count; the host looks
+        // every 5 ms, but its thread shares the lab's CPUs with the vCPU (3 and 10 interrupts in
+        // two runs here), so the bound is loose: far below 100000.
+        let (r, _) = shared_edu("above", 3);
         let c = &r.configs[0];
         assert_eq!(c.classes["device_vfio-intx"].summary.count, 1);
         assert_eq!(c.figures["stop_above.index"].value, 0.0);
@@ -393,12 +410,10 @@ mod needs_arm_lab {
     fn an_assigned_device_msi_is_injected_directly_with_gicv4_and_in_software_without() {
         let d = tempfile::tempdir().unwrap();
         let args = ["device", "--via", "vfio-msi", "--wait", "busy", "--samples", "20", "--period-us", "500"];
-        // GICv4 on: the edu device behind the SMMUv3, bound to vfio-pci; its MSI becomes a vLPI
-        // (irq bypass → kvm_vgic_v4_set_forwarding), so the host's VFIO handler never runs and
-        // the running vPE takes every interrupt directly.
-        let mut on = args.to_vec();
-        on.extend(["--gicv4", "on"]);
-        let (r, log) = lab_run_edu(&d.path().join("on"), &["--gic", "v4"], &on);
+        // GICv4 on (the shared edu boot's first bench): the edu device behind the SMMUv3, bound
+        // to vfio-pci; its MSI becomes a vLPI (irq bypass → kvm_vgic_v4_set_forwarding), so the
+        // host's VFIO handler never runs and the running vPE takes every interrupt directly.
+        let (r, log) = shared_edu("on", 0);
         assert!(log.contains("arm-smmu-v3") && log.contains("vfio-pci 0000:00:02.0: Adding to iommu group"), "the SMMU probed and the device has an IOMMU group");
         assert!(log.contains("@irqlab-lab vfio bound 0000:00:02.0 group="), "edu bound to vfio-pci");
         let c = &r.configs[0];
