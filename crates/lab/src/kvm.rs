@@ -287,7 +287,7 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
         Outcome::Failed(w) | Outcome::TimedOut(w) => Some(w.clone()),
     };
     if let Some((_, b)) = files.iter().find(|(n, _)| peer.is_some() && n == "micro-bench.txt") {
-        let st = crate::peers::status(&String::from_utf8_lossy(b));
+        let st = crate::peers::status(&String::from_utf8_lossy(b), k.icount);
         eprintln!("irqlab-lab: peer micro-bench: {st}");
         what_ran.insert("lab.peer.status".into(), st);
     }
