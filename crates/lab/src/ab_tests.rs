@@ -194,7 +194,10 @@ fn several_benches_share_each_boot_and_get_a_verdict_each() {
     }
     let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap()).unwrap();
     assert_eq!(j["benches"]["ipi"]["verdict"]["given"], true);
-    assert_eq!(j["ab"]["runs"].as_array().unwrap().iter().map(|r| format!("{}{}", r["side"].as_str().unwrap(), r["rep"])).collect::<Vec<_>>(), ["A1", "B1", "A2", "B2", "A3", "B3"]);
+    assert_eq!(
+        j["ab"]["runs"].as_array().unwrap().iter().map(|r| format!("{}{}", r["side"].as_str().unwrap(), r["rep"])).collect::<Vec<_>>(),
+        ["A1", "B1", "A2", "B2", "A3", "B3"]
+    );
     let t = std::fs::read_to_string(out.join("comparison.txt")).unwrap();
     assert!(t.contains("3 benches per boot (timer, ipi, timer-2)") && t.contains("== bench ipi: ipi --samples 64"), "{t}");
     assert!(t.contains("verdicts per bench: timer exit 4, ipi exit 4, timer-2 exit 4"), "{t}");

@@ -140,7 +140,8 @@ mod needs_arm_lab {
     /// Bench `name` of a shared boot: its directory, after checking it ended with `status`.
     fn bench_of(s: &Shared, benches: &[(&str, &[&str])], name: &str, status: i32) -> PathBuf {
         let i = benches.iter().position(|(n, _)| *n == name).expect("a bench of the shared boot");
-        assert!(s.log.contains(&format!("@irqlab-lab exit {status} bench {i}")), "bench {name} did not end with {status}: {}\n{}", s.stderr, &s.log[s.log.len().saturating_sub(3000)..]);
+        let tail = s.log.char_indices().map(|(k, _)| k).find(|k| *k >= s.log.len().saturating_sub(3000)).unwrap_or(0);
+        assert!(s.log.contains(&format!("@irqlab-lab exit {status} bench {i}")), "bench {name} did not end with {status}: {}\n{}", s.stderr, &s.log[tail..]);
         s.dir.join(name)
     }
 
