@@ -504,3 +504,26 @@ fn one_grammar_alias_is_noted_in_both_modes() {
     assert!(err.contains("older form") && err.contains("--kernel /bin/sh: not an arm64 Linux Image"), "{err}");
     assert!(!d.path().join("k").exists(), "nothing written before the checks");
 }
+
+/// Several benches after `--` (issue 34 item 5): the KVM mode checks every part before booting
+/// (a part without `--out`, two parts with one `--out`: exit 2 naming the part); the Xen mode,
+/// one guest image per boot, refuses several (exit 2) — nothing booted, nothing written.
+#[test]
+fn several_benches_are_checked_before_any_boot() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(args).output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (code, err) = run(&["kvm", "--irqlab", "/nonexistent/irqlab", "--", "timer", "--out", a.to_str().unwrap(), "--", "ipi", "--samples", "8"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("bench 2 after `--` (`ipi --samples 8`)") && err.contains("--out"), "{err}");
+    let (code, err) = run(&["kvm", "--", "timer", "--out", a.to_str().unwrap(), "--", "ipi", "--out", a.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("also bench 1's"), "{err}");
+    let (code, err) = run(&["xen", "--", "timer", "--out", a.to_str().unwrap(), "--", "ipi", "--out", b.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("one bench per command"), "{err}");
+    assert!(!a.exists() && !b.exists(), "nothing written before the checks");
+}
