@@ -14,8 +14,10 @@
 #   scripts/arm-lab.sh kvm ... --kernel IMAGE|PKG.deb [--modules DIR] [--kernel-config FILE] -- timer ...
 #       (your own kernel, checked before booting; what follows `--` is the bench first in every
 #        mode, `-- run timer` accepted as an alias)
+#   scripts/arm-lab.sh kvm ... -- timer ... --out D1 -- ipi ... --out D2 -- device --via msi ... --out D3
+#       (several benches in ONE boot, in order, each with its own --out; the Xen mode takes one)
 #   scripts/arm-lab.sh ab kvm|xen --a '<mode options>' --b '<mode options>' [--repeat N|--single-run] \
-#       [--fail-on slower[:STAT]] -- <bench and options> --out DIR
+#       [--fail-on slower[:STAT]] -- <bench and options> [-- <bench and options> ...] --out DIR
 #       (A against B, interleaved fresh boots, irqlab compare's verdicts; exit 4 = B resolvably
 #        slower with --fail-on; see docs/patch-gate.md)
 # See docs/xen-arm-lab.md. Relative paths are taken from the current directory.

@@ -24,9 +24,6 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use report::compare_table::{compare_output, CompareFormat};
-use report::verdict_table::{verdict_json, verdict_text, VerdictOptions};
-use results::LatencyUnit;
 
 use crate::cli::{BenchArgs, Cli, Mode};
 
@@ -251,14 +248,32 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The lab command for run `rep` into `dir`.
-    pub fn argv(&self, bench: &[String], dir: &Path) -> Vec<String> {
+    /// The lab command for one run: every bench, each with its `--out` (one boot in the KVM mode).
+    pub fn argv(&self, benches: &[Vec<String>], dirs: &[PathBuf]) -> Vec<String> {
         let mut v = self.argv_head.clone();
-        v.push("--".into());
-        v.extend(bench.iter().cloned());
-        v.extend(["--out".to_string(), dir.display().to_string()]);
+        for (b, d) in benches.iter().zip(dirs) {
+            v.push("--".into());
+            v.extend(b.iter().cloned());
+            v.extend(["--out".to_string(), d.display().to_string()]);
+        }
         v
     }
+}
+
+/// Where each bench's files go under a run's (or a side's) directory: the directory itself for
+/// one bench (the layout of a one-bench A/B), else a subdirectory named after the bench
+/// (`timer`, `ipi`, `timer-2` for a second timer).
+pub fn bench_dirs(benches: &[Vec<String>]) -> Vec<String> {
+    if benches.len() == 1 {
+        return vec![String::new()];
+    }
+    let mut names: Vec<String> = Vec::new();
+    for b in benches {
+        let base = crate::grammar::bench_of(b).unwrap_or("bench").to_string();
+        let n = names.iter().filter(|x| **x == base || x.starts_with(&format!("{base}-"))).count();
+        names.push(if n == 0 { base } else { format!("{base}-{}", n + 1) });
+    }
+    names
 }
 
 /// Validates one side without booting: the mode's flags (its own `Cli`) and its own checks.
@@ -286,10 +301,12 @@ pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> 
             // dom0 fio (issue 33): its own flags and refusals, checked like the domU benches.
             <crate::dom0::FioArgs as clap::Parser>::try_parse_from(crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::dom0::check(&x).map_err(|e| bad(e.to_string()))?;
+            xen_build_inputs(&x).map_err(bad)?;
         }
         Mode::Xen(x) => {
             let b = BenchArgs::parse_words(&crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::xen::check(&x, &b).map_err(|e| bad(e.to_string()))?;
+            xen_build_inputs(&x).map_err(bad)?;
         }
         _ => return Err(bad("not a kvm or xen side".into())),
     }
@@ -297,8 +314,23 @@ pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> 
     Ok(Plan { side, opts: words, argv_head })
 }
 
+/// A side's own Xen (issue 33) checked before any boot: `--xen-src` is a Xen tree or tarball, its
+/// `--patches` are patches and its `--xen-config` settings parse (xen_build::identify, which
+/// builds nothing); `--xen FILE` is a Xen binary.
+fn xen_build_inputs(x: &crate::cli::XenArgs) -> Result<(), String> {
+    if let Some(src) = &x.xen_src {
+        let s = crate::xen_build::XenSource { src: src.clone(), patches: x.patches.clone(), config: x.xen_config.clone() };
+        crate::xen_build::identify(&s).map_err(|e| e.to_string())?;
+    }
+    if let Some(f) = &x.xen {
+        let bytes = std::fs::read(f).map_err(|e| format!("--xen {}: {e}", f.display()))?;
+        crate::kernel_image::check_xen(&bytes).map_err(|e| format!("--xen {}: {e}", f.display()))?;
+    }
+    Ok(())
+}
+
 /// Everything checked before the first boot: the bench, the output directory, both sides.
-pub fn prepare(a: &AbArgs) -> Result<(Vec<String>, PathBuf, [Plan; 2]), AbError> {
+pub fn prepare(a: &AbArgs) -> Result<(Vec<Vec<String>>, PathBuf, [Plan; 2]), AbError> {
     if a.repeat == 1 && !a.single_run {
         return Err(AbError::Usage(
             "--repeat 1: one boot per side cannot show boot-to-boot spread; give --single-run to accept a verdict within one run each, or --repeat 3 (the default)".into(),
@@ -307,49 +339,82 @@ pub fn prepare(a: &AbArgs) -> Result<(Vec<String>, PathBuf, [Plan; 2]), AbError>
     if !(a.confidence > 0.0 && a.confidence < 1.0) {
         return Err(AbError::Usage(format!("--confidence {}: expected a level in (0, 1) such as 0.95", a.confidence)));
     }
-    let (bench, out) = take_out(&a.bench)?;
-    if crate::grammar::bench_of(&bench).is_none() {
-        return Err(AbError::Usage(format!(
-            "after `--`: expected a bench first ({}), got `{}`",
-            crate::grammar::BENCHES.join(", "),
-            bench.first().map(String::as_str).unwrap_or("")
-        )));
+    let (words, out) = take_out(&a.bench)?;
+    let benches = crate::grammar::segments(&words);
+    if let Some(b) = benches.iter().find(|b| crate::grammar::bench_of(b).is_none()) {
+        return Err(AbError::Usage(format!("after `--`: expected a bench first ({}), got `{}`", crate::grammar::BENCHES.join(", "), b.first().map(String::as_str).unwrap_or(""))));
+    }
+    if benches.len() > 1 && a.mode == AbMode::Xen {
+        return Err(AbError::Usage(
+            "several benches after `--`: the Xen mode boots one guest image per bench; run one A/B per bench (the KVM mode runs several in one boot)".into(),
+        ));
     }
     if let Some(p) = ["a", "b", "comparison.json", "comparison.txt"].iter().map(|n| out.join(n)).find(|p| p.exists()) {
         return Err(AbError::Usage(format!("--out: {} already exists; not replacing an earlier A/B (give another --out)", p.display())));
     }
-    let pa = validate_side(a.mode, Side::A, &a.a, &bench)?;
-    let pb = validate_side(a.mode, Side::B, &a.b, &bench)?;
-    Ok((bench, out, [pa, pb]))
+    let mut plans = Vec::new();
+    for (side, opts) in [(Side::A, &a.a), (Side::B, &a.b)] {
+        let mut plan = None;
+        for b in &benches {
+            plan = Some(validate_side(a.mode, side, opts, b)?);
+        }
+        plans.push(plan.expect("one bench at least"));
+    }
+    let [pa, pb]: [Plan; 2] = plans.try_into().expect("two sides");
+    Ok((benches, out, [pa, pb]))
 }
 
 /// What happened to each side.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SideRecord {
-    /// Result files of the runs that completed, in run order.
-    pub results: Vec<PathBuf>,
+    /// Result files of the runs that completed, per bench, in run order.
+    pub results: Vec<Vec<PathBuf>>,
     pub failure: Option<String>,
 }
 
-/// Runs the interleaved schedule; stops at the first failing run.
-pub fn run_schedule(runner: &mut dyn Runner, plans: &[Plan; 2], bench: &[String], out: &Path, repeat: u32) -> [SideRecord; 2] {
+/// One run of the schedule, in the order it ran (the A/B's own record of the interleaving).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunRecord {
+    pub side: &'static str,
+    pub rep: u32,
+    /// Seconds from the A/B's start to this run's start, and its wall time (one boot).
+    pub start_s: f64,
+    pub wall_s: f64,
+    pub exit: i32,
+}
+
+/// Runs the interleaved schedule (every bench in each run); stops at the first failing run.
+pub fn run_schedule(runner: &mut dyn Runner, plans: &[Plan; 2], benches: &[Vec<String>], out: &Path, repeat: u32) -> ([SideRecord; 2], Vec<RunRecord>) {
     let mut rec: [SideRecord; 2] = Default::default();
+    for r in rec.iter_mut() {
+        r.results = vec![Vec::new(); benches.len()];
+    }
+    let mut order = Vec::new();
+    let names = bench_dirs(benches);
+    let t0 = std::time::Instant::now();
     'reps: for rep in 1..=repeat {
         for (i, p) in plans.iter().enumerate() {
             let dir = out.join(p.side.dir()).join(format!("run-{rep}"));
-            let end = runner.run(p.side, rep, &p.argv(bench, &dir));
-            let result = dir.join("result.json");
-            let ok = (end.code == 0 || end.code == 3) && result.is_file();
-            if ok {
-                rec[i].results.push(result);
+            let dirs: Vec<PathBuf> = names.iter().map(|n| if n.is_empty() { dir.clone() } else { dir.join(n) }).collect();
+            let start = t0.elapsed().as_secs_f64();
+            let end = runner.run(p.side, rep, &p.argv(benches, &dirs));
+            order.push(RunRecord { side: p.side.name(), rep, start_s: start, wall_s: t0.elapsed().as_secs_f64() - start, exit: end.code });
+            let missing = dirs.iter().map(|d| d.join("result.json")).find(|r| !r.is_file());
+            if (end.code == 0 || end.code == 3) && missing.is_none() {
+                for (k, d) in dirs.iter().enumerate() {
+                    rec[i].results[k].push(d.join("result.json"));
+                }
             } else {
-                let why = if end.code == 0 { "no result.json written".to_string() } else { format!("exit {}: {}", end.code, end.last_line) };
+                let why = match missing {
+                    Some(m) if end.code == 0 || end.code == 3 => format!("no {} written", m.display()),
+                    _ => format!("exit {}: {}", end.code, end.last_line),
+                };
                 rec[i].failure = Some(format!("side {} failed at run {rep} of {repeat} ({}): {why}", p.side.name(), dir.display()));
                 break 'reps;
             }
         }
     }
-    rec
+    (rec, order)
 }
 
 /// Figures that only some runs have (irqlab records some only when they occur) are left out of
@@ -401,111 +466,80 @@ fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbEr
 
 /// The whole A/B with a given runner; returns the exit status.
 pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Result<i32, AbError> {
-    let (bench, out, plans) = prepare(a)?;
+    let (benches, out, plans) = prepare(a)?;
     std::fs::create_dir_all(&out).map_err(io(&out))?;
     let repeat = if a.single_run { 1 } else { a.repeat };
     let t0 = std::time::Instant::now();
-    let rec = run_schedule(runner, &plans, &bench, &out, repeat);
+    let (rec, order) = run_schedule(runner, &plans, &benches, &out, repeat);
     let wall = t0.elapsed().as_secs_f64();
-    let mut sides = Vec::new();
-    for (p, r) in plans.iter().zip(&rec) {
-        let dir = out.join(p.side.dir());
-        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        sides.push(if r.results.is_empty() { None } else { Some(import_side(&dir, &r.results)?) });
-    }
+    let names = bench_dirs(&benches);
     let failure = rec.iter().filter_map(|r| r.failure.clone()).next();
+    let runs = |i: usize| rec[i].results.first().map_or(0, Vec::len);
     let mut doc = serde_json::json!({
         "ab": {
             "mode": a.mode.name(),
             "a": plans[0].opts, "b": plans[1].opts,
-            "bench": bench,
+            "bench": if benches.len() == 1 { serde_json::json!(benches[0]) } else { serde_json::json!(benches) },
             "repeat": repeat,
-            "order": "interleaved A B A B, each run a fresh boot",
-            "runs_a": rec[0].results.len(), "runs_b": rec[1].results.len(),
+            "order": "interleaved A B A B, each run a fresh boot (every bench in one boot per run)",
+            "runs": order,
+            "runs_a": runs(0), "runs_b": runs(1),
             "wall_s": wall,
             "command": command,
         }
     });
-    let mut text =
-        format!("irqlab-lab ab {}: A = `{}`, B = `{}`, {} run(s) each, interleaved, {:.0} s\n", a.mode.name(), plans[0].opts.join(" "), plans[1].opts.join(" "), repeat, wall);
-    let code = match (&sides[0], &sides[1], failure) {
-        (Some(ra), Some(rb), None) => {
-            let (an, bn) = (out.join("a/result.json").display().to_string(), out.join("b/result.json").display().to_string());
-            let o = compare_output(ra, rb, &an, &bn, &[], LatencyUnit::Us, CompareFormat::Table);
-            let j = compare_output(ra, rb, &an, &bn, &[], LatencyUnit::Us, CompareFormat::Json);
-            let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Usage(e.to_string()))?;
-            let opts = VerdictOptions { confidence: conf, effect: 0.05 };
-            let v = results::stats::pairs::verdicts(ra, rb, &o.comparison, conf)?;
-            text += &o.text;
-            text += &verdict_text(&v, &opts, LatencyUnit::Us);
-            let mut cj: serde_json::Value = serde_json::from_str(&j.text).map_err(|e| AbError::Compare(e.to_string()))?;
-            cj["verdicts"] = verdict_json(&v, &opts);
-            doc["comparison"] = cj;
-            if repeat == 1 {
-                text += "note: --single-run: one boot per side; the verdicts rest on each run's own samples and cannot see boot-to-boot spread\n";
-            }
-            if o.nothing_paired() {
-                doc["verdict"] = serde_json::json!({"given": false, "why": "no configuration of A pairs with one of B"});
-                text += "verdict: not given: no configuration of A pairs with one of B\n";
-                1
-            } else {
-                let stat = a.fail_on.as_ref().and_then(|f| f.stat.clone());
-                // The same gate as `irqlab compare --fail-on` (results::stats::gate): one-sided,
-                // corrected for the checks that can trip, and never a pass when something it
-                // covers could not be compared.
-                let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Compare(e.to_string()))?;
-                let g = results::stats::gate::gate(ra, rb, &o.comparison, &v, stat.as_deref(), conf).map_err(|e| AbError::Compare(e.to_string()))?;
-                use results::stats::gate::GateOutcome;
-                doc["verdict"] = serde_json::json!({"given": g.outcome != GateOutcome::Unchecked, "slower": g.slower, "unchecked": g.unchecked, "not_checked": g.not_checked, "table_only": g.table_only, "checks": g.checks, "level": g.level, "fail_on": a.fail_on.as_ref().map(|f| f.stat.as_deref().map(|st| format!("slower:{st}")).unwrap_or_else(|| "slower".into()))});
-                for n in &g.not_checked {
-                    text += &format!("note: not gated (no interval for this data): {}\n", results::escape_control(n));
-                }
-                for n in &g.table_only {
-                    text += &format!("note: slower in the table but not at the gate's corrected level: {}\n", results::escape_control(n));
-                }
-                match g.outcome {
-                    GateOutcome::Unchecked => {
-                        text += &format!("verdict: not given: the gate could not check: {}\n", results::escape_control(&g.unchecked.join("; ")));
-                        5
-                    }
-                    GateOutcome::Slower => {
-                        text += &format!(
-                            "verdict: B is resolvably slower ({} one-sided checks, each interval at {:.4}): {}\n",
-                            g.checks,
-                            g.level,
-                            results::escape_control(&g.slower.join("; "))
-                        );
-                        if a.fail_on.is_some() {
-                            4
-                        } else {
-                            0
-                        }
-                    }
-                    GateOutcome::Pass => {
-                        text += &format!(
-                            "verdict: B is not resolvably slower on {} ({} one-sided checks, each interval at {:.4})\n",
-                            stat.as_deref().unwrap_or("any statistic"),
-                            g.checks,
-                            g.level
-                        );
-                        0
-                    }
-                }
-            }
+    let mut text = format!(
+        "irqlab-lab ab {}: A = `{}`, B = `{}`, {} run(s) each, interleaved, {:.0} s{}\n",
+        a.mode.name(),
+        plans[0].opts.join(" "),
+        plans[1].opts.join(" "),
+        repeat,
+        wall,
+        if benches.len() > 1 { format!(", {} benches per boot ({})", benches.len(), names.join(", ")) } else { String::new() }
+    );
+    let mut codes = Vec::new();
+    for (k, name) in names.iter().enumerate() {
+        let sub = |side: Side| if name.is_empty() { out.join(side.dir()) } else { out.join(side.dir()).join(name) };
+        let mut sides = Vec::new();
+        for (p, r) in plans.iter().zip(&rec) {
+            let dir = sub(p.side);
+            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            sides.push(if r.results[k].is_empty() { None } else { Some(import_side(&dir, &r.results[k])?) });
         }
-        (_, _, why) => {
-            let why = why.unwrap_or_else(|| "a side has no result".into());
-            doc["verdict"] = serde_json::json!({"given": false, "why": why});
-            text += &format!(
-                "verdict: not given: {why}; the results taken are kept (A: {} run(s) in {}, B: {} run(s) in {})\n",
-                rec[0].results.len(),
-                out.join("a").display(),
-                rec[1].results.len(),
-                out.join("b").display()
-            );
-            1
+        if !name.is_empty() {
+            text += &format!("\n== bench {name}: {}\n", benches[k].join(" "));
         }
-    };
+        let (code, t, cj, vj) = match (&sides[0], &sides[1], &failure) {
+            (Some(ra), Some(rb), None) => crate::ab_verdict::verdict(a, ra, rb, &sub(Side::A).join("result.json"), &sub(Side::B).join("result.json"), repeat)?,
+            (_, _, why) => {
+                let why = why.clone().unwrap_or_else(|| "a side has no result".into());
+                let t = format!(
+                    "verdict: not given: {why}; the results taken are kept (A: {} run(s) in {}, B: {} run(s) in {})\n",
+                    rec[0].results[k].len(),
+                    sub(Side::A).display(),
+                    rec[1].results[k].len(),
+                    sub(Side::B).display()
+                );
+                (1, t, serde_json::Value::Null, serde_json::json!({"given": false, "why": why}))
+            }
+        };
+        text += &t;
+        codes.push(code);
+        if name.is_empty() {
+            if !cj.is_null() {
+                doc["comparison"] = cj;
+            }
+            doc["verdict"] = vj;
+        } else {
+            doc["benches"][name] = serde_json::json!({"comparison": cj, "verdict": vj});
+        }
+    }
+    // Several benches: a side that failed (1) first, then a regression (4), then a gate that could
+    // not check (5), then nothing paired (1); else 0.
+    let code = [1, 4, 5].into_iter().find(|c| codes.contains(c)).unwrap_or(0);
+    if names.len() > 1 {
+        text += &format!("\nverdicts per bench: {}\n", names.iter().zip(&codes).map(|(n, c)| format!("{n} exit {c}")).collect::<Vec<_>>().join(", "));
+    }
     results::write_atomic(&out.join("comparison.json"), format!("{}\n", serde_json::to_string_pretty(&doc).expect("json")).as_bytes())?;
     results::write_atomic(&out.join("comparison.txt"), text.as_bytes())?;
     print!("{text}");

@@ -40,10 +40,14 @@ impl Runner for Fake {
         if self.fail_at == Some((side, rep)) {
             return RunEnd { code: 1, last_line: "irqlab-lab: the kernel did not reach /init within 120 s (console log: x)".into() };
         }
-        let out = PathBuf::from(argv.iter().skip_while(|w| *w != "--out").nth(1).expect("--out"));
-        std::fs::create_dir_all(&out).unwrap();
+        // Every bench of the run has its --out (one boot runs them all in the KVM mode).
+        let outs: Vec<PathBuf> = argv.windows(2).filter(|w| w[0] == "--out").map(|w| PathBuf::from(&w[1])).collect();
+        assert!(!outs.is_empty(), "--out");
         let base = self.base[if side == Side::A { 0 } else { 1 }];
-        results::write_json(&out.join("result.json"), &made_up(base, rep)).unwrap();
+        for out in outs {
+            std::fs::create_dir_all(&out).unwrap();
+            results::write_json(&out.join("result.json"), &made_up(base, rep)).unwrap();
+        }
         RunEnd { code: 0, last_line: String::new() }
     }
 }
@@ -171,4 +175,42 @@ fn side_options_split_like_a_shell() {
     assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
     assert_eq!(split_words("''").unwrap(), [""]);
     assert!(split_words("'x").is_err() && split_words("x\\").is_err());
+}
+
+#[test]
+fn several_benches_share_each_boot_and_get_a_verdict_each() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("ab");
+    let mut f = Fake::new(100_000, 130_000);
+    let a = args(&format!("ab kvm --a '--gic v3' --b '--gic v4' --fail-on slower -- timer --samples 64 -- ipi --samples 64 -- timer --period-us 500 --out {}", out.display()));
+    assert_eq!(run_with(&a, &mut f, vec!["t".into()]).unwrap(), 4, "B is slower on every bench");
+    assert_eq!(f.calls.len(), 6, "one boot per run, not per bench");
+    let run = out.join("b/run-1");
+    let want = format!("kvm --gic v4 -- timer --samples 64 --out {0}/timer -- ipi --samples 64 --out {0}/ipi -- timer --period-us 500 --out {0}/timer-2", run.display());
+    assert_eq!(f.calls[1].2, split_words(&want).unwrap());
+    for n in ["timer", "ipi", "timer-2"] {
+        let r = results::read_json(&out.join("a").join(n).join("result.json")).unwrap();
+        assert_eq!(r.configs[0].repetitions.as_ref().unwrap().len(), 3, "{n}");
+    }
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap()).unwrap();
+    assert_eq!(j["benches"]["ipi"]["verdict"]["given"], true);
+    assert_eq!(
+        j["ab"]["runs"].as_array().unwrap().iter().map(|r| format!("{}{}", r["side"].as_str().unwrap(), r["rep"])).collect::<Vec<_>>(),
+        ["A1", "B1", "A2", "B2", "A3", "B3"]
+    );
+    let t = std::fs::read_to_string(out.join("comparison.txt")).unwrap();
+    assert!(t.contains("3 benches per boot (timer, ipi, timer-2)") && t.contains("== bench ipi: ipi --samples 64"), "{t}");
+    assert!(t.contains("verdicts per bench: timer exit 4, ipi exit 4, timer-2 exit 4"), "{t}");
+}
+
+#[test]
+fn several_benches_in_xen_are_refused_before_any_boot() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("ab");
+    let a = args(&format!("ab xen --a '--icount' --b '--vwfi native' -- timer -- ipi --out {}", out.display()));
+    let mut f = Fake::new(1, 1);
+    let e = run_with(&a, &mut f, vec![]).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("one A/B per bench"), "{e}");
+    assert!(f.calls.is_empty() && !out.exists());
 }

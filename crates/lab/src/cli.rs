@@ -23,7 +23,8 @@ pub enum Mode {
     /// irqlab writes to its `--out` come back to that directory on this machine:
     /// `kvm [--gic v3|v4] [--icount] [--kernel IMAGE|PKG.deb [--modules DIR]] -- timer|ipi|device
     /// [irqlab run's flags] --out DIR` (the bench first, as in xen; `-- run BENCH …` is accepted
-    /// as an alias, and other irqlab commands such as `-- sim …` pass through)
+    /// as an alias, and other irqlab commands such as `-- sim …` pass through); several benches
+    /// run in one boot: `-- timer … --out D1 -- ipi … --out D2`
     Kvm(KvmArgs),
     /// Convert a QEMU ITS trace (`-trace events=…` with gicv3_its_cmd_*, gicv3_redist_*,
     /// gicv3_its_translation_write; what `kvm --trace-its` captures) into an `irqlab its-check`

@@ -6,6 +6,14 @@
 //! `run <bench>` for the irqlab inside. `-- run <bench> …` stays accepted in both modes as an
 //! alias, with a note naming the new form, so existing scripts keep working and say so.
 
+/// Several benches in one command: the words after the first `--` split at every further `--`,
+/// one bench (with its own `--out`) per part — `-- timer … --out A -- ipi … --out B`. The KVM
+/// mode runs them all in one boot (a boot costs far more than a bench); the Xen mode boots one
+/// domU image per bench and takes one bench per command.
+pub fn segments(words: &[String]) -> Vec<Vec<String>> {
+    words.split(|w| w == "--").map(<[String]>::to_vec).collect()
+}
+
 /// The benches the lab runs, by the name that comes first after `--`.
 pub const BENCHES: [&str; 4] = ["timer", "ipi", "device", "fio"];
 
@@ -63,6 +71,13 @@ mod tests {
         assert_eq!(xen_words(&v("run timer --out o")), v("timer --out o"));
         assert!(alias_note(&v("run ipi --out o")).unwrap().contains("`-- ipi …`"));
         assert_eq!(bench_of(&v("run device --via msi --out o")), Some("device"));
+    }
+
+    #[test]
+    fn several_benches_split_at_each_double_dash() {
+        assert_eq!(segments(&v("timer --out a -- ipi --out b")), vec![v("timer --out a"), v("ipi --out b")]);
+        assert_eq!(segments(&v("timer --out a")), vec![v("timer --out a")]);
+        assert_eq!(segments(&v("timer --out a --")), vec![v("timer --out a"), vec![]], "an empty part is kept, to be refused by its mode");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! of what the lab gets back from QEMU — console lines, framed result files, QEMU's ITS trace,
 //! the kernel's kvm events — can be fuzzed (fuzz/fuzz_targets/lab_console.rs) and tested.
 pub mod ab;
+pub mod ab_verdict;
 pub mod cli;
 pub mod delivery;
 pub mod deps;
@@ -16,6 +17,7 @@ pub mod its_script;
 pub mod its_trace;
 pub mod kernel_image;
 pub mod kvm;
+pub mod kvm_benches;
 pub mod kvm_events;
 pub mod output;
 pub mod own_kernel;

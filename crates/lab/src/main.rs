@@ -34,6 +34,12 @@ fn main() {
     if let Some(n) = words.and_then(|w| lab::grammar::alias_note(w)) {
         eprintln!("irqlab-lab: note: {n}");
     }
+    if let cli::Mode::Xen(x) = &cli.mode {
+        if lab::grammar::segments(&x.bench).len() > 1 {
+            eprintln!("irqlab-lab xen: several benches after `--`: the Xen mode boots one guest image per bench (a boot is ~1–5 s); give one bench per command (the KVM mode runs several in one boot)");
+            std::process::exit(2);
+        }
+    }
     let code = match cli.mode {
         cli::Mode::Xen(x) if lab::grammar::xen_words(&x.bench).first().map(String::as_str) == Some("fio") => {
             match <lab::dom0::FioArgs as clap::Parser>::try_parse_from(lab::grammar::xen_words(&x.bench)) {

@@ -32,39 +32,64 @@ fn ci_recipes_are_valid_yaml() {
     }
 }
 
+/// Every `arm-lab.sh ab MODE --a "…" --b "…" … -- BENCH … --out DIR` of a recipe, with the
+/// shell's variables replaced by made-up paths: (mode, a, b, bench words).
+fn gates(text: &str) -> Vec<(String, String, String, Vec<String>)> {
+    let flat = text.replace("\\\n", " ").replace('\n', " ");
+    let subst = |s: &str| {
+        s.replace("$(rel base)", "6.9.0")
+            .replace("$(rel patched)", "6.9.0")
+            .replace("$A_MODS", "/nonexistent/lib/modules/6.9.0")
+            .replace("$B_MODS", "/nonexistent/lib/modules/6.9.0")
+            .replace("$PWD", "/nonexistent")
+    };
+    let quoted = |s: &str, flag: &str| -> String {
+        let i = s.find(&format!("{flag} \"")).unwrap_or_else(|| panic!("no {flag} \"…\" in {s}")) + flag.len() + 2;
+        subst(&s[i..i + s[i..].find('"').unwrap()])
+    };
+    let mut out = Vec::new();
+    for part in flat.split("scripts/arm-lab.sh ab ").skip(1) {
+        let mode = part.split_whitespace().next().unwrap().to_string();
+        let bench_at = part.find(" -- ").unwrap() + 4;
+        let bench_end = bench_at + part[bench_at..].find("--out").unwrap();
+        let bench: Vec<String> = part[bench_at..bench_end].split_whitespace().map(String::from).collect();
+        out.push((mode, quoted(part, "--a"), quoted(part, "--b"), bench));
+    }
+    out
+}
+
 #[test]
 fn ci_recipes_run_the_gate_with_options_the_lab_accepts() {
+    let mut modes = Vec::new();
     for f in examples() {
         let text = std::fs::read_to_string(&f).unwrap();
-        assert!(text.contains("scripts/arm-lab.sh ab kvm"), "{}", f.display());
         assert!(text.contains("--fail-on slower"), "{}", f.display());
-        // The KVM gate's side options, with made-up paths: the lab parses them (bad flags would
-        // exit 2 naming the flag); --kernel's file is then refused for not existing, not for a flag.
-        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-            .args([
-                "ab",
-                "kvm",
-                "--a",
-                "--icount --kernel /nonexistent/Image --modules /nonexistent/lib/modules/6.9.0",
-                "--b",
-                "--icount",
-                "--repeat",
-                "3",
-                "--fail-on",
-                "slower",
-                "--",
-                "timer",
-                "--samples",
-                "200",
-                "--period-us",
-                "1000",
-                "--out",
-                "/nonexistent/gate",
-            ])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{err}");
-        assert!(err.contains("side A") && err.contains("--kernel /nonexistent/Image: no such file"), "{err}");
+        assert!(!text.contains("if: ${{ false }}") && !text.contains("example.org"), "{}: a job switched off or a placeholder URL", f.display());
+        assert!(text.contains("IRQLAB_REPO is not set"), "{}: an unset IRQLAB_REPO must stop the job with a message", f.display());
+        let found = gates(&text);
+        assert!(found.iter().any(|g| g.0 == "kvm") && found.iter().any(|g| g.0 == "xen"), "{}: a KVM and a Xen gate: {found:?}", f.display());
+        // Each gate's side options and bench, as written, with made-up paths: the lab parses them
+        // (a renamed flag would exit 2 naming the flag); the first missing file is then refused,
+        // before any boot, by the option that names it.
+        for (mode, a, b, bench) in found {
+            let out = tempfile::tempdir().unwrap();
+            let gate = out.path().join("gate");
+            let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
+                .args(["ab", &mode, "--a", &a, "--b", &b, "--repeat", "3", "--fail-on", "slower", "--"])
+                .args(&bench)
+                .arg("--out")
+                .arg(&gate)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{}: {mode} {bench:?}: {err}", f.display());
+            let want = if mode == "kvm" { "--kernel /nonexistent" } else { "/nonexistent/xen" };
+            assert!(err.contains("side A") && err.contains(want) && !err.contains("unexpected argument"), "{}: {mode} {bench:?}: {err}", f.display());
+            assert!(!gate.exists(), "nothing is written before the sides are checked");
+            modes.push(format!("{mode} {}", bench[0]));
+        }
+    }
+    for want in ["kvm timer", "xen timer", "xen fio"] {
+        assert!(modes.iter().any(|m| m == want), "no `{want}` gate in the recipes: {modes:?}");
     }
 }

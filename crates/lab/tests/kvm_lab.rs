@@ -82,6 +82,87 @@ mod needs_arm_lab {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(status), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        checked(out)
+    }
+
+    /// The benches of several tests, run in ONE lab boot (`kvm --gic v4 -- B1 … --out D/1 -- B2 …`,
+    /// issue 34 item 5 / issue 37 item 5): a boot is most of a lab run's cost, so the tests below
+    /// that need the same lab (`--gic v4`, plain TCG, no device) read their results from it
+    /// instead of booting one each — 8 boots became 1. Each test still asserts its own result
+    /// and its bench's own exit status on the console (`exit CODE bench I`).
+    const SHARED: [(&str, &[&str]); 8] = [
+        ("wfi", &["timer", "--samples", "100", "--period-us", "2000"]),
+        ("busy", &["timer", "--wait", "busy", "--samples", "100", "--period-us", "2000"]),
+        ("ipi", &["ipi", "--samples", "100", "--period-us", "2000"]),
+        ("msi", &["device", "--via", "msi", "--samples", "50", "--period-us", "2000"]),
+        ("level", &["device", "--via", "level", "--samples", "50", "--period-us", "2000"]),
+        ("dur", &["timer", "--duration", "3s", "--period-us", "2000"]),
+        // Under TCG every IPI round trip takes microseconds: the first one over 1 µs ends the run.
+        ("above", &["ipi", "--samples", "100000", "--period-us", "2000", "--stop-above", "1us"]),
+        ("bd", &["timer", "--breakdown", "--samples", "30", "--period-us", "2000"]),
+    ];
+
+    struct Shared {
+        dir: PathBuf,
+        log: String,
+        stderr: String,
+    }
+
+    static SHARED_BOOT: std::sync::OnceLock<Shared> = std::sync::OnceLock::new();
+
+    /// The assigned-device tests' shared boot (`--device edu --icount --gic v4`): GICv4 direct
+    /// injection, then `--duration` and `--stop-above` with the guest pacing the run (3 boots → 1).
+    /// A guest that never stops would run for the lab's default bound (3000 s under -icount); the
+    /// three runs take about 40 s here.
+    const SHARED_EDU: [(&str, &[&str]); 3] = [
+        ("on", &["device", "--via", "vfio-msi", "--wait", "busy", "--samples", "20", "--period-us", "500", "--gicv4", "on"]),
+        ("dur", &["device", "--via", "vfio-msi", "--wait", "busy", "--duration", "2s", "--period-us", "500"]),
+        // vfio-intx through the host's VFIO handler takes milliseconds under TCG: 1 µs is crossed
+        // by the first kept sample.
+        ("above", &["device", "--via", "vfio-intx", "--wait", "busy", "--samples", "100000", "--period-us", "500", "--stop-above", "1us"]),
+    ];
+
+    static SHARED_EDU_BOOT: std::sync::OnceLock<Shared> = std::sync::OnceLock::new();
+
+    fn boot(tag: &str, flags: &[&str], benches: &[(&str, &[&str])]) -> Shared {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("kvm-lab-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"));
+        cmd.arg("kvm").args(flags).arg("--irqlab").arg(irqlab_aarch64());
+        for (name, bench) in benches {
+            cmd.arg("--").args(*bench).arg("--out").arg(dir.join(name));
+        }
+        let o = cmd.output().unwrap();
+        let log = std::fs::read_to_string(dir.join(benches[0].0).join("kvm-console.log")).unwrap_or_default();
+        Shared { dir, log, stderr: String::from_utf8_lossy(&o.stderr).into_owned() }
+    }
+
+    /// Bench `name` of a shared boot: its directory, after checking it ended with `status`.
+    fn bench_of(s: &Shared, benches: &[(&str, &[&str])], name: &str, status: i32) -> PathBuf {
+        let i = benches.iter().position(|(n, _)| *n == name).expect("a bench of the shared boot");
+        let tail = s.log.char_indices().map(|(k, _)| k).find(|k| *k >= s.log.len().saturating_sub(3000)).unwrap_or(0);
+        assert!(s.log.contains(&format!("@irqlab-lab exit {status} bench {i}")), "bench {name} did not end with {status}: {}\n{}", s.stderr, &s.log[tail..]);
+        s.dir.join(name)
+    }
+
+    /// The result of the shared boot's bench `name`, which must have ended with `status`.
+    fn shared_run(name: &str, status: i32) -> (results::RunResult, PathBuf) {
+        let s = SHARED_BOOT.get_or_init(|| boot("shared", &["--gic", "v4"], &SHARED));
+        let out = bench_of(s, &SHARED, name, status);
+        (checked(&out), out)
+    }
+
+    /// The result of the shared edu boot's bench `name` and the boot's console.
+    fn shared_edu(name: &str, status: i32) -> (results::RunResult, String) {
+        let s = SHARED_EDU_BOOT.get_or_init(|| boot("edu", &["--device", "edu", "--icount", "--gic", "v4"], &SHARED_EDU));
+        let out = bench_of(s, &SHARED_EDU, name, status);
+        let r = results::read_json(&out.join("result.json")).unwrap();
+        assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"), "{:?}", r.meta.platform);
+        assert!(r.configs[0].error.is_none(), "{:?}", r.configs[0].error);
+        (r, s.log.clone())
+    }
+
+    fn checked(out: &Path) -> results::RunResult {
         let r = results::read_json(&out.join("result.json")).unwrap();
         assert_eq!(r.meta.kind, results::ResultKind::Measured);
         assert_eq!(r.meta.platform["host.arch"], "aarch64");
@@ -95,8 +176,9 @@ mod needs_arm_lab {
     }
 
     /// Issue 34: a whole A/B in one command on the real lab — GICv3 against GICv4 (`--icount`),
-    /// two fresh boots per side, interleaved — imports both sides as repetitions and gives
-    /// `irqlab compare`'s verdicts; each run records the kernel it booted. ~2 min here.
+    /// two fresh boots per side, interleaved, each boot running two benches (timer and ipi) —
+    /// imports both sides as repetitions per bench and gives `irqlab compare`'s verdicts for each;
+    /// each run records the kernel it booted.
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn ab_kvm_timer_gives_a_verdict_from_interleaved_boots() {
@@ -117,6 +199,10 @@ mod needs_arm_lab {
                 "timer",
                 "--samples",
                 "32",
+                "--",
+                "ipi",
+                "--samples",
+                "32",
                 "--out",
             ])
             .arg(&out)
@@ -127,35 +213,41 @@ mod needs_arm_lab {
         let runs: Vec<&str> = err.lines().filter(|l| l.contains(": irqlab-lab kvm ")).map(|l| &l[..l.find(": irqlab-lab").unwrap()]).collect();
         assert_eq!(runs, ["irqlab-lab ab: side A run 1", "irqlab-lab ab: side B run 1", "irqlab-lab ab: side A run 2", "irqlab-lab ab: side B run 2"]);
         assert!(stdout.contains("Verdicts at 95% confidence") && stdout.contains("verdict: B is "), "{stdout}");
+        assert!(stdout.contains("2 benches per boot (timer, ipi)") && stdout.contains("== bench ipi: ipi --samples 32"), "{stdout}");
         for side in ["a", "b"] {
-            let r = results::read_json(&out.join(side).join("result.json")).unwrap();
-            assert_eq!(r.configs[0].repetitions.as_ref().map(|x| x.len()), Some(2), "{side}");
-            assert!(r.meta.platform["lab.kernel"].starts_with("6.1"), "{:?}", r.meta.platform);
-            assert_eq!(r.meta.platform["lab.kernel.sha256"].len(), 64);
-            assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"));
+            for (bench, class) in [("timer", "timer"), ("ipi", "ipi_round_trip")] {
+                let r = results::read_json(&out.join(side).join(bench).join("result.json")).unwrap();
+                assert_eq!(r.configs[0].repetitions.as_ref().map(|x| x.len()), Some(2), "{side} {bench}");
+                assert!(r.configs[0].classes.contains_key(class), "{side} {bench}: {:?}", r.configs[0].classes.keys());
+                assert!(r.meta.platform["lab.kernel"].starts_with("6.1"), "{:?}", r.meta.platform);
+                assert_eq!(r.meta.platform["lab.kernel.sha256"].len(), 64);
+                assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"));
+            }
         }
         let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("comparison.json")).unwrap()).unwrap();
-        assert_eq!(doc["verdict"]["given"], true, "{doc}");
+        for bench in ["timer", "ipi"] {
+            assert_eq!(doc["benches"][bench]["verdict"]["given"], true, "{doc}");
+        }
+        assert_eq!(doc["ab"]["runs"].as_array().map(Vec::len), Some(4), "one boot per run: {doc}");
         assert_eq!(std::fs::read_to_string(out.join("comparison.txt")).unwrap(), stdout);
     }
 
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_measures_timer_and_ipi_on_kvm_arm64() {
-        let d = tempfile::tempdir().unwrap();
         // Timer, guest in WFI: every sample taken, and KVM trapped the guest's WFIs (the vCPU
         // shares its CPU with the host's threads, so KVM keeps WFI trapping on).
-        let r = lab_run(&d.path().join("wfi"), &["timer", "--samples", "100", "--period-us", "2000"]);
+        let (r, _) = shared_run("wfi", 0);
         let t = &r.configs[0].classes["timer"].summary;
         assert_eq!(t.count, 100);
         assert!(t.p50 > 0 && t.p50 <= t.p99, "{t:?}");
         assert!(counter(&r, "kvm.vcpu.wfi_exit_stat") >= 50, "WFI exits: {:?}", r.configs[0].counters);
         // Busy: the guest never executes WFI.
-        let r = lab_run(&d.path().join("busy"), &["timer", "--wait", "busy", "--samples", "100", "--period-us", "2000"]);
+        let (r, _) = shared_run("busy", 0);
         assert_eq!(r.configs[0].classes["timer"].summary.count, 100);
         assert_eq!(counter(&r, "kvm.vcpu.wfi_exit_stat"), 0, "a spinning guest took WFI exits: {:?}", r.configs[0].counters);
         // IPI: SGIs through ICC_SGI1R_EL1 (a trapped system-register write per send).
-        let r = lab_run(&d.path().join("ipi"), &["ipi", "--samples", "100", "--period-us", "2000"]);
+        let (r, _) = shared_run("ipi", 0);
         let c = &r.configs[0].classes;
         assert_eq!((c["ipi_one_way"].summary.count, c["ipi_round_trip"].summary.count), (100, 100));
         assert!(c["ipi_one_way"].summary.p50 < c["ipi_round_trip"].summary.p50, "{c:?}");
@@ -165,15 +257,14 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_device_paths_on_kvm_arm64() {
-        let d = tempfile::tempdir().unwrap();
         // An MSI through the vITS the guest programmed itself (MAPD/MAPC/MAPTI/INV/SYNC): every
         // LPI arrives.
-        let r = lab_run(&d.path().join("msi"), &["device", "--via", "msi", "--samples", "50", "--period-us", "2000"]);
+        let (r, _) = shared_run("msi", 0);
         assert_eq!(r.configs[0].classes["device_msi"].summary.count, 50);
         assert!(r.configs[0].notes.iter().any(|n| n.contains("guest counter − host counter")), "{:?}", r.configs[0].notes);
         // A level SPI with resample: one resample per interrupt, and KVM's maintenance exit on
         // top of the WFI exit (kvm-arm-forwarded-irq's resample path: 2 exits per interrupt).
-        let r = lab_run(&d.path().join("level"), &["device", "--via", "level", "--samples", "50", "--period-us", "2000"]);
+        let (r, _) = shared_run("level", 0);
         assert_eq!(r.configs[0].classes["device_level"].summary.count, 50);
         assert_eq!(counter(&r, "trigger.resample_notifications"), 51);
         let per_irq = (counter(&r, "kvm.vcpu.exits") - counter(&r, "kvm.vcpu.mmio_exit_kernel") - counter(&r, "kvm.vcpu.mmio_exit_user")) as f64 / 51.0;
@@ -186,15 +277,14 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_ends_early_on_kvm_arm64() {
-        let d = tempfile::tempdir().unwrap();
-        let r = lab_run(&d.path().join("dur"), &["timer", "--duration", "3s", "--period-us", "2000"]);
+        let (r, _) = shared_run("dur", 0);
         let c = &r.configs[0];
         let n = c.classes["timer"].summary.count;
         assert!(n > 0, "no sample in 3 s");
         assert!(c.notes.iter().any(|x| x.starts_with("ended by --duration after")), "{:?}", c.notes);
         // Under TCG every IPI round trip takes microseconds: the first one over 1 µs ends the run.
         // Exit status 3, as irqlab's own when --stop-above ends a run (the lab passes it through).
-        let r = lab_run_status(&d.path().join("above"), &["ipi", "--samples", "100000", "--period-us", "2000", "--stop-above", "1us"], 3);
+        let (r, _) = shared_run("above", 3);
         let c = &r.configs[0];
         let n = c.classes["ipi_one_way"].summary.count;
         assert!(n >= 1 && n < 100, "the run went on after a sample over 1 µs: {n} samples");
@@ -207,9 +297,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn breakdown_splits_a_timer_run_on_kvm_arm64() {
-        let d = tempfile::tempdir().unwrap();
-        let out = d.path().join("bd");
-        let r = lab_run(&out, &["timer", "--breakdown", "--samples", "30", "--period-us", "2000"]);
+        let (r, out) = shared_run("bd", 0);
         let c = &r.configs[0];
         assert_eq!(counter(&r, "breakdown.samples_matched"), 30, "{:?}", c.notes);
         let segs: Vec<&str> = c.breakdown["timer"].iter().map(|s| s.segment.as_str()).collect();
@@ -273,11 +361,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn an_assigned_device_run_ends_early_when_the_guest_sees_its_lowered_count() {
-        let d = tempfile::tempdir().unwrap();
-        // A guest that never stops would run for the lab's default bound (3000 s under -icount);
-        // a normal run here takes about 20 s.
-        let bound = ["--gic", "v4", "--timeout-s", "300"];
-        let (r, _) = lab_run_edu(&d.path().join("dur"), &bound, &["device", "--via", "vfio-msi", "--wait", "busy", "--duration", "2s", "--period-us", "500"]);
+        let (r, _) = shared_edu("dur", 0);
         let c = &r.configs[0];
         let n = c.classes["device_vfio-msi"].summary.count;
         // One write per 500 µs of the guest's counter, which -icount runs at the host's pace.
@@ -285,16 +369,10 @@ mod needs_arm_lab {
         assert!(c.notes.contains(&format!("ended by --duration after {n} samples")), "{:?}", c.notes);
         assert_eq!(counter(&r, "delivery.interrupts"), n + 1, "every interrupt the device raised is kept (the discarded first aside): {:?}", c.counters);
         assert_eq!(counter(&r, "kvm.vcpu.mmio_exit_user"), 2, "READY and the guest's own DONE: {:?}", c.counters);
-        // vfio-intx through the host's VFIO handler takes milliseconds under TCG: 1 µs is crossed
-        // by the first kept sample. The guest stops at its next sample once the host has lowered
-        // its count; the host looks every 5 ms, but its thread shares the lab's CPUs with the
-        // vCPU (3 and 10 interrupts in two runs here), so the bound is loose: far below 100000.
-        let (r, _) = lab_run_edu_status(
-            &d.path().join("above"),
-            &bound,
-            &["device", "--via", "vfio-intx", "--wait", "busy", "--samples", "100000", "--period-us", "500", "--stop-above", "1us"],
-            3,
-        );
+        // The guest stops at its next sample once the host has lowered its count; the host looks
+        // every 5 ms, but its thread shares the lab's CPUs with the vCPU (3 and 10 interrupts in
+        // two runs here), so the bound is loose: far below 100000.
+        let (r, _) = shared_edu("above", 3);
         let c = &r.configs[0];
         assert_eq!(c.classes["device_vfio-intx"].summary.count, 1);
         assert_eq!(c.figures["stop_above.index"].value, 0.0);
@@ -333,12 +411,10 @@ mod needs_arm_lab {
     fn an_assigned_device_msi_is_injected_directly_with_gicv4_and_in_software_without() {
         let d = tempfile::tempdir().unwrap();
         let args = ["device", "--via", "vfio-msi", "--wait", "busy", "--samples", "20", "--period-us", "500"];
-        // GICv4 on: the edu device behind the SMMUv3, bound to vfio-pci; its MSI becomes a vLPI
-        // (irq bypass → kvm_vgic_v4_set_forwarding), so the host's VFIO handler never runs and
-        // the running vPE takes every interrupt directly.
-        let mut on = args.to_vec();
-        on.extend(["--gicv4", "on"]);
-        let (r, log) = lab_run_edu(&d.path().join("on"), &["--gic", "v4"], &on);
+        // GICv4 on (the shared edu boot's first bench): the edu device behind the SMMUv3, bound
+        // to vfio-pci; its MSI becomes a vLPI (irq bypass → kvm_vgic_v4_set_forwarding), so the
+        // host's VFIO handler never runs and the running vPE takes every interrupt directly.
+        let (r, log) = shared_edu("on", 0);
         assert!(log.contains("arm-smmu-v3") && log.contains("vfio-pci 0000:00:02.0: Adding to iommu group"), "the SMMU probed and the device has an IOMMU group");
         assert!(log.contains("@irqlab-lab vfio bound 0000:00:02.0 group="), "edu bound to vfio-pci");
         let c = &r.configs[0];
@@ -427,4 +503,27 @@ fn one_grammar_alias_is_noted_in_both_modes() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("older form") && err.contains("--kernel /bin/sh: not an arm64 Linux Image"), "{err}");
     assert!(!d.path().join("k").exists(), "nothing written before the checks");
+}
+
+/// Several benches after `--` (issue 34 item 5): the KVM mode checks every part before booting
+/// (a part without `--out`, two parts with one `--out`: exit 2 naming the part); the Xen mode,
+/// one guest image per boot, refuses several (exit 2) — nothing booted, nothing written.
+#[test]
+fn several_benches_are_checked_before_any_boot() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(args).output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (code, err) = run(&["kvm", "--irqlab", "/nonexistent/irqlab", "--", "timer", "--out", a.to_str().unwrap(), "--", "ipi", "--samples", "8"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("bench 2 after `--` (`ipi --samples 8`)") && err.contains("--out"), "{err}");
+    let (code, err) = run(&["kvm", "--", "timer", "--out", a.to_str().unwrap(), "--", "ipi", "--out", a.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("also bench 1's"), "{err}");
+    let (code, err) = run(&["xen", "--", "timer", "--out", a.to_str().unwrap(), "--", "ipi", "--out", b.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("one bench per command"), "{err}");
+    assert!(!a.exists() && !b.exists(), "nothing written before the checks");
 }
