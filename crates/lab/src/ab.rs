@@ -455,6 +455,14 @@ fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbEr
     let texts: Vec<(String, String)> = files.iter().zip(&runs).map(|(f, r)| (f.display().to_string(), results::to_json_string(r))).collect();
     let mut r = results::import::import_files("irqlab", &texts, &results::import::ImportOptions::default(), &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")))
         .map_err(|e| AbError::Compare(e.to_string()))?;
+    // Each run's start time, so that compare pairs A and B runs that interleave (stats::pairs).
+    for c in &mut r.configs {
+        if let Some(reps) = c.repetitions.as_mut() {
+            for (rep, run) in reps.runs.iter_mut().zip(&runs) {
+                rep.started = run.provenance.as_ref().map(|p| p.started.clone());
+            }
+        }
+    }
     if !dropped.is_empty() {
         for c in &mut r.configs {
             c.notes.push(format!("irqlab-lab ab: figures not in every run left out: {}", dropped.join(", ")));

@@ -18,7 +18,7 @@ impl Fake {
     }
 }
 
-fn made_up(base: u64, rep: u32) -> results::RunResult {
+fn made_up(base: u64, rep: u32, call: usize) -> results::RunResult {
     let mut rec = results::LatencyRecorder::new(0);
     let centre = base + base * (rep as u64 % 3) / 100;
     (0..2000u64).for_each(|i| rec.record(centre + (i * 7919) % (base / 10)));
@@ -26,6 +26,8 @@ fn made_up(base: u64, rep: u32) -> results::RunResult {
     c.classes.insert("timer".into(), rec.finish());
     let mut r = results::RunResult::new(results::RunMeta::named("irqlab 0.1.0", "run-timer", 1, results::ResultKind::Measured));
     r.meta.platform.insert("lab.kernel".into(), format!("side-{base}"));
+    // A start time per boot, in the order the runner was called (what irqlab records).
+    r.provenance = Some(results::Provenance { started: format!("2026-01-01T00:{call:02}:00Z"), ..Default::default() });
     // irqlab records some figures only when they occur: the A/B must still import the runs.
     if rep == 2 {
         c.set_figure("kvm.sometimes", 1.0, "count");
@@ -46,7 +48,7 @@ impl Runner for Fake {
         let base = self.base[if side == Side::A { 0 } else { 1 }];
         for out in outs {
             std::fs::create_dir_all(&out).unwrap();
-            results::write_json(&out.join("result.json"), &made_up(base, rep)).unwrap();
+            results::write_json(&out.join("result.json"), &made_up(base, rep, self.calls.len())).unwrap();
         }
         RunEnd { code: 0, last_line: String::new() }
     }
@@ -88,6 +90,9 @@ fn interleaves_fresh_runs_imports_and_gives_a_verdict() {
     assert!(doc["comparison"]["verdicts"].is_object() || doc["comparison"]["verdicts"].is_array(), "{doc}");
     let text = std::fs::read_to_string(out.join("comparison.txt")).unwrap();
     assert!(text.contains("B is not resolvably slower"), "{text}");
+    // The runs' start times go through the import, so the interleaved runs are compared in pairs.
+    assert_eq!(a.configs[0].repetitions.as_ref().unwrap().started(), Some(vec!["2026-01-01T00:01:00Z", "2026-01-01T00:03:00Z", "2026-01-01T00:05:00Z"]));
+    assert!(text.contains("paired over 3 A B pairs"), "{text}");
     // An existing A/B is never replaced.
     let e = run_with(&ab(&out, ""), &mut Fake::new(1, 1), vec![]).unwrap_err();
     assert_eq!(e.exit_code(), 2);
