@@ -34,7 +34,6 @@ mod cmd_run_prims;
 mod cmd_run_show;
 mod cmd_scenarios;
 mod cmd_sim;
-mod fingerprint;
 mod inputs;
 mod output;
 mod progress;

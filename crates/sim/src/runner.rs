@@ -8,9 +8,9 @@ use rayon::prelude::*;
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
 use crate::engine::rng::derive_seed;
-use crate::engine::time::guard_overflow;
+use crate::engine::time::{guard_overflow, ClockOverflow};
 use crate::engine::{PickRule, SimTime, Trace, TraceKeep, TracePick};
-use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts};
+use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts, SimError};
 use crate::scenario::{check_questions, check_references, Point, Scenario, ScenarioError};
 
 /// The version string written into every result.
@@ -53,20 +53,29 @@ impl ScenarioOpts<'static> {
     }
 }
 
-/// A point that panicked: a bug in irqlab, reported as that point's failure (the panic itself is
-/// printed too). A clock overflow is no panic: it comes back as [`crate::engine::time::ClockOverflow`].
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
-    let msg = msg.unwrap_or_else(|| "panic".into());
-    format!("internal error (a bug in irqlab, please report it): {msg}")
+/// Why one point's run failed: the model's own error, a clock overflow, or a bug (a panic, whose
+/// message is printed too; the other points still run).
+#[derive(Debug, thiserror::Error)]
+enum PointError {
+    #[error(transparent)]
+    Model(#[from] SimError),
+    #[error(transparent)]
+    Overflow(#[from] ClockOverflow),
+    #[error("internal error (a bug in irqlab, please report it): {0}")]
+    Bug(String),
 }
 
-/// Run one prepared point: its own error, a clock overflow, or a bug's panic, each as a message.
-fn run_point(prep: Box<dyn PreparedPoint>, run_opts: &RunOpts) -> Result<crate::model::PointOutput, String> {
+/// The message of a point's panic.
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
+    msg.unwrap_or_else(|| "panic".into())
+}
+
+/// Run one prepared point. A clock overflow is no panic: [`guard_overflow`] returns it.
+fn run_point(prep: Box<dyn PreparedPoint>, run_opts: &RunOpts) -> Result<crate::model::PointOutput, PointError> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| guard_overflow(|| prep.run(run_opts)))) {
-        Ok(Ok(ran)) => ran.map_err(|e| e.to_string()),
-        Ok(Err(overflow)) => Err(overflow.to_string()),
-        Err(p) => Err(panic_message(p)),
+        Ok(ran) => Ok(ran??),
+        Err(p) => Err(PointError::Bug(panic_message(p))),
     }
 }
 
