@@ -115,28 +115,26 @@ fn trace_choice_words(pick: &TracePick, n: usize) -> String {
 /// The ceiling of `--max-points`: a million points of a small scenario are a few GB.
 pub const MAX_POINTS_CEILING: usize = 1_000_000;
 
+/// A flag value clap could not take; clap prints it after the flag's name.
+#[derive(Debug, thiserror::Error)]
+enum FlagError {
+    #[error("expected a whole number from 1 to {MAX_POINTS_CEILING} (a bigger sweep needs sharding: --shard I/N)")]
+    MaxPoints,
+    #[error("{0}")]
+    TraceAt(String),
+}
+
 /// `--max-points N`, 1 to [`MAX_POINTS_CEILING`].
-fn parse_max_points(s: &str) -> Result<usize, String> {
+fn parse_max_points(s: &str) -> Result<usize, FlagError> {
     match s.trim().parse::<u64>() {
         Ok(n) if (1..=MAX_POINTS_CEILING as u64).contains(&n) => Ok(n as usize),
-        _ => Err(format!("expected a whole number from 1 to {MAX_POINTS_CEILING} (a bigger sweep needs sharding: --shard I/N)")),
+        _ => Err(FlagError::MaxPoints),
     }
 }
 
 /// `--trace-at WHICH`.
-fn parse_trace_at(s: &str) -> Result<TracePick, String> {
-    TracePick::parse(s)
-}
-
-/// `I/N` of `--shard`.
-pub fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
-    let bad = || CliError(format!("--shard `{s}`: expected I/N with 1 <= I <= N (e.g. 2/8)"));
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n) = (i.trim().parse::<usize>().map_err(|_| bad())?, n.trim().parse::<usize>().map_err(|_| bad())?);
-    if i == 0 || n == 0 || i > n {
-        return Err(bad());
-    }
-    Ok((i, n))
+fn parse_trace_at(s: &str) -> Result<TracePick, FlagError> {
+    TracePick::parse(s).map_err(FlagError::TraceAt)
 }
 
 /// `--profile`: point `platform.profile` at another profile. A file is made absolute (the
@@ -172,7 +170,7 @@ pub fn load(a: &SimArgs) -> Result<Scenario, CliError> {
     }
     sc.select_configs(&a.configs)?;
     if let Some(s) = &a.shard {
-        let (i, n) = parse_shard(s)?;
+        let (i, n) = results::shard::parse_shard(s)?;
         sc.set_shard(i, n)?;
     }
     sc.point_count()?;
@@ -210,7 +208,7 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         details.insert("points_total".into(), sc.point_count()?.to_string());
         let idx: Vec<String> = out_indices.iter().map(|i| i.to_string()).collect();
         details.insert("point_indices".into(), idx.join(","));
-        details.extend(crate::fingerprint::of(&sc, a.seed.unwrap_or(sc.header.seed))?);
+        details.extend(sim::shard::fingerprint(&sc, a.seed.unwrap_or(sc.header.seed))?);
     }
     result.provenance = Some(crate::provenance::current(details));
     let r = &result;

@@ -34,7 +34,6 @@ mod cmd_run_prims;
 mod cmd_run_show;
 mod cmd_scenarios;
 mod cmd_sim;
-mod fingerprint;
 mod inputs;
 mod output;
 mod progress;
@@ -102,21 +101,7 @@ impl<E: std::fmt::Display> From<E> for CliError {
     }
 }
 
-/// A point whose simulated clock would overflow stops with a panic that the runner turns into
-/// that point's error; do not also print it as a crash. Every other panic is printed.
-fn quiet_clock_overflow() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let msg = info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied());
-        if msg.is_some_and(|m| m.starts_with(sim::engine::time::CLOCK_OVERFLOW)) {
-            return;
-        }
-        default(info)
-    }));
-}
-
 fn main() -> ExitCode {
-    quiet_clock_overflow();
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Sim(a) => cmd_sim::run(a),

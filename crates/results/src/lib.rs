@@ -32,6 +32,7 @@ mod repetitions;
 mod run;
 mod sample_trace;
 mod seed_spread;
+pub mod shard;
 pub mod vocab;
 
 pub use breakdown::{BreakdownBuilder, SegmentStat};

@@ -31,7 +31,7 @@ fn scenario(name: &str, config: &str, key: &str, count: i64) -> Scenario {
 /// Latency samples recorded by one run (the interrupts a bench iteration simulates).
 fn run_once(sc: &Scenario) -> u64 {
     // One seed: a scenario that runs several (`seeds = N`) would simulate N× what the row counts.
-    let opts = ScenarioOpts { seed: None, seeds: Some(1), keep_traces: 0, on_start: &|_| {}, progress: &|_| {} };
+    let opts = ScenarioOpts { seeds: Some(1), ..ScenarioOpts::quiet() };
     let out = run_scenario(sc, &opts).expect("scenario runs");
     out.result.configs.iter().flat_map(|c| c.classes.values()).map(|c| c.summary.count).sum()
 }

@@ -18,3 +18,4 @@ pub mod models;
 pub mod platform;
 pub mod runner;
 pub mod scenario;
+pub mod shard;

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
 use crate::engine::rng::derive_seed;
+use crate::engine::time::{guard_overflow, ClockOverflow};
 use crate::engine::{PickRule, SimTime, Trace, TraceKeep, TracePick};
 use crate::model::{find_model, model_names, PointCtx, PreparedPoint, RunOpts, SimError};
 use crate::scenario::{check_questions, check_references, Point, Scenario, ScenarioError};
@@ -52,14 +53,30 @@ impl ScenarioOpts<'static> {
     }
 }
 
-/// A point that panicked: a bug in irqlab, reported as that point's failure.
+/// Why one point's run failed: the model's own error, a clock overflow, or a bug (a panic, whose
+/// message is printed too; the other points still run).
+#[derive(Debug, thiserror::Error)]
+enum PointError {
+    #[error(transparent)]
+    Model(#[from] SimError),
+    #[error(transparent)]
+    Overflow(#[from] ClockOverflow),
+    #[error("internal error (a bug in irqlab, please report it): {0}")]
+    Bug(String),
+}
+
+/// The message of a point's panic.
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
-    let msg = msg.unwrap_or_else(|| "panic".into());
-    if msg.starts_with(crate::engine::time::CLOCK_OVERFLOW) {
-        return msg;
+    msg.unwrap_or_else(|| "panic".into())
+}
+
+/// Run one prepared point. A clock overflow is no panic: [`guard_overflow`] returns it.
+fn run_point(prep: Box<dyn PreparedPoint>, run_opts: &RunOpts) -> Result<crate::model::PointOutput, PointError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| guard_overflow(|| prep.run(run_opts)))) {
+        Ok(ran) => Ok(ran??),
+        Err(p) => Err(PointError::Bug(panic_message(p))),
     }
-    format!("internal error (a bug in irqlab, please report it): {msg}")
 }
 
 /// Prepare one point: its platform, the model's preparation, sections the model does not read,
@@ -336,8 +353,7 @@ fn run_points(
             // Traces are kept for each point's first seed only.
             let keep = if i as u64 % n_seeds == 0 { keep_for_point(i / n_seeds as usize) } else { TraceKeep::none() };
             let run_opts = RunOpts { traces: &keep, progress: &progress };
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prep.run(&run_opts))).unwrap_or_else(|p| Err(SimError(panic_message(p))));
-            let mut out = match ran.map_err(|e| format!("{}: point `{}`: {e}", sc.file, point.name)) {
+            let mut out = match run_point(prep, &run_opts).map_err(|e| format!("{}: point `{}`: {e}", sc.file, point.name)) {
                 Ok(o) => o,
                 Err(e) => {
                     let mut failed = ConfigResult::failed(point.name.clone(), point.params.clone(), e);

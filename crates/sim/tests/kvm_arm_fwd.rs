@@ -19,7 +19,7 @@ fn scenario(sets: &[(&str, &str)]) -> Scenario {
 }
 
 fn run(sc: &Scenario, seed: Option<u64>, traces: usize) -> ScenarioOutput {
-    let out = run_scenario(sc, &ScenarioOpts { seed, seeds: None, keep_traces: traces, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(sc, &ScenarioOpts { keep_traces: traces, ..ScenarioOpts::with_seed(seed) }).unwrap();
     for c in &out.result.configs {
         assert!(c.error.is_none(), "{}: {:?}", c.name, c.error);
     }
@@ -176,7 +176,7 @@ fn bad_input_names_the_key() {
     doc.remove("reference");
     set_path(&mut doc, "hypervisor.irq_path", toml::Value::String("posted".into())).unwrap();
     let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "bad.toml", "bad", None).unwrap();
-    let err = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} });
+    let err = run_scenario(&sc, &ScenarioOpts::quiet());
     let msg = match err {
         Err(e) => e.to_string(),
         Ok(o) => o.result.configs[0].error.clone().unwrap_or_default(),
@@ -188,7 +188,7 @@ fn bad_input_names_the_key() {
         ("workload.segments_per_ack", "0", "workload.segments_per_ack"),
     ] {
         let sc = scenario(&[(k, v)]);
-        let msg = match run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }) {
+        let msg = match run_scenario(&sc, &ScenarioOpts::quiet()) {
             Err(e) => e.to_string(),
             Ok(o) => o.result.configs.iter().filter_map(|c| c.error.clone()).next().unwrap_or_default(),
         };

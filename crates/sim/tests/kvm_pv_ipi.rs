@@ -20,7 +20,7 @@ fn run(sc: &Scenario, traces: usize) -> ScenarioOutput {
 }
 
 fn run_seed(sc: &Scenario, seed: Option<u64>, traces: usize) -> ScenarioOutput {
-    run_scenario(sc, &ScenarioOpts { seed, seeds: None, keep_traces: traces, on_start: &|_| {}, progress: &|_| {} }).unwrap()
+    run_scenario(sc, &ScenarioOpts { keep_traces: traces, ..ScenarioOpts::with_seed(seed) }).unwrap()
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn broadcast_lock_checks_hold_at_a_tolerance_that_can_fail() {
 fn bad_input_names_the_key() {
     let err = |edit: &dyn Fn(&mut toml::Table)| {
         let sc = scenario(edit);
-        run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
+        run_scenario(&sc, &ScenarioOpts::quiet()).err().expect("rejected").to_string()
     };
     let e = err(&|d| set_path(d, "vm.0.vcpus", 1.into()).unwrap());
     assert!(e.contains("vm[0].vcpus") && e.contains("at least 2"), "{e}");
@@ -325,9 +325,7 @@ fn cluster_and_physical_differ_in_icr_decoding_not_in_the_pv_hypercall() {
 
 #[test]
 fn fixed_window_needs_a_window_and_windows_are_bounded() {
-    let err = |edit: &dyn Fn(&mut toml::Table)| {
-        run_scenario(&scenario(edit), &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string()
-    };
+    let err = |edit: &dyn Fn(&mut toml::Table)| run_scenario(&scenario(edit), &ScenarioOpts::quiet()).err().expect("rejected").to_string();
     let e = err(&|d| set_path(d, "hypervisor.halt_poll", "fixed".into()).unwrap());
     assert!(e.contains("hypervisor.halt_poll_ns") && e.contains("fixed"), "{e}");
     let e = err(&|d| set_path(d, "hypervisor.halt_poll_ns", 1_000_000_000.into()).unwrap());

@@ -19,7 +19,7 @@ fn point(base: &str, sets: &[(&str, toml::Value)]) -> ConfigResult {
     }
     let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "t.toml", "t", None).unwrap();
     // Unusable input stops the run before it starts: report it as the point's error.
-    match run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }) {
+    match run_scenario(&sc, &ScenarioOpts { keep_traces: 1, ..ScenarioOpts::quiet() }) {
         Ok(out) => out.result.configs.into_iter().next().unwrap(),
         Err(e) => ConfigResult::failed("t", Default::default(), e.to_string()),
     }
@@ -52,7 +52,7 @@ fn same_seed_same_bytes() {
         let mut doc: toml::Table = toml::from_str(S5).unwrap();
         set_path(&mut doc, "workload.samples", 300.into()).unwrap();
         let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "s5.toml", "s5", None).unwrap();
-        let out = run_scenario(&sc, &ScenarioOpts { seed, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+        let out = run_scenario(&sc, &ScenarioOpts::with_seed(seed)).unwrap();
         results::to_json_string(&out.result)
     };
     let run = || run_seed(None);
@@ -244,7 +244,7 @@ fn reductions_compare_against_the_visible_off_row() {
     let mut doc: toml::Table = toml::from_str(S5).unwrap();
     set_path(&mut doc, "workload.samples", 300.into()).unwrap();
     let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "s5.toml", "s5", None).unwrap();
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts::quiet()).unwrap();
     let cs = &out.result.configs;
     let mut checked = 0;
     for c in cs.iter().filter(|c| c.figures.contains_key("baseline.mean")) {

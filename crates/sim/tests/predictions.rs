@@ -10,7 +10,7 @@ const IPIV: &str = include_str!("../../../scenarios/kvm-x86-ipiv.toml");
 const XEN: &str = include_str!("../../../scenarios/xen-arm-a53-dom0less.toml");
 
 fn opts() -> ScenarioOpts<'static> {
-    ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }
+    ScenarioOpts::quiet()
 }
 
 fn run(text: &str) -> results::RunResult {

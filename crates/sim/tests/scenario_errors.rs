@@ -9,7 +9,7 @@ fn parse(text: &str) -> Result<Scenario, String> {
 }
 
 fn opts() -> ScenarioOpts<'static> {
-    ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }
+    ScenarioOpts::quiet()
 }
 
 /// Run and return the error that made the input unusable (every point is validated before any
@@ -26,7 +26,7 @@ fn point_error(text: &str) -> String {
 fn good_scenario_runs() {
     let sc = parse(GOOD).unwrap();
     assert_eq!(sc.point_count().unwrap(), 2);
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts { keep_traces: 1, ..ScenarioOpts::quiet() }).unwrap();
     assert!(out.result.configs.iter().all(|c| c.error.is_none()));
 }
 
@@ -77,7 +77,7 @@ fn bad_sweep_value_stops_the_run_before_any_point_runs() {
 #[test]
 fn unknown_model_and_profile() {
     let sc = parse(&GOOD.replace("model = \"timer-inject\"", "model = \"warp-drive\"")).unwrap();
-    let e = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().unwrap().to_string();
+    let e = run_scenario(&sc, &ScenarioOpts::quiet()).err().unwrap().to_string();
     assert!(e.contains("scenario.model") && e.contains("warp-drive") && e.contains("timer-inject"), "{e}");
     let e = point_error(&GOOD.replace("profile = \"demo-arm64-a53\"", "profile = \"nope\""));
     assert!(e.contains("unknown platform profile `nope`"), "{e}");

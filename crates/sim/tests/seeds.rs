@@ -11,7 +11,7 @@ fn run(text: &str, seeds: Option<u64>) -> results::RunResult {
 
 fn run_seed(text: &str, seed: Option<u64>, seeds: Option<u64>) -> results::RunResult {
     let sc = Scenario::parse(text, "s.toml", "s", None).unwrap();
-    run_scenario(&sc, &ScenarioOpts { seed, seeds, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap().result
+    run_scenario(&sc, &ScenarioOpts { seeds, ..ScenarioOpts::with_seed(seed) }).unwrap().result
 }
 
 #[test]
@@ -72,6 +72,6 @@ fn seeds_out_of_range_are_refused_with_the_key() {
         }
     }
     let sc = Scenario::parse(DEMO, "s.toml", "s", None).unwrap();
-    let e = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: Some(0), keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().unwrap();
+    let e = run_scenario(&sc, &ScenarioOpts { seeds: Some(0), ..ScenarioOpts::quiet() }).err().unwrap();
     assert!(e.to_string().contains("--seeds"), "{e}");
 }

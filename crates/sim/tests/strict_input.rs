@@ -8,7 +8,7 @@ const DEMO: &str = include_str!("../../../scenarios/demo-timer-inject.toml");
 const S3: &str = include_str!("../../../scenarios/xen-arm-zynq-timer.toml");
 
 fn opts() -> ScenarioOpts<'static> {
-    ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }
+    ScenarioOpts::quiet()
 }
 
 fn parse(text: &str) -> Result<Scenario, String> {

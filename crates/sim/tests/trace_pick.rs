@@ -13,7 +13,7 @@ fn scenario() -> Scenario {
 }
 
 fn run(pick: &TracePick, n: usize) -> ScenarioOutput {
-    let opts = ScenarioOpts { seed: None, seeds: None, keep_traces: n, on_start: &|_| {}, progress: &|_| {} };
+    let opts = ScenarioOpts { keep_traces: n, ..ScenarioOpts::quiet() };
     run_scenario_picking(&scenario(), &opts, pick).unwrap()
 }
 
@@ -63,7 +63,7 @@ fn rounds_are_those_paths() {
 
 #[test]
 fn choosing_paths_never_changes_the_result() {
-    let plain = run_scenario(&scenario(), &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let plain = run_scenario(&scenario(), &ScenarioOpts::quiet()).unwrap();
     for pick in [TracePick::Slowest, TracePick::Percentile(99.0), TracePick::parse("7").unwrap()] {
         let mut r = run(&pick, 2).result;
         for c in &mut r.configs {

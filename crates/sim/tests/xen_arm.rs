@@ -213,7 +213,7 @@ fn wfi_policy_claims_hold_over_seeds() {
 #[test]
 fn traces_show_the_interrupt_path() {
     let sc = Scenario::parse(S3, "s3.toml", "s3", None).unwrap();
-    let out = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 3, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(&sc, &ScenarioOpts { keep_traces: 3, ..ScenarioOpts::quiet() }).unwrap();
     let (name, trap) = &out.traces[0];
     assert_eq!(name, "vwfi=trap");
     let t = &trap[2];
@@ -272,8 +272,7 @@ fn debug_build_multiplier_adds_latency() {
 
 #[test]
 fn bad_input_names_the_key() {
-    let err =
-        |sc: Scenario| run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string();
+    let err = |sc: Scenario| run_scenario(&sc, &ScenarioOpts::quiet()).err().expect("rejected").to_string();
     let e = err(with(S3, &[("hypervisor.pcpus", "9")]));
     assert!(e.contains("hypervisor.pcpus") && e.contains("4 CPUs"), "{e}");
     let e = err(with(S3, &[("hypervisor.vcpus_per_pcpu", "2")]));

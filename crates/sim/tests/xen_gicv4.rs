@@ -54,7 +54,7 @@ fn small(config: &str, sets: &[(&str, &str)], axes: &[(&str, &str)]) -> Scenario
 }
 
 fn run(sc: &Scenario, seed: Option<u64>, keep: usize) -> ScenarioOutput {
-    let out = run_scenario(sc, &ScenarioOpts { seed, seeds: None, keep_traces: keep, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(sc, &ScenarioOpts { keep_traces: keep, ..ScenarioOpts::with_seed(seed) }).unwrap();
     for c in &out.result.configs {
         assert!(c.error.is_none(), "{}: {:?}", c.name, c.error);
     }
@@ -218,7 +218,7 @@ fn bad_input_names_the_key() {
     doc.remove("reference");
     let sc = Scenario::parse(&toml::to_string(&doc).unwrap(), "t.toml", "t", None).unwrap();
     // Unusable input stops the whole run before any point runs.
-    let e = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string();
+    let e = run_scenario(&sc, &ScenarioOpts::quiet()).err().expect("rejected").to_string();
     assert!(e.contains("workload.job") && e.contains("4k-qd1"), "{e}");
     for (k, v) in [
         ("workload.completions", "0"),
@@ -236,7 +236,7 @@ fn bad_input_names_the_key() {
             axes.push((k, &axis));
         }
         let sc = small("xen", &[(k, v)], &axes);
-        let e = run_scenario(&sc, &ScenarioOpts { seed: None, seeds: None, keep_traces: 0, on_start: &|_| {}, progress: &|_| {} }).err().expect("rejected").to_string();
+        let e = run_scenario(&sc, &ScenarioOpts::quiet()).err().expect("rejected").to_string();
         assert!(e.contains(k.rsplit('.').next().unwrap()), "{k}: {e}");
     }
 }

@@ -1,5 +1,10 @@
 //! Simulated time: integer picoseconds, so that sub-nanosecond costs (a GIC virtual EOI at a few
 //! cycles) accumulate without rounding drift and runs are bit-for-bit reproducible.
+//!
+//! Leaving the clock's range is an error value, not a panic: the arithmetic saturates and latches
+//! a per-thread flag (as floating point latches its exception flags, so the hot `+` stays one
+//! checked add), and [`guard_overflow`] turns the flag into [`ClockOverflow`] for the point it ran.
+use std::cell::Cell;
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
@@ -21,7 +26,7 @@ impl SimTime {
         SimTime(us * 1_000_000)
     }
     /// Round a (non-negative) float number of nanoseconds to picoseconds. Beyond the clock's
-    /// range it stops the point (see [`CLOCK_OVERFLOW`]) rather than saturating.
+    /// range it stops the point (see [`ClockOverflow`]) rather than wrapping.
     pub fn from_ns_f64(ns: f64) -> Self {
         let ps = ns * 1000.0;
         // The common case (every cost) in one range check, false for NaN: the same result as below.
@@ -59,9 +64,28 @@ impl SimTime {
     }
 }
 
-/// The message of the panic raised when simulated time leaves the representable range. The
-/// runner turns it into the point's error; scenarios are validated so that it does not happen.
-pub const CLOCK_OVERFLOW: &str = "simulated clock overflow: the run would pass u64 picoseconds (213 days of simulated time)";
+/// Simulated time left the representable range: the point that ran it fails with this error.
+/// Scenarios are validated so that it does not happen with sensible costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("simulated clock overflow: the run would pass u64 picoseconds (213 days of simulated time)")]
+pub struct ClockOverflow;
+
+thread_local! {
+    /// Set when time arithmetic on this thread left the range since the last [`guard_overflow`].
+    static OVERFLOWED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Run `f` (one point's simulation, on this thread) and fail with [`ClockOverflow`] when any
+/// time arithmetic in it overflowed. Whatever `f` computed after the overflow is discarded.
+pub fn guard_overflow<T>(f: impl FnOnce() -> T) -> Result<T, ClockOverflow> {
+    OVERFLOWED.with(|o| o.set(false));
+    let r = f();
+    if OVERFLOWED.with(|o| o.replace(false)) {
+        Err(ClockOverflow)
+    } else {
+        Ok(r)
+    }
+}
 
 /// `x.round() as u64` for `0 <= x < 2^64`, without the `round` library call (x86-64 without
 /// SSE4.1 has no rounding instruction, and this is on every cost draw). Exact: below 2^53 the
@@ -155,12 +179,15 @@ pub fn round_nonneg(x: f64) -> f64 {
     nonneg(x, |x| round_below_limit(x) as f64, f64::round)
 }
 
+/// Latch the overflow for [`guard_overflow`] and saturate, so that the run ends (every later
+/// deadline is already reached) and its point fails with [`ClockOverflow`].
 #[cold]
-fn overflow() -> ! {
-    panic!("{CLOCK_OVERFLOW}")
+fn overflow() -> SimTime {
+    OVERFLOWED.with(|o| o.set(true));
+    SimTime::MAX
 }
 
-// Time arithmetic never wraps silently (release builds would): it stops the point instead.
+// Time arithmetic never wraps silently (release builds would): it fails the point instead.
 impl Add for SimTime {
     type Output = SimTime;
     #[inline]
@@ -183,6 +210,8 @@ impl Sub for SimTime {
     fn sub(self, o: SimTime) -> SimTime {
         match self.0.checked_sub(o.0) {
             Some(v) => SimTime(v),
+            // After an overflow, saturated times may come out of order; the point fails anyway.
+            None if OVERFLOWED.with(Cell::get) => SimTime::ZERO,
             None => panic!("simulated time went backwards: {} - {}", self.0, o.0),
         }
     }
@@ -261,11 +290,16 @@ mod tests {
     }
 
     #[test]
-    fn overflow_stops_instead_of_wrapping() {
+    fn overflow_is_an_error_instead_of_wrapping() {
         let near = SimTime(u64::MAX - 5);
-        assert!(std::panic::catch_unwind(|| near + SimTime(10)).is_err());
-        assert!(std::panic::catch_unwind(|| SimTime::from_ns_f64(1e300)).is_err());
-        assert!(std::panic::catch_unwind(|| SimTime(1).scale(1e300)).is_err());
-        assert_eq!(near + SimTime(5), SimTime::MAX);
+        assert_eq!(guard_overflow(|| near + SimTime(10)), Err(ClockOverflow));
+        assert_eq!(guard_overflow(|| SimTime::from_ns_f64(1e300)), Err(ClockOverflow));
+        assert_eq!(guard_overflow(|| SimTime(1).scale(1e300)), Err(ClockOverflow));
+        assert_eq!(guard_overflow(|| [near, SimTime(6)].into_iter().sum::<SimTime>()), Err(ClockOverflow));
+        // Out-of-order saturated times after an overflow do not panic; the guard reports it.
+        assert_eq!(guard_overflow(|| (near + SimTime(10)) - SimTime::MAX - SimTime(1)), Err(ClockOverflow));
+        // The flag is per guarded run: the next run starts clean.
+        assert_eq!(guard_overflow(|| near + SimTime(5)), Ok(SimTime::MAX));
+        assert!(std::panic::catch_unwind(|| SimTime(1) - SimTime(2)).is_err(), "backwards without an overflow is a bug");
     }
 }

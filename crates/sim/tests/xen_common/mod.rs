@@ -9,7 +9,7 @@ pub const WFI: &str = include_str!("../../../../scenarios/xen-wfi-policy.toml");
 
 /// Run `sc` (every configuration must succeed).
 pub fn run(sc: &Scenario, seed: Option<u64>) -> RunResult {
-    let out = run_scenario(sc, &ScenarioOpts { seed, seeds: None, keep_traces: 1, on_start: &|_| {}, progress: &|_| {} }).unwrap();
+    let out = run_scenario(sc, &ScenarioOpts { keep_traces: 1, ..ScenarioOpts::with_seed(seed) }).unwrap();
     for c in &out.result.configs {
         assert!(c.error.is_none(), "{}: {:?}", c.name, c.error);
     }

@@ -81,11 +81,12 @@ fn one() -> u32 {
     1
 }
 
-/// The benchmark: `irqlab run`'s names (`results::vocab::Bench`) plus S5's shorthands and
-/// cyclictest, which only the model has.
+/// What the host model's workload runs (`workload.bench`): `irqlab run`'s benchmarks
+/// (`results::vocab::Bench`, the one bench-kind concept) plus S5's shorthands and cyclictest,
+/// which only the model has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Bench {
+pub enum WorkloadKind {
     Timer,
     TimerHlt,
     TimerBusy,
@@ -102,7 +103,7 @@ pub use results::vocab::{Via, Wait};
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Workload {
-    pub bench: Bench,
+    pub bench: WorkloadKind,
     #[serde(default = "hlt")]
     pub wait: Wait,
     #[serde(default = "irqfd")]
@@ -212,7 +213,7 @@ pub(super) struct Prepared {
     pub hyp: Hypervisor,
     pub level: Level,
     pub vcpus: u32,
-    pub bench: Bench,
+    pub bench: WorkloadKind,
     pub wait: Wait,
     pub wl: Workload,
     pub poll: HaltPollParams,
@@ -234,17 +235,17 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
         ));
     }
     let (bench, wait) = match wl.bench {
-        Bench::TimerHlt => (Bench::Timer, Wait::Hlt),
-        Bench::TimerBusy => (Bench::Timer, Wait::Busy),
+        WorkloadKind::TimerHlt => (WorkloadKind::Timer, Wait::Hlt),
+        WorkloadKind::TimerBusy => (WorkloadKind::Timer, Wait::Busy),
         b => (b, wl.wait),
     };
-    if vm.level == Level::L2 && matches!(bench, Bench::Device | Bench::Ipi) {
+    if vm.level == Level::L2 && matches!(bench, WorkloadKind::Device | WorkloadKind::Ipi) {
         return Err(ctx.invalid("vm.level", "\"l1\" for the device and ipi benchmarks (their L2 paths are not modelled)", "\"l2\""));
     }
     if wl.via.is_vfio() {
         return Err(ctx.invalid("workload.via", "irqfd, msi, line or level (the kvm-x86 model has no VFIO-assigned device path)", format!("\"{}\"", wl.via.name())));
     }
-    if wait == Wait::Busy && bench != Bench::Timer {
+    if wait == Wait::Busy && bench != WorkloadKind::Timer {
         return Err(ctx.invalid("workload.wait", "`hlt` (busy waiting applies to the timer benchmark only, as in `irqlab run`)", "\"busy\""));
     }
     if wl.samples == 0 || wl.samples > 1_000_000_000 {
@@ -258,7 +259,7 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
             return Err(ctx.invalid(k, &format!("a number of µs from {lo} to {hi}"), v));
         }
     }
-    let min_vcpus = if bench == Bench::Ipi { 2 } else { 1 };
+    let min_vcpus = if bench == WorkloadKind::Ipi { 2 } else { 1 };
     if vm.vcpus < min_vcpus || vm.vcpus > 4096 {
         return Err(ctx.invalid("vm.vcpus", &format!("{min_vcpus} to 4096"), vm.vcpus));
     }

@@ -29,7 +29,7 @@ use crate::model::{Model, PointCtx, PointOutput, PreparedPoint, RunOpts, SimErro
 use crate::scenario::ScenarioError;
 
 use config::Prepared;
-pub use config::{Bench, Via, Wait};
+pub use config::{Via, Wait, WorkloadKind};
 pub use paths::guest;
 use paths::VcpuHalt;
 use walk::Walk;
@@ -99,7 +99,7 @@ impl Prepared {
         };
         let period = SimTime::from_ns_f64(self.wl.period_us * 1000.0);
         let (classes, halts) = match self.bench {
-            Bench::Timer | Bench::TimerHlt | Bench::TimerBusy => {
+            WorkloadKind::Timer | WorkloadKind::TimerHlt | WorkloadKind::TimerBusy => {
                 let mut cl = Class::new("timer".into(), warm, keep);
                 let mut h = VcpuHalt::new(self);
                 let busy = self.wait == Wait::Busy;
@@ -110,7 +110,7 @@ impl Prepared {
                 }
                 (vec![cl], vec![h])
             }
-            Bench::Cyclictest => {
+            WorkloadKind::Cyclictest => {
                 let mut cl = Class::new("timer".into(), warm, keep);
                 let mut halts = Vec::new();
                 for thread in 0..self.vcpus {
@@ -128,7 +128,7 @@ impl Prepared {
                 }
                 (vec![cl], halts)
             }
-            Bench::Device => {
+            WorkloadKind::Device => {
                 let via = self.wl.via;
                 let mut cl = Class::new(format!("device_{}", via.name()), warm, keep);
                 let mut h = VcpuHalt::new(self);
@@ -144,7 +144,7 @@ impl Prepared {
                 }
                 (vec![cl], vec![h])
             }
-            Bench::Ipi => {
+            WorkloadKind::Ipi => {
                 let mut one = Class::new("ipi_one_way".into(), warm, keep);
                 let mut rt = Class::new("ipi_round_trip".into(), warm, keep);
                 let mut h = [VcpuHalt::new(self), VcpuHalt::new(self)];
@@ -165,31 +165,31 @@ impl Prepared {
             }
         };
         if report {
-            let total = n * if self.bench == Bench::Cyclictest { self.vcpus as u64 } else { 1 };
+            let total = n * if self.bench == WorkloadKind::Cyclictest { self.vcpus as u64 } else { 1 };
             (opts.progress)(total - done);
         }
-        let samples = n * if self.bench == Bench::Cyclictest { self.vcpus as u64 } else { 1 };
+        let samples = n * if self.bench == WorkloadKind::Cyclictest { self.vcpus as u64 } else { 1 };
         Ok(Outcome { classes, exits: w.exits, samples, halts, end: w.t })
     }
 
     fn work_samples(&self) -> u64 {
-        self.wl.samples * if self.bench == Bench::Cyclictest { self.vcpus as u64 } else { 1 }
+        self.wl.samples * if self.bench == WorkloadKind::Cyclictest { self.vcpus as u64 } else { 1 }
     }
 
     fn run_form(&self) -> String {
         let mut s = format!(
             "bench={}",
             match self.bench {
-                Bench::Timer | Bench::TimerHlt | Bench::TimerBusy => "timer",
-                Bench::Ipi => "ipi",
-                Bench::Device => "device",
-                Bench::Cyclictest => "cyclictest",
+                WorkloadKind::Timer | WorkloadKind::TimerHlt | WorkloadKind::TimerBusy => "timer",
+                WorkloadKind::Ipi => "ipi",
+                WorkloadKind::Device => "device",
+                WorkloadKind::Cyclictest => "cyclictest",
             }
         );
-        if self.bench == Bench::Timer {
+        if self.bench == WorkloadKind::Timer {
             s += if self.wait == Wait::Busy { " wait=busy" } else { " wait=hlt" };
         }
-        if self.bench == Bench::Device {
+        if self.bench == WorkloadKind::Device {
             s += &format!(" via={}", self.wl.via.name());
         }
         s + &format!(" period_us={} samples={} vcpus={} halt_poll_ns={}", self.wl.period_us, self.wl.samples, self.vcpus, self.poll.max_ns)
@@ -249,7 +249,7 @@ impl PreparedPoint for Prepared {
         r.set_figure("reflected_exits_per_sample", out.exits.reflected as f64 / s, "exits");
         r.set_figure("simulated_time", out.end.ns_f64() / 1e9, "s");
         r.notes.push(format!("irqlab run form: {}", self.run_form()));
-        let timer_bench = matches!(self.bench, Bench::Timer | Bench::Cyclictest);
+        let timer_bench = matches!(self.bench, WorkloadKind::Timer | WorkloadKind::Cyclictest);
         if timer_bench {
             let (min_red, mean_red) = if self.hyp.timer_virt == TimerVirt::Off {
                 (0.0, 0.0)
