@@ -3,7 +3,7 @@
 //! `-h`-style histogram, `--priority`/`--mlock`, per-sample output).
 //!
 //! Two forms: a benchmark subcommand (`irqlab run timer --samples 10000`) or a matrix file
-//! (`irqlab run --matrix FILE`, format in [`crate::cmd_run_points`]) whose points run one after
+//! (`irqlab run --matrix FILE`, format in [`kvm::plan`]) whose points run one after
 //! another (measurements must not disturb each other); a point that fails keeps its error while
 //! the others' results are written. An existing output directory with results is not replaced
 //! without `--force`.
@@ -14,12 +14,12 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
-use crate::cmd_run_points::{points, Bench, OnOff, PinSpec, RunTable, Via, Wait};
 use crate::cmd_run_show::{self as show, RunUnit};
 use crate::output::{check_output_dir, print, write_files, Format};
 use crate::progress::Progress;
 use crate::term::{note, out};
 use crate::{CliError, Outcome};
+use kvm::plan::{points, Bench, OnOff, PinSpec, RunTable, Via, Wait};
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true, arg_required_else_help = true)]
@@ -264,11 +264,15 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         return Err(CliError("run: give a benchmark (timer, ipi, device, primitives) or --matrix FILE".into()));
     }
     let (scenario, pts) = points(&flags, a.matrix.as_deref(), &c.sets, &a.configs)?;
+    // The name becomes a directory under out/: the same sanitising as a scenario's name.
+    let scenario = crate::output::safe_dir_name(&scenario);
     let cpus = kvm::config::allowed_cpus();
     // Impossible combinations are usage errors before anything runs: in the flag form, and when
     // no point of a matrix file could run. Nothing is written then.
-    let pts: Vec<(String, Result<kvm::BenchConfig, String>)> =
-        pts.into_iter().map(|(n, cfg)| (n, cfg.and_then(|cfg| cfg.validate(&cpus).and_then(|_| kvm::check_flags(&cfg)).map(|_| cfg).map_err(|e| e.to_string())))).collect();
+    let pts: Vec<(String, Result<kvm::BenchConfig, String>)> = pts
+        .into_iter()
+        .map(|(n, cfg)| (n, cfg.map_err(|e| e.to_string()).and_then(|cfg| cfg.validate(&cpus).and_then(|_| kvm::check_flags(&cfg)).map(|_| cfg).map_err(|e| e.to_string()))))
+        .collect();
     if pts.iter().all(|p| p.1.is_err()) {
         let mut reasons: Vec<&str> = pts.iter().filter_map(|p| p.1.as_ref().err().map(String::as_str)).collect();
         reasons.dedup();
@@ -306,7 +310,7 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         platform: host,
         knobs: BTreeMap::new(),
     });
-    let mut details = crate::cmd_run_points::set_details(&c.sets);
+    let mut details = kvm::plan::set_details(&c.sets);
     let progress = Progress::new(&scenario);
     progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, expected_samples)).sum::<u64>() * c.repeat as u64);
     if c.repeat > 1 {

@@ -13,11 +13,11 @@ use std::path::PathBuf;
 use results::{ResultKind, RunMeta, RunResult};
 
 use crate::cmd_run::{check_fresh, summarize, Common};
-use crate::cmd_run_points::{points, Bench};
 use crate::output::write_files;
 use crate::progress::Progress;
 use crate::term::note;
 use crate::{CliError, Outcome};
+use kvm::plan::{points, Bench};
 
 /// The flags of `irqlab run` that mean nothing for the primitives, named as the user typed them.
 fn refused(c: &Common) -> Option<&'static str> {

@@ -29,7 +29,6 @@ mod cmd_its_check;
 mod cmd_merge;
 mod cmd_report;
 mod cmd_run;
-mod cmd_run_points;
 mod cmd_run_prims;
 mod cmd_run_show;
 mod cmd_scenarios;

@@ -16,7 +16,7 @@
 //! `tests/layers.rs` reads the crate's sources and fails on an upward import):
 //! 1. contracts and data — [`abi`] (the guest contract and [`abi::SharedPage`]; `build.rs`
 //!    generates the guest assembly's constants from it), [`config`] (the one bench/wait/via
-//!    vocabulary; a leaf), [`exit`] (neutral exits), [`measurement`] (with the breakdown's data);
+//!    vocabulary; a leaf), [`exit`] (neutral exits), [`measurement`] (with the breakdown's data), [`plan`] (a run's points, from flags or a matrix file);
 //! 2. host services — [`host`], [`tracefs`], [`vfio`];
 //! 3. architectures — [`arch`]: [`arch::Arch`] runs a VM, [`arch::DescribeHost`] and
 //!    [`arch::TraceDialect`] describe the host and the trace; `arch/x86_64/` and `arch/aarch64/`
@@ -34,6 +34,7 @@ pub mod error;
 pub mod exit;
 pub mod host;
 pub mod measurement;
+pub mod plan;
 pub mod primitives;
 pub mod runner;
 pub mod tracefs;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The layer of a top-level module of the crate (`src/<name>.rs` or `src/<name>/`).
 fn layer(module: &str) -> Option<(u8, &'static str)> {
     Some(match module {
-        "abi" | "config" | "exit" | "measurement" => (1, "contracts and data"),
+        "abi" | "config" | "exit" | "measurement" | "plan" => (1, "contracts and data"),
         "host" | "tracefs" | "vfio" => (2, "host services"),
         "arch" => (3, "architectures"),
         "runner" | "primitives" => (4, "drivers"),

@@ -62,6 +62,15 @@ pub enum Via {
     VfioIntx,
 }
 
+/// `on` / `off` (a run's GICv4 direct injection setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum OnOff {
+    On,
+    Off,
+}
+
 /// How the guest makes an assigned device (QEMU's `edu`, hw/misc/edu.c) raise its interrupt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize, Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
