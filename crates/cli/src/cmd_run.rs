@@ -197,11 +197,22 @@ pub struct Common {
 
 /// A whole-number flag: 0 to i64::MAX, the range a `[run]` table (TOML) can hold, so that the
 /// flag and the matrix key accept the same values and neither panics on a bigger one.
-fn whole(s: &str) -> Result<u64, String> {
+fn whole(s: &str) -> Result<u64, ArgError> {
     match s.trim().parse::<u64>() {
         Ok(n) if n <= i64::MAX as u64 => Ok(n),
-        _ => Err(format!("expected a whole number from 0 to {}", i64::MAX)),
+        _ => Err(ArgError::Whole),
     }
+}
+
+/// A flag value clap hands to this module's parsers that they refuse (clap prints the text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    #[error("expected a whole number from 0 to {}", i64::MAX)]
+    Whole,
+    #[error("`{0}`: expected a latency such as 50, 50us, 0.05ms or 50000ns")]
+    Latency(String),
+    #[error("`{0}`: unknown unit `{1}`, expected us, µs, ns, ms or s")]
+    LatencyUnit(String, String),
 }
 
 impl Common {
@@ -512,23 +523,23 @@ mod tests {
     #[test]
     fn whole_number_flags_stop_at_i64_max() {
         assert_eq!(whole("9223372036854775807"), Ok(i64::MAX as u64));
-        assert!(whole("9223372036854775808").unwrap_err().contains("0 to 9223372036854775807"));
+        assert!(whole("9223372036854775808").unwrap_err().to_string().contains("0 to 9223372036854775807"));
         assert!(whole("-1").is_err() && whole("x").is_err());
     }
 }
 
 /// A latency as cyclictest users type it, in µs: `50`, `50us`, `50µs`, `0.05ms`, `50000ns`.
-pub fn parse_latency_us(s: &str) -> Result<f64, String> {
+pub fn parse_latency_us(s: &str) -> Result<f64, ArgError> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("`{s}`: expected a latency such as 50, 50us, 0.05ms or 50000ns"))?;
+    let v: f64 = num.parse().map_err(|_| ArgError::Latency(s.to_string()))?;
     let factor = match unit.trim() {
         "" | "us" | "µs" | "usec" => 1.0,
         "ns" => 1e-3,
         "ms" => 1e3,
         "s" => 1e6,
-        other => return Err(format!("`{s}`: unknown unit `{other}`, expected us, µs, ns, ms or s")),
+        other => return Err(ArgError::LatencyUnit(s.to_string(), other.to_string())),
     };
     // Whether the value is usable (above 0) is the run's own check, with its own message.
     Ok(v * factor)
@@ -547,5 +558,7 @@ mod latency_arg_tests {
         for bad in ["", "us", "50 parsecs", "nan"] {
             assert!(parse_latency_us(bad).is_err(), "{bad}");
         }
+        assert_eq!(parse_latency_us("5 parsecs").unwrap_err().to_string(), "`5 parsecs`: unknown unit `parsecs`, expected us, µs, ns, ms or s");
+        assert_eq!(parse_latency_us("x").unwrap_err().to_string(), "`x`: expected a latency such as 50, 50us, 0.05ms or 50000ns");
     }
 }

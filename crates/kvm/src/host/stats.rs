@@ -2,6 +2,19 @@
 //! descriptors with names, then data. Parsed from bytes, so tests use a made-up buffer.
 use std::collections::BTreeMap;
 
+/// Why a stats fd cannot be opened or read; the text says which part.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    #[error("stats header truncated")]
+    HeaderTruncated,
+    #[error("stats descriptor {0} truncated")]
+    DescriptorTruncated(usize),
+    #[error("KVM_GET_STATS_FD: {0}")]
+    Ioctl(std::io::Error),
+    #[error("{0}")]
+    Read(std::io::Error),
+}
+
 fn u32_at(b: &[u8], off: usize) -> Option<u32> {
     b.get(off..off + 4).map(|s| u32::from_le_bytes(s.try_into().expect("a 4-byte slice")))
 }
@@ -23,16 +36,16 @@ pub struct StatsLayout {
 }
 
 /// Parse header + descriptors from the first bytes of a stats fd.
-pub fn parse_layout(b: &[u8]) -> Result<StatsLayout, String> {
-    let name_size = u32_at(b, 4).ok_or("stats header truncated")? as usize;
-    let num_desc = u32_at(b, 8).ok_or("stats header truncated")? as usize;
-    let desc_offset = u32_at(b, 16).ok_or("stats header truncated")? as usize;
-    let data_offset = u32_at(b, 20).ok_or("stats header truncated")?;
+pub fn parse_layout(b: &[u8]) -> Result<StatsLayout, StatsError> {
+    let name_size = u32_at(b, 4).ok_or(StatsError::HeaderTruncated)? as usize;
+    let num_desc = u32_at(b, 8).ok_or(StatsError::HeaderTruncated)? as usize;
+    let desc_offset = u32_at(b, 16).ok_or(StatsError::HeaderTruncated)? as usize;
+    let data_offset = u32_at(b, 20).ok_or(StatsError::HeaderTruncated)?;
     let desc_size = 16 + name_size;
     let mut descs = Vec::with_capacity(num_desc);
     for i in 0..num_desc {
         let d = desc_offset + i * desc_size;
-        let rec = b.get(d..d + desc_size).ok_or_else(|| format!("stats descriptor {i} truncated"))?;
+        let rec = b.get(d..d + desc_size).ok_or(StatsError::DescriptorTruncated(i))?;
         let name_bytes = &rec[16..];
         let end = name_bytes.iter().position(|c| *c == 0).unwrap_or(name_bytes.len());
         descs.push(StatDesc {
@@ -73,7 +86,7 @@ pub mod fd {
     use std::collections::BTreeMap;
     use std::os::unix::fs::FileExt;
 
-    use super::{parse_layout, values, StatsLayout};
+    use super::{parse_layout, values, StatsError, StatsLayout};
 
     const KVM_GET_STATS_FD: libc::c_ulong = 0xAECE; // _IO(KVMIO, 0xce)
 
@@ -85,16 +98,16 @@ pub mod fd {
 
     impl StatsFd {
         /// Open the stats fd of a VM or vCPU fd.
-        pub fn open(raw_fd: i32) -> Result<StatsFd, String> {
+        pub fn open(raw_fd: i32) -> Result<StatsFd, StatsError> {
             // SAFETY: KVM_GET_STATS_FD takes no argument and returns a new fd or -1.
             let fd = unsafe { libc::ioctl(raw_fd, KVM_GET_STATS_FD as _, 0) };
             if fd < 0 {
-                return Err(format!("KVM_GET_STATS_FD: {}", std::io::Error::last_os_error()));
+                return Err(StatsError::Ioctl(std::io::Error::last_os_error()));
             }
             // SAFETY: fd is a fresh descriptor we own.
             let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
             let mut head = vec![0u8; 1 << 16];
-            let n = file.read_at(&mut head, 0).map_err(|e| e.to_string())?;
+            let n = file.read_at(&mut head, 0).map_err(StatsError::Read)?;
             head.truncate(n);
             let layout = parse_layout(&head)?;
             let data_len = layout.descs.iter().map(|d| d.offset as usize + 8 * d.size.max(1) as usize).max().unwrap_or(0);
@@ -147,6 +160,6 @@ mod tests {
         assert_eq!(v["halt_exits"], 7);
         let before = BTreeMap::from([("exits".to_string(), 40u64), ("halt_exits".to_string(), 7)]);
         assert_eq!(delta(&before, &v), BTreeMap::from([("exits".to_string(), 1)]));
-        assert!(parse_layout(&b[..10]).is_err());
+        assert_eq!(parse_layout(&b[..10]).unwrap_err().to_string(), "stats header truncated");
     }
 }

@@ -23,16 +23,27 @@ pub fn command_with_memory_and_master(cmd: u16) -> u16 {
     (cmd | 0x2 | 0x4) & !0x400
 }
 
+/// Why a device's BAR0 does not suit the benchmark.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BarError {
+    #[error("BAR0 is not implemented (size 0)")]
+    Absent,
+    #[error("BAR0 ({size} bytes) cannot be mmap'ed (VFIO_REGION_INFO_FLAG_MMAP clear); forwarding its MMIO exits is not implemented")]
+    NotMappable { size: u64 },
+    #[error("BAR0 is {size} bytes, not a multiple of the {page}-byte page KVM maps")]
+    NotPageSized { size: u64, page: u64 },
+}
+
 /// What the benchmark needs of BAR0: mmap-able, page-sized or more; the error says what is missing.
-pub fn check_bar(flags: u32, size: u64, page: u64) -> Result<(), String> {
+pub fn check_bar(flags: u32, size: u64, page: u64) -> Result<(), BarError> {
     if size == 0 {
-        return Err("BAR0 is not implemented (size 0)".into());
+        return Err(BarError::Absent);
     }
     if flags & VFIO_REGION_INFO_FLAG_MMAP == 0 {
-        return Err(format!("BAR0 ({size} bytes) cannot be mmap'ed (VFIO_REGION_INFO_FLAG_MMAP clear); forwarding its MMIO exits is not implemented"));
+        return Err(BarError::NotMappable { size });
     }
     if size % page != 0 {
-        return Err(format!("BAR0 is {size} bytes, not a multiple of the {page}-byte page KVM maps"));
+        return Err(BarError::NotPageSized { size, page });
     }
     Ok(())
 }
@@ -178,9 +189,9 @@ mod tests {
     fn bar0_must_be_mappable() {
         let mmap = VFIO_REGION_INFO_FLAG_MMAP | 0x3;
         assert!(check_bar(mmap, 1 << 20, 4096).is_ok(), "edu's 1 MiB BAR0");
-        assert!(check_bar(mmap, 0, 4096).unwrap_err().contains("size 0"));
-        assert!(check_bar(0x3, 1 << 20, 4096).unwrap_err().contains("cannot be mmap'ed"));
-        assert!(check_bar(mmap, 0x800, 4096).unwrap_err().contains("not a multiple"));
+        assert!(check_bar(mmap, 0, 4096).unwrap_err().to_string().contains("size 0"));
+        assert!(check_bar(0x3, 1 << 20, 4096).unwrap_err().to_string().contains("cannot be mmap'ed"));
+        assert!(check_bar(mmap, 0x800, 4096).unwrap_err().to_string().contains("not a multiple"));
         assert!(check_bar(mmap, 0x1_0000, 0x1_0000).is_ok(), "64 KiB pages");
     }
 }
