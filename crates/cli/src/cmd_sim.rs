@@ -134,7 +134,7 @@ fn parse_max_points(s: &str) -> Result<usize, FlagError> {
 
 /// `--trace-at WHICH`.
 fn parse_trace_at(s: &str) -> Result<TracePick, FlagError> {
-    TracePick::parse(s).map_err(FlagError::TraceAt)
+    TracePick::parse(s).map_err(|e| FlagError::TraceAt(e.to_string()))
 }
 
 /// `--profile`: point `platform.profile` at another profile. A file is made absolute (the

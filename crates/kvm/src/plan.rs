@@ -184,7 +184,7 @@ pub fn parse_run_set(arg: &str) -> Result<(String, toml::Value), PlanError> {
     if !RUN_KEYS.contains(&key) {
         return Err(err(format!("`{key}`: not a run setting{}; expected one of {}", did_you_mean(key, RUN_KEYS.iter().copied()), RUN_KEYS.join(", "))));
     }
-    let value = sim::scenario::overrides::parse_value(key, raw).map_err(err)?;
+    let value = sim::scenario::overrides::parse_value(key, raw).map_err(|e| err(e.to_string()))?;
     Ok((key.to_string(), value))
 }
 

@@ -15,4 +15,4 @@ pub use queue::EventQueue;
 pub use rng::{RngStreams, SimRng};
 pub use time::SimTime;
 pub use trace::{Trace, TraceSet};
-pub use trace_pick::{PickRule, Picker, TraceKeep, TracePick};
+pub use trace_pick::{PickRule, Picker, TraceKeep, TracePick, TracePickError};

@@ -26,9 +26,18 @@ pub enum TracePick {
     Rounds(Arc<[u64]>),
 }
 
+/// Why a `--trace-at` value is refused; the text quotes it and shows what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TracePickError {
+    #[error("`{0}`: a percentile is p<number> with 0 < number < 100, e.g. p99 or p99.9")]
+    Percentile(String),
+    #[error("`{0}`: expected first, slowest, a percentile (p50, p99, p99.9) or round numbers from 0 (e.g. 0,17,250)")]
+    Unknown(String),
+}
+
 impl TracePick {
     /// Parse `first`, `slowest`, `p99` / `p99.9` / `p50`, or a list of round numbers `0,17,250`.
-    pub fn parse(s: &str) -> Result<TracePick, String> {
+    pub fn parse(s: &str) -> Result<TracePick, TracePickError> {
         let s = s.trim();
         match s {
             "first" => return Ok(TracePick::First),
@@ -38,14 +47,14 @@ impl TracePick {
         if let Some(p) = s.strip_prefix('p') {
             return match p.parse::<f64>() {
                 Ok(v) if v.is_finite() && v > 0.0 && v < 100.0 => Ok(TracePick::Percentile(v)),
-                _ => Err(format!("`{s}`: a percentile is p<number> with 0 < number < 100, e.g. p99 or p99.9")),
+                _ => Err(TracePickError::Percentile(s.to_string())),
             };
         }
         let mut rounds = Vec::new();
         for part in s.split(',') {
             match part.trim().parse::<u64>() {
                 Ok(r) => rounds.push(r),
-                _ => return Err(format!("`{s}`: expected first, slowest, a percentile (p50, p99, p99.9) or round numbers from 0 (e.g. 0,17,250)")),
+                _ => return Err(TracePickError::Unknown(s.to_string())),
             }
         }
         rounds.sort_unstable();
@@ -252,6 +261,8 @@ mod tests {
         for bad in ["p100", "p0", "pnan", "p-1", "-1", "x", "1,,2", ""] {
             assert!(TracePick::parse(bad).is_err(), "{bad}");
         }
+        assert_eq!(TracePick::parse("p100").unwrap_err().to_string(), "`p100`: a percentile is p<number> with 0 < number < 100, e.g. p99 or p99.9");
+        assert!(TracePick::parse("sometimes").unwrap_err().to_string().starts_with("`sometimes`: expected first, slowest"));
         assert_eq!(TracePick::Percentile(99.0).describe(), "nearest p99");
     }
 }

@@ -352,7 +352,7 @@ impl Scenario {
     pub fn apply_sets(&mut self, sets: &[(String, toml::Value)]) -> Result<(), ScenarioError> {
         for (k, v) in sets {
             let err = |expected: String, got: String| ScenarioError::invalid("--set", k, expected, got);
-            check_key(k).map_err(|e| err("a dotted key".into(), e))?;
+            check_key(k).map_err(|e| err("a dotted key".into(), e.to_string()))?;
             if let Some((axis, _)) = self.axes.iter().find(|(a, _)| keys_overlap(a, k)) {
                 return Err(err("a key the scenario does not sweep (remove the axis from [sweep] to set it)".to_string(), format!("swept as `{axis}`")));
             }

@@ -15,28 +15,45 @@ pub const OVERRIDABLE: &[&str] = &["platform", "hypervisor", "vm", "workload"];
 /// and parameters).
 pub const MAX_VALUE_CHARS: usize = 256;
 
+/// Why an override key or value is refused; the text names the key and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OverrideError {
+    #[error("`{0}` is not a dotted key (e.g. `hypervisor.vwfi`)")]
+    NotDotted(String),
+    #[error("`{key}`: `{section}` is not a section an override can set; expected one of {expected}{hint}")]
+    Section { key: String, section: String, expected: String, hint: String },
+    #[error("`{0}`: name a field inside the section (e.g. `{0}.FIELD`)")]
+    NoField(String),
+    #[error("`{0}`: under `platform` an override sets `platform.profile`, `platform.board`, `platform.costs.NAME[.FIELD]` or `platform.params.NAME[.FIELD]`")]
+    Platform(String),
+    #[error("`{0}`: expected KEY=VALUE (e.g. hypervisor.vwfi=native)")]
+    NoEquals(String),
+    #[error("`{0}`: empty value")]
+    Empty(String),
+    #[error("`{0}`: value longer than {MAX_VALUE_CHARS} characters")]
+    TooLong(String),
+    #[error("`{key}`: value `{raw}` is neither TOML nor a bare word: {message}")]
+    NotAValue { key: String, raw: String, message: String },
+}
+
 /// Check the shape of an override key; the message says what was expected.
-pub fn check_key(key: &str) -> Result<(), String> {
+pub fn check_key(key: &str) -> Result<(), OverrideError> {
     let parts: Vec<&str> = key.split('.').collect();
     if key.is_empty() || parts.iter().any(|p| p.is_empty()) {
-        return Err(format!("`{key}` is not a dotted key (e.g. `hypervisor.vwfi`)"));
+        return Err(OverrideError::NotDotted(key.to_string()));
     }
     if !OVERRIDABLE.contains(&parts[0]) {
         let hint = crate::scenario::did_you_mean(parts[0], OVERRIDABLE.iter().copied());
-        return Err(format!("`{key}`: `{}` is not a section an override can set; expected one of {}{hint}", parts[0], OVERRIDABLE.join(", ")));
+        return Err(OverrideError::Section { key: key.to_string(), section: parts[0].to_string(), expected: OVERRIDABLE.join(", "), hint });
     }
     if parts.len() == 1 {
-        return Err(format!("`{key}`: name a field inside the section (e.g. `{key}.FIELD`)"));
+        return Err(OverrideError::NoField(key.to_string()));
     }
     if parts[0] == "platform" {
         match (parts[1], parts.len()) {
             ("profile" | "board", 2) => {}
             ("costs" | "params", n) if n >= 3 => {}
-            _ => {
-                return Err(format!(
-                    "`{key}`: under `platform` an override sets `platform.profile`, `platform.board`, `platform.costs.NAME[.FIELD]` or `platform.params.NAME[.FIELD]`"
-                ))
-            }
+            _ => return Err(OverrideError::Platform(key.to_string())),
         }
     }
     Ok(())
@@ -45,8 +62,8 @@ pub fn check_key(key: &str) -> Result<(), String> {
 /// Parse one `--set key=value`. The value is read as a TOML value (`1000`, `0.5`, `true`,
 /// `"text"`, `[1, 2]`, `{ ns = 5, source = "...", basis = "guess" }`); a bare word that is not
 /// TOML (`native`) is taken as a string, as a shell user would expect.
-pub fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
-    let (key, raw) = arg.split_once('=').ok_or_else(|| format!("`{arg}`: expected KEY=VALUE (e.g. hypervisor.vwfi=native)"))?;
+pub fn parse_set(arg: &str) -> Result<(String, toml::Value), OverrideError> {
+    let (key, raw) = arg.split_once('=').ok_or_else(|| OverrideError::NoEquals(arg.to_string()))?;
     let key = key.trim();
     check_key(key)?;
     Ok((key.to_string(), parse_value(key, raw)?))
@@ -54,18 +71,18 @@ pub fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
 
 /// The value of one `KEY=VALUE` override, read as [`parse_set`] reads it (also used by
 /// `irqlab run --set`, whose keys are the `[run]` table's).
-pub fn parse_value(key: &str, raw: &str) -> Result<toml::Value, String> {
+pub fn parse_value(key: &str, raw: &str) -> Result<toml::Value, OverrideError> {
     let raw = raw.trim();
     if raw.is_empty() {
-        return Err(format!("`{key}`: empty value"));
+        return Err(OverrideError::Empty(key.to_string()));
     }
     if raw.chars().count() > MAX_VALUE_CHARS {
-        return Err(format!("`{key}`: value longer than {MAX_VALUE_CHARS} characters"));
+        return Err(OverrideError::TooLong(key.to_string()));
     }
     let value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
         Ok(mut t) => t.remove("v").expect("parsed a table with key v"),
         Err(_) if raw.chars().all(|c| c.is_alphanumeric() || "-_.:/+".contains(c)) => toml::Value::String(raw.to_string()),
-        Err(e) => return Err(format!("`{key}`: value `{raw}` is neither TOML nor a bare word: {}", e.message())),
+        Err(e) => return Err(OverrideError::NotAValue { key: key.to_string(), raw: raw.to_string(), message: e.message().to_string() }),
     };
     Ok(value)
 }
@@ -87,10 +104,10 @@ mod tests {
         check_key("platform.costs.lr_write").unwrap();
         check_key("platform.costs.lr_write.ns").unwrap();
         check_key("platform.profile").unwrap();
-        let e = check_key("hypervisr.idle").unwrap_err();
+        let e = check_key("hypervisr.idle").unwrap_err().to_string();
         assert!(e.contains("`hypervisr`") && e.contains("did you mean `hypervisor`"), "{e}");
-        assert!(check_key("hypervisor").unwrap_err().contains("FIELD"));
-        assert!(check_key("platform.costs").unwrap_err().contains("platform.costs.NAME"));
+        assert!(check_key("hypervisor").unwrap_err().to_string().contains("FIELD"));
+        assert!(check_key("platform.costs").unwrap_err().to_string().contains("platform.costs.NAME"));
         assert!(check_key("platform.colour").is_err());
         assert!(check_key("scenario.seed").is_err());
         assert!(check_key("a..b").is_err());
@@ -103,10 +120,10 @@ mod tests {
         assert_eq!(parse_set("workload.period_us=0.5").unwrap().1, toml::Value::Float(0.5));
         assert_eq!(parse_set("hypervisor.vwfi=native").unwrap().1, toml::Value::String("native".into()));
         assert_eq!(parse_set("workload.samples=\"1000\"").unwrap().1, toml::Value::String("1000".into()));
-        assert!(parse_set("workload.samples").unwrap_err().contains("KEY=VALUE"));
-        assert!(parse_set("workload.samples=").unwrap_err().contains("empty"));
+        assert!(parse_set("workload.samples").unwrap_err().to_string().contains("KEY=VALUE"));
+        assert!(parse_set("workload.samples=").unwrap_err().to_string().contains("empty"));
         assert!(parse_set("workload.x=a b").is_err());
-        assert!(parse_set(&format!("workload.x={}", "a".repeat(300))).unwrap_err().contains("longer"));
+        assert!(parse_set(&format!("workload.x={}", "a".repeat(300))).unwrap_err().to_string().contains("longer"));
         let t = parse_set("platform.costs.exit={ ns = 5, source = \"x\", basis = \"guess\" }").unwrap().1;
         assert!(t.is_table());
     }
