@@ -91,7 +91,9 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Opt
                 return Err(unusable(format!("holds a `{ours}` that irqlab did not write; irqlab replaces only its own results, so move it or give another {FLAG}")));
             }
             Owner::Edited => {
-                return Err(unusable(format!("holds a `{ours}` that was changed after irqlab wrote it ({MARKER} does not match); irqlab leaves it alone, so move it or give another {FLAG}")));
+                return Err(unusable(format!(
+                    "holds a `{ours}` that was changed after irqlab wrote it ({MARKER} does not match); irqlab leaves it alone, so move it or give another {FLAG}"
+                )));
             }
             Owner::Unmarked => {
                 return Err(unusable(format!(
