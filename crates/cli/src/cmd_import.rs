@@ -108,7 +108,7 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
     let opts = ImportOptions { tsc_ghz: a.tsc_ghz, board: a.board.clone(), params, unit };
     let mut r = import_files(&format, &files, &opts, sim::runner::TOOL_VERSION)?;
     let dir = a.out.unwrap_or_else(|| PathBuf::from(format!("out/import-{format}")));
-    crate::output::check_output_dir(&dir, &a.files)?;
+    crate::output::check_output_dir_forced(&dir, &a.files, a.force)?;
     let target = dir.join("result.json");
     if !a.force && target.exists() {
         return Err(CliError(format!("{} already holds a result; give another --out, or --force to replace it", dir.display())));
@@ -120,7 +120,7 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
         }
     }
     r.provenance = Some(crate::provenance::current(BTreeMap::from([("import.format".to_string(), format.clone())])));
-    let json = crate::output::write_files(&dir, &r, &a.files)?;
+    let json = crate::output::write_files_forced(&dir, &r, &a.files, a.force)?;
     out(&format!("imported {} file(s) of {} ({} configuration(s)) into {}\n", files.len(), format, r.configs.len(), json.display()))?;
     Ok(Outcome::Ok)
 }

@@ -40,8 +40,15 @@ const FLAG: &str = "--out";
 /// Write `result.json` and `result.csv` into `dir`, together (see the module doc). `inputs`: the
 /// command's input files, never replaced. Returns the JSON path.
 pub fn write_files(dir: &Path, r: &RunResult, inputs: &[PathBuf]) -> Result<PathBuf, OutputError> {
+    write_files_forced(dir, r, inputs, false)
+}
+
+/// [`write_files`] for a command with `--force`: `force` replaces result files irqlab cannot show
+/// it wrote (no marker, a changed file, not an irqlab result) — never an input, never a directory
+/// that holds anything but files.
+pub fn write_files_forced(dir: &Path, r: &RunResult, inputs: &[PathBuf], force: bool) -> Result<PathBuf, OutputError> {
     let files = [(OURS[0], results::to_json_string(r)), (OURS[1], results::to_csv(r))];
-    write_together(dir, &files, inputs)?;
+    write_together_forced(dir, &files, inputs, force)?;
     Ok(dir.join(OURS[0]))
 }
 
@@ -49,9 +56,14 @@ pub fn write_files(dir: &Path, r: &RunResult, inputs: &[PathBuf]) -> Result<Path
 /// Takes the directory's lock ([`super::lock`]) for the rest of the process: a second writer is
 /// refused here, before it does any work.
 pub fn check_output_dir(dir: &Path, inputs: &[PathBuf]) -> Result<(), OutputError> {
+    check_output_dir_forced(dir, inputs, false)
+}
+
+/// [`check_output_dir`] for a command with `--force` (what it replaces: [`write_files_forced`]).
+pub fn check_output_dir_forced(dir: &Path, inputs: &[PathBuf], force: bool) -> Result<(), OutputError> {
     let real = resolve(dir).map_err(|e| OutputError::io(FLAG, dir, "resolve it", e))?;
     super::lock::lock_dir(&real, dir, FLAG, false)?;
-    existing_entries(dir, &real, inputs).map(|_| ())
+    existing_entries(dir, &real, inputs, force).map(|_| ())
 }
 
 /// The directory itself (symlinks followed, so a linked output directory stays a link).
@@ -65,7 +77,7 @@ fn resolve(dir: &Path) -> io::Result<PathBuf> {
 
 /// The old directory's metadata and the names to carry across, or `None` when `real` does not
 /// exist. `shown` is the path as the user gave it, for messages.
-fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Option<(std::fs::Metadata, Vec<OsString>)>, OutputError> {
+fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf], force: bool) -> Result<Option<(std::fs::Metadata, Vec<OsString>)>, OutputError> {
     let unusable = |why: String| OutputError::Unusable { flag: FLAG.into(), path: shown.into(), why };
     let m = match std::fs::symlink_metadata(real) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -87,6 +99,8 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Opt
         }
         match ownership(real, ours) {
             Owner::Irqlab => {}
+            // `--force`: the user says the file may go (inputs were refused above).
+            _ if force => {}
             Owner::Foreign => {
                 return Err(unusable(format!("holds a `{ours}` that irqlab did not write; irqlab replaces only its own results, so move it or give another {FLAG}")));
             }
@@ -209,7 +223,12 @@ fn fill(tmp: &Path, real: &Path, shown: &Path, files: &[(&str, String)], old: Op
     results::sync_dir(tmp).map_err(|e| io_err("sync the new directory".into(), e))
 }
 
+#[cfg(test)]
 fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> Result<(), OutputError> {
+    write_together_forced(dir, files, inputs, false)
+}
+
+fn write_together_forced(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf], force: bool) -> Result<(), OutputError> {
     let real = resolve(dir).map_err(|e| OutputError::io(FLAG, dir, "resolve it", e))?;
     let (Some(parent), Some(_)) = (real.parent(), real.file_name()) else {
         return Err(OutputError::Unusable { flag: FLAG.into(), path: dir.into(), why: "is not a directory irqlab can replace".into() });
@@ -220,7 +239,7 @@ fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> R
     // A concurrent first write may create the directory between our look and our rename: then
     // look again and swap with it.
     for attempt in 0.. {
-        let existing = existing_entries(dir, &real, inputs)?;
+        let existing = existing_entries(dir, &real, inputs, force)?;
         let tmp = temp_name(parent);
         std::fs::create_dir(&tmp).map_err(|e| OutputError::io(FLAG, dir, "create a temporary directory next to it", e))?;
         let first = existing.is_none();
@@ -331,6 +350,11 @@ mod tests {
         std::fs::write(out.join(MARKER), format!("{MARKER_HEAD}\nresult.json 3 0000000000000000\nresult.csv 1 0\n")).unwrap();
         let e = check_output_dir(&out, &[]).unwrap_err().to_string();
         assert!(e.contains("`result.json` that was changed after irqlab wrote it"), "{e}");
+        // --force: the user says they may go; the new files and a matching marker replace them.
+        check_output_dir_forced(&out, &[], true).unwrap();
+        write_together_forced(&out, &[("result.json", "{}".into()), ("result.csv", "x".into())], &[], true).unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("result.json")).unwrap(), "{}");
+        check_output_dir(&out, &[]).unwrap();
     }
 
     #[test]
