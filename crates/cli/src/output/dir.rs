@@ -19,7 +19,9 @@
 //! names it with its length and FNV-1a-64 hash. Any JSON may have a `schema_version` key, and a
 //! file edited after irqlab wrote it is the user's now; both are refused naming the file. Results
 //! written before the marker existed are refused too (irqlab cannot tell them from a hand-made
-//! file), with a message saying how to proceed: delete them or give another `--out`.
+//! file), with a message saying how to proceed: delete them or give another `--out`. A command
+//! with `--force` (`run`, `import`) replaces them when it is given ([`write_files_forced`]);
+//! inputs and directories holding subdirectories are refused even then.
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
