@@ -109,6 +109,7 @@
 //! is written to `exit_addr` ([`abi::EXIT_DONE`] …); console lines still go to the UART if
 //! `uart_base` is not 0. Every exit also calls PSCI SYSTEM_OFF.
 pub mod abi;
+pub mod console;
 mod params;
 
 pub use params::{patch, read_params, Bench, Device, DeviceIrq, GuestError, MmioTrigger, Params, Report, Trigger, Wait};

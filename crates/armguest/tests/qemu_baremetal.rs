@@ -1,11 +1,11 @@
 //! The guest on QEMU's `virt` machine with no hypervisor (EL1, QEMU's own PSCI over HVC, GICv3 at
 //! the bare-metal addresses, ITS at 0x08080000): checks the benches' control flow, PSCI CPU_ON, the console format
-//! (through `results::bench_console`) and the memory report, in about a second per run.
+//! (through `armguest::console`) and the memory report, in about a second per run.
 //! Every test needs qemu-system-aarch64 and the image (`needs_qemu_arm`: ignored with the reason,
 //! run by scripts/test.sh where they are, a failure with CI set where they are not).
 mod needs_qemu_arm {
+    use armguest::console::{parse, ConsoleMeta};
     use armguest::{Bench, Device, DeviceIrq, Params, Report, Trigger, Wait};
-    use results::bench_console::{parse, ConsoleMeta};
     use std::process::Command;
 
     /// QEMU virt (hw/arm/virt.c, 7.2): GICD 0x08000000, GICR 0x080a0000, PL011 0x09000000.
@@ -129,7 +129,7 @@ mod needs_qemu_arm {
         assert_ne!(out.status.code(), Some(127), "qemu-system-aarch64 did not start");
         let log = String::from_utf8_lossy(&out.stdout);
         assert!(log.contains("@irqlab v1 0 error unknown_bench=9 *"), "{log}");
-        assert!(matches!(parse(&log, "x", meta()), Err(results::bench_console::ConsoleError::Damaged { .. })));
+        assert!(matches!(parse(&log, "x", meta()), Err(armguest::console::ConsoleError::Damaged { .. })));
     }
 
     /// QEMU virt's ITS (hw/arm/virt.c, 7.2: VIRT_GIC_ITS 0x08080000) and 1 MiB of RAM for the tables.
@@ -217,7 +217,7 @@ mod needs_qemu_arm {
         let irq = DeviceIrq::Lpi { intid: 8192, gits_base: 0x4430_0000, device_id: 0, event_id: 0, tables_addr: ITS_TABLES };
         let log = qemu(&device(irq, Wait::Wfi, 2), false);
         assert!(log.contains(" error its=no_device_table *"), "{log}");
-        assert!(matches!(parse(&log, "x", meta()), Err(results::bench_console::ConsoleError::Guest { .. })), "{log}");
+        assert!(matches!(parse(&log, "x", meta()), Err(armguest::console::ConsoleError::Guest { .. })), "{log}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! `irqlab import FORMAT FILE… [--out DIR]`: another tool's output as an irqlab result
-//! (`results::import`; `irqlab import --list` names the formats). Several files are
+//! (`import`; `irqlab import --list` names the formats). Several files are
 //! repetitions of one experiment. The result is written like every other (`result.json` and
 //! `result.csv`, together) into `--out` (default `out/import-FORMAT`), never over an earlier
 //! result without `--force`, and never over an input file. Bad input exits 2 naming the file and
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::Args;
-use results::import::{import_files, ImportOptions, FORMATS};
+use import::{import_files, ImportOptions, FORMATS};
 
 use crate::term::out;
 use crate::{CliError, Outcome};
@@ -88,7 +88,7 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
         return Ok(Outcome::Ok);
     }
     let format = a.format.expect("required unless --list");
-    results::import::format(&format)?;
+    import::format(&format)?;
     let mut files = Vec::with_capacity(a.files.len());
     for p in &a.files {
         // Bounded and regular files only, like every reader (issue 27).
@@ -103,12 +103,12 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
     }
     let unit = match a.unit.as_deref() {
         None => None,
-        Some(u) => Some(results::import::LatencyUnit::parse(u).ok_or_else(|| CliError(format!("--unit {u}: expected ns or us")))?),
+        Some(u) => Some(import::LatencyUnit::parse(u).ok_or_else(|| CliError(format!("--unit {u}: expected ns or us")))?),
     };
     let opts = ImportOptions { tsc_ghz: a.tsc_ghz, board: a.board.clone(), params, unit };
     let mut r = import_files(&format, &files, &opts, sim::runner::TOOL_VERSION)?;
     let dir = a.out.unwrap_or_else(|| PathBuf::from(format!("out/import-{format}")));
-    crate::output::check_output_dir(&dir, &a.files)?;
+    crate::output::check_output_dir_forced(&dir, &a.files, a.force)?;
     let target = dir.join("result.json");
     if !a.force && target.exists() {
         return Err(CliError(format!("{} already holds a result; give another --out, or --force to replace it", dir.display())));
@@ -120,7 +120,7 @@ pub fn run(a: ImportArgs) -> Result<Outcome, CliError> {
         }
     }
     r.provenance = Some(crate::provenance::current(BTreeMap::from([("import.format".to_string(), format.clone())])));
-    let json = crate::output::write_files(&dir, &r, &a.files)?;
+    let json = crate::output::write_files_forced(&dir, &r, &a.files, a.force)?;
     out(&format!("imported {} file(s) of {} ({} configuration(s)) into {}\n", files.len(), format, r.configs.len(), json.display()))?;
     Ok(Outcome::Ok)
 }

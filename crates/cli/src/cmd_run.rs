@@ -15,7 +15,7 @@ use clap::{Args, Subcommand};
 use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
 use crate::cmd_run_show::{self as show, RunUnit};
-use crate::output::{check_output_dir, print, write_files, Format};
+use crate::output::{check_output_dir_forced, print, write_files_forced, Format};
 use crate::progress::Progress;
 use crate::term::{note, out};
 use crate::{CliError, Outcome};
@@ -257,7 +257,7 @@ pub(crate) fn check_fresh(dir: &std::path::Path, force: bool, inputs: &[PathBuf]
     if !force && dir.join("result.json").exists() {
         return Err(CliError(format!("{} already holds the results of an earlier run; give another --out, or --force to replace them", dir.display())));
     }
-    Ok(check_output_dir(dir, inputs)?)
+    Ok(check_output_dir_forced(dir, inputs, force)?)
 }
 
 /// Nothing was measured: every point failed before it took a sample. Such a run writes nothing
@@ -383,7 +383,7 @@ pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
         let _ = outcome(&result);
         return Err(CliError(format!("every run failed; nothing was written ({} is unchanged)", dir.display())));
     }
-    let json = write_files(&dir, &result, &inputs)?;
+    let json = write_files_forced(&dir, &result, &inputs, c.force)?;
     if let Some(t) = &samples_target {
         crate::output::file::write(t, samples_text.as_bytes())?;
     }

@@ -20,7 +20,11 @@ fn spawn(args: &[&str], cwd: &Path) -> Child {
 }
 
 fn leftovers(d: &Path) -> Vec<String> {
-    std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.starts_with(".irqlab-") && !n.starts_with(".irqlab-lock-")).collect()
+    std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".irqlab-") && !n.starts_with(".irqlab-lock-") && n != ".irqlab-owned")
+        .collect()
 }
 
 #[test]

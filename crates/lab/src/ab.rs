@@ -10,9 +10,9 @@
 //! - The bench is given once, after `--`, so both sides run the same one; a side whose options
 //!   carry their own `--`, `--out` or `--force` is refused.
 //! - Runs interleave A B A B …, each repetition a fresh `irqlab-lab` process and so a fresh boot:
-//!   a host whose load drifts loads both sides alike (results::import::irqlab's reason).
+//!   a host whose load drifts loads both sides alike (import::irqlab's reason).
 //! - Each run goes to DIR/a/run-N and DIR/b/run-N; each side is imported as repetitions
-//!   (`results::import`, format `irqlab`) into DIR/a/result.json and DIR/b/result.json; the
+//!   (`import`, format `irqlab`) into DIR/a/result.json and DIR/b/result.json; the
 //!   comparison and verdicts are `irqlab compare`'s (report::compare_table, report::verdict_table,
 //!   results::stats::gate), written to DIR/comparison.txt and DIR/comparison.json and printed.
 //! - A side that fails stops the A/B (no further boots): every result already taken is kept and
@@ -453,7 +453,7 @@ fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbEr
     }
     let dropped = common_figures(&mut runs);
     let texts: Vec<(String, String)> = files.iter().zip(&runs).map(|(f, r)| (f.display().to_string(), results::to_json_string(r))).collect();
-    let mut r = results::import::import_files("irqlab", &texts, &results::import::ImportOptions::default(), &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")))
+    let mut r = import::import_files("irqlab", &texts, &import::ImportOptions::default(), &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")))
         .map_err(|e| AbError::Compare(e.to_string()))?;
     // Each run's start time, so that compare pairs A and B runs that interleave (stats::pairs).
     for c in &mut r.configs {

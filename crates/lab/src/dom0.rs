@@ -9,7 +9,7 @@
 //! runs the job and prints fio's JSON base64-framed on the console (`kvm::framed_files`); QEMU
 //! `-M virt,virtualization=on,gic-version=4,its=on -cpu max` with dom0 loaded by
 //! `-device guest-loader`. One fresh boot per repetition. fio's JSON becomes the result through
-//! `irqlab import fio` (`results::import::import_files`); the delivery counts
+//! `irqlab import fio` (`import::import_files`); the delivery counts
 //! ([`crate::delivery`]) come from QEMU's log between dom0's `fio start` and `fio end` lines.
 //! Every wait is bounded ([`Dom0Watcher`]); a dom0 that does not boot, an NVMe timeout or a fio
 //! that fails is a named failure with the console lines that show it, and no result is written.

@@ -1,9 +1,9 @@
 //! The dom0 fio mode's result: fio's JSON (one file per repetition) through irqlab's fio
-//! importer (`results::import::import_files("fio", …)`, the code behind `irqlab import fio`),
+//! importer (`import::import_files("fio", …)`, the code behind `irqlab import fio`),
 //! then labelled as emulation (QEMU TCG wall time, or virtual time under -icount) and given what
 //! ran (Xen's tree, patches, config; scheduler, vwfi, dom0 vCPUs; the job's parameters) and the
 //! delivery counts of each repetition ([`crate::delivery`]), summed, with per-I/O ratios.
-use results::import::{import_files, ImportOptions};
+use import::{import_files, ImportOptions};
 use results::RunResult;
 
 use crate::delivery::Counts;

@@ -69,7 +69,7 @@ pub struct Watcher {
 
 /// The record kind of an `@irqlab v1 <seq> <kind> …` line, if it is one.
 fn kind(line: &str) -> Option<(&str, &str)> {
-    let rest = &line[line.find(results::bench_console::MARKER)? + results::bench_console::MARKER.len()..];
+    let rest = &line[line.find(armguest::console::MARKER)? + armguest::console::MARKER.len()..];
     let mut it = rest.splitn(3, ' ');
     let _seq = it.next()?;
     Some((it.next()?, it.next().unwrap_or("")))

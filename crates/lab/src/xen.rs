@@ -1,14 +1,14 @@
 //! `irqlab-lab xen`: the benchmark guest as a dom0less domU of Debian's Xen 4.17 under QEMU TCG.
 //! Steps: refuse what Debian's Xen cannot do; fetch Xen when missing; patch the guest; dump
 //! QEMU's DTB and write the dom0less tree ([`crate::dts`]); boot; watch the console
-//! ([`crate::session`]); parse it with `results::bench_console`; write `result.json` atomically
+//! ([`crate::session`]); parse it with `armguest::console`; write `result.json` atomically
 //! beside the raw `console.log` and the `xen.dts` used.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use armguest::console::{self, ConsoleHost, ConsoleMeta};
 use armguest::{Bench, Params, Wait};
-use results::bench_console::{self, ConsoleHost, ConsoleMeta};
 
 use crate::cli::{BenchArgs, Neighbour, Sched, Vwfi, XenArgs};
 use crate::error::LabError;
@@ -165,7 +165,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
         Outcome::Done => None,
         Outcome::Failed(w) | Outcome::TimedOut(w) => Some(w.clone()),
     };
-    let mut result = match bench_console::parse(&s.log, &log_path.display().to_string(), meta) {
+    let mut result = match console::parse(&s.log, &log_path.display().to_string(), meta) {
         Ok(r) => r,
         Err(e) => {
             let why = lab_problem.unwrap_or_default();

@@ -15,7 +15,7 @@ use crate::format::{group, latency, thousands, LatencyUnit};
 use crate::heatmap::heatmap_html;
 use crate::pivot::{pivot, CellSpec};
 use crate::references::references_html;
-use crate::svg::{cdf_svg, esc, histogram_svg, scatter_svg, ScatterPoint};
+use crate::svg::{esc, histogram_svg, scatter_svg, CdfCurve, ScatterPoint};
 use crate::sweep::{default_class, default_figure, find, run_axes, Stat, SweepAxis};
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
@@ -158,7 +158,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     let mut summary = Vec::new();
     let mut configs = Vec::new();
     // class -> (group label, [(series label, histogram)])
-    let mut by_class: BTreeMap<String, Vec<(String, String, hdrhistogram::Histogram<u64>)>> = BTreeMap::new();
+    let mut by_class: BTreeMap<String, Vec<(String, String, CdfCurve)>> = BTreeMap::new();
     for (ri, (label, r)) in runs.iter().enumerate() {
         let caveat = host_caveat(r);
         let ax = run_axes(r);
@@ -195,7 +195,8 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
                 let h = l.histogram(class)?;
                 if !h.is_empty() {
                     histograms.push(histogram_svg(&format!("{} — {class}", c.name), &h, 60, unit, 640.0));
-                    by_class.entry(class.clone()).or_default().push((group_key.clone(), series.clone(), h));
+                    // the curve, not the ~0.5 MB histogram: memory bounded by the input (issue 36)
+                    by_class.entry(class.clone()).or_default().push((group_key.clone(), series.clone(), CdfCurve::of(&h)));
                 }
             }
             configs.push(config_view(anchor, label, c, caveat.clone(), histograms, r.meta.kind == results::ResultKind::Measured));
@@ -290,13 +291,13 @@ fn series_names(label: &str, r: &RunResult, c: &ConfigResult, ax: &[SweepAxis], 
     }
 }
 
-fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram::Histogram<u64>)>, unit: LatencyUnit) -> Section {
+fn cdf_section(i: usize, class: &str, series: Vec<(String, String, CdfCurve)>, unit: LatencyUnit) -> Section {
     let title = format!("{class} latency CDF");
     let html = if series.len() <= MAX_SERIES_PER_PLOT {
-        let s: Vec<(String, hdrhistogram::Histogram<u64>)> = series.into_iter().map(|(g, n, h)| (if g.is_empty() { n } else { format!("{n}, {g}") }, h)).collect();
-        cdf_svg(&title, &s, unit, 760.0)
+        let s: Vec<(String, CdfCurve)> = series.into_iter().map(|(g, n, h)| (if g.is_empty() { n } else { format!("{n}, {g}") }, h)).collect();
+        crate::svg::cdf_svg_in(&title, &s, unit, 760.0, None)
     } else {
-        let mut groups: Vec<(String, Vec<(String, hdrhistogram::Histogram<u64>)>)> = Vec::new();
+        let mut groups: Vec<(String, Vec<(String, CdfCurve)>)> = Vec::new();
         for (g, n, h) in series {
             match groups.iter_mut().find(|x| x.0 == g) {
                 Some(x) => x.1.push((n, h)),
@@ -309,7 +310,7 @@ fn cdf_section(i: usize, class: &str, series: Vec<(String, String, hdrhistogram:
             if groups.len() > FOLD_PLOTS { format!("<details><summary>Show the {} plots</summary>", groups.len()) } else { String::new() }
         );
         // One x range and one nines axis for every panel: they compare the same class.
-        let all: Vec<(String, hdrhistogram::Histogram<u64>)> = groups.iter().flat_map(|g| g.1.iter().cloned()).collect();
+        let all: Vec<(String, CdfCurve)> = groups.iter().flat_map(|g| g.1.iter().cloned()).collect();
         let shared = crate::svg::cdf_extent(&all, unit);
         for (g, s) in &groups {
             let t = if g.is_empty() { title.clone() } else { format!("{class}: {g}") };

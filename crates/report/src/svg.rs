@@ -391,39 +391,56 @@ fn wants_log(lo: f64, hi: f64, ratio: f64) -> bool {
 /// Confidence of the bands drawn around each CDF.
 pub const BAND_CONFIDENCE: f64 = 0.95;
 
+/// What a CDF plot needs of one series, in ns: the curve ([`cdf_points`]) and its confidence band
+/// ([`cdf_band`]). A few kB where the decoded histogram it comes from is ~0.5 MB (1 ns – 100 s
+/// at irqlab's precision), so a report over 10,000 configurations keeps these, not the
+/// histograms (issue 36: the report's memory bounded by its input).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CdfCurve {
+    pub points: Vec<(f64, f64)>,
+    pub band: Vec<(f64, f64, f64)>,
+}
+
+impl CdfCurve {
+    pub fn of(h: &Histogram<u64>) -> Self {
+        let conf = results::stats::Confidence::new(BAND_CONFIDENCE).expect("a level in (0, 1)");
+        CdfCurve { points: cdf_points(h), band: cdf_band(h, conf) }
+    }
+}
+
 /// Overlaid CDFs of several series (name, histogram) on a nines axis, latency in `unit` on a log
 /// axis (a linear one when some latency is 0). `width` is the viewBox width.
 pub fn cdf_svg(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64) -> String {
-    cdf_svg_in(title, series, unit, width, None)
+    let curves: Vec<(String, CdfCurve)> = series.iter().map(|(n, h)| (n.clone(), CdfCurve::of(h))).collect();
+    cdf_svg_in(title, &curves, unit, width, None)
 }
 
 /// The x range (in `unit`) and the top of the nines axis that `series` need.
-pub fn cdf_extent(series: &[(String, Histogram<u64>)], unit: LatencyUnit) -> (f64, f64, f64) {
-    let pts: Vec<(f64, f64)> = series.iter().flat_map(|(_, h)| cdf_points(h)).map(|(x, y)| (unit.from_ns(x), y)).collect();
-    let (lo, hi) = (pts.iter().map(|p| p.0).fold(f64::MAX, f64::min), pts.iter().map(|p| p.0).fold(f64::MIN, f64::max));
+pub fn cdf_extent(series: &[(String, CdfCurve)], unit: LatencyUnit) -> (f64, f64, f64) {
+    let pts = || series.iter().flat_map(|(_, c)| c.points.iter()).map(|&(x, y)| (unit.from_ns(x), y));
+    let (lo, hi) = (pts().map(|p| p.0).fold(f64::MAX, f64::min), pts().map(|p| p.0).fold(f64::MIN, f64::max));
     let (lo, hi) = if lo <= hi { (lo, hi) } else { (1.0, 10.0) };
-    (lo, hi, pts.iter().map(|p| p.1).fold(1.0f64, f64::max).ceil())
+    (lo, hi, pts().map(|p| p.1).fold(1.0f64, f64::max).ceil())
 }
 
-/// [`cdf_svg`] on given axes: small multiples that compare the same thing share them
+/// [`cdf_svg`] of curves on given axes: small multiples that compare the same thing share them
 /// (`shared` = [`cdf_extent`] of all their series), so panels can be read against each other.
-pub fn cdf_svg_in(title: &str, series: &[(String, Histogram<u64>)], unit: LatencyUnit, width: f64, shared: Option<(f64, f64, f64)>) -> String {
-    let curves: Vec<(String, Vec<(f64, f64)>)> = series.iter().map(|(n, h)| (n.clone(), cdf_points(h).into_iter().map(|(x, y)| (unit.from_ns(x), y)).collect())).collect();
+pub fn cdf_svg_in(title: &str, series: &[(String, CdfCurve)], unit: LatencyUnit, width: f64, shared: Option<(f64, f64, f64)>) -> String {
     let (lo, hi, ymax) = shared.unwrap_or_else(|| cdf_extent(series, unit));
     let log = lo > 0.0;
     let x_title = format!("latency ({}{})", unit.symbol(), if log { ", log scale" } else { "" });
     let plot_h = if width < 500.0 { 220.0 } else { 300.0 };
     let x = Axis::numeric(lo, hi, log, &x_title, width - 120.0, true);
-    let legend: Vec<(String, usize)> = curves.iter().enumerate().map(|(i, c)| (c.0.clone(), i)).collect();
+    let legend: Vec<(String, usize)> = series.iter().enumerate().map(|(i, c)| (c.0.clone(), i)).collect();
     let mut p = Plot::new(title, width, plot_h, x, nines_axis(ymax), &legend);
-    let conf = results::stats::Confidence::new(BAND_CONFIDENCE).expect("a level in (0, 1)");
-    for (i, (name, h)) in series.iter().enumerate() {
-        let rows: Vec<(f64, f64, f64)> = cdf_band(h, conf).into_iter().map(|(y, lo, hi)| (y, unit.from_ns(lo), unit.from_ns(hi))).collect();
+    for (i, (name, c)) in series.iter().enumerate() {
+        let rows: Vec<(f64, f64, f64)> = c.band.iter().map(|&(y, lo, hi)| (y, unit.from_ns(lo), unit.from_ns(hi))).collect();
         let top = rows.last().map(|r| nines_label(r.0)).unwrap_or_default();
         p.band(&rows, i, &format!("{name}: {:.0} % confidence band of each percentile, up to {top}", BAND_CONFIDENCE * 100.0));
     }
-    for (i, (name, pts)) in curves.iter().enumerate() {
-        p.line(pts, i, name);
+    for (i, (name, c)) in series.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = c.points.iter().map(|&(x, y)| (unit.from_ns(x), y)).collect();
+        p.line(&pts, i, name);
     }
     p.finish()
 }

@@ -12,17 +12,15 @@
 //! another version is an error, not a silent misread.
 //!
 //! [`stats`] says whether a difference is real (intervals, verdicts, sample sizes, KS);
-//! [`Repetitions`] keeps each run of a repeated configuration; [`import`] reads other tools'
-//! outputs (fio, cyclictest, rtla, kvm-unit-tests, ipi_benchmark, tbm) into this format.
+//! [`Repetitions`] keeps each run of a repeated configuration. Reading other tools' outputs into
+//! this format is the `import` crate's; parsing the arm64 guest's console is `armguest::console`.
 #![forbid(unsafe_code)]
 
-pub mod bench_console;
 mod breakdown;
 mod compare;
 mod csv;
 mod error;
 mod float;
-pub mod import;
 mod io;
 mod latency;
 mod provenance;

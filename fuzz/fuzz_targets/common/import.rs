@@ -5,12 +5,12 @@
 //! percentiles are ordered inside [min, max], and the result writes to JSON and CSV and reads back.
 //!
 //! Issue 36: each target also builds a structurally valid file of its format from the same bytes
-//! (`crates/results/tests/gen`, shared with the proptest of `tests/import_gen.rs`), with at most
+//! (`crates/import/tests/gen`, shared with the proptest of `tests/import_gen.rs`), with at most
 //! one contradiction, so the semantic checks are reached: a valid file must import with exactly
 //! the generated count, min and max; a contradicting one must be refused naming the file.
-use results::import::{import_files, ImportError, ImportOptions};
+use import::{import_files, ImportError, ImportOptions};
 
-#[path = "../../../crates/results/tests/gen/mod.rs"]
+#[path = "../../../crates/import/tests/gen/mod.rs"]
 #[allow(dead_code)]
 mod gen;
 
@@ -33,7 +33,7 @@ pub fn check(format: &str, data: &[u8]) {
         board: Some("fuzz-board".into()),
         params: vec![("xen.sched".into(), "credit2".into())],
         // cyclictest's -h text needs its unit; the other formats refuse a contradicting one only.
-        unit: if format == "cyclictest" && !text.trim_start().starts_with('{') { Some(results::import::LatencyUnit::Us) } else { None },
+        unit: if format == "cyclictest" && !text.trim_start().starts_with('{') { Some(import::LatencyUnit::Us) } else { None },
     };
     let r = match import_files(format, &files, &opts, "fuzz") {
         Ok(r) => r,

@@ -13,6 +13,15 @@
 //! same new directory both succeed (the later one swaps its directory in). On any failure the
 //! temporary directory is removed; its name is short (`.irqlab-PID-N.tmp`), so any legal target
 //! name works.
+//!
+//! Ownership (issue 36): a `result.json`/`result.csv` is irqlab's to replace only when the
+//! directory's `.irqlab-owned` marker — written in the same swap, so never apart from the files —
+//! names it with its length and FNV-1a-64 hash. Any JSON may have a `schema_version` key, and a
+//! file edited after irqlab wrote it is the user's now; both are refused naming the file. Results
+//! written before the marker existed are refused too (irqlab cannot tell them from a hand-made
+//! file), with a message saying how to proceed: delete them or give another `--out`. A command
+//! with `--force` (`run`, `import`) replaces them when it is given ([`write_files_forced`]);
+//! inputs and directories holding subdirectories are refused even then.
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
@@ -25,13 +34,23 @@ use super::file::{input_at, sweep_stale, temp_name};
 
 /// The files irqlab writes into an output directory.
 const OURS: [&str; 2] = ["result.json", "result.csv"];
+/// The marker naming the files irqlab wrote, with their lengths and hashes (see the module doc).
+const MARKER: &str = ".irqlab-owned";
+const MARKER_HEAD: &str = "irqlab output directory v1: the files irqlab wrote (name, length, fnv1a-64); do not edit";
 const FLAG: &str = "--out";
 
 /// Write `result.json` and `result.csv` into `dir`, together (see the module doc). `inputs`: the
 /// command's input files, never replaced. Returns the JSON path.
 pub fn write_files(dir: &Path, r: &RunResult, inputs: &[PathBuf]) -> Result<PathBuf, OutputError> {
+    write_files_forced(dir, r, inputs, false)
+}
+
+/// [`write_files`] for a command with `--force`: `force` replaces result files irqlab cannot show
+/// it wrote (no marker, a changed file, not an irqlab result) — never an input, never a directory
+/// that holds anything but files.
+pub fn write_files_forced(dir: &Path, r: &RunResult, inputs: &[PathBuf], force: bool) -> Result<PathBuf, OutputError> {
     let files = [(OURS[0], results::to_json_string(r)), (OURS[1], results::to_csv(r))];
-    write_together(dir, &files, inputs)?;
+    write_together_forced(dir, &files, inputs, force)?;
     Ok(dir.join(OURS[0]))
 }
 
@@ -39,9 +58,14 @@ pub fn write_files(dir: &Path, r: &RunResult, inputs: &[PathBuf]) -> Result<Path
 /// Takes the directory's lock ([`super::lock`]) for the rest of the process: a second writer is
 /// refused here, before it does any work.
 pub fn check_output_dir(dir: &Path, inputs: &[PathBuf]) -> Result<(), OutputError> {
+    check_output_dir_forced(dir, inputs, false)
+}
+
+/// [`check_output_dir`] for a command with `--force` (what it replaces: [`write_files_forced`]).
+pub fn check_output_dir_forced(dir: &Path, inputs: &[PathBuf], force: bool) -> Result<(), OutputError> {
     let real = resolve(dir).map_err(|e| OutputError::io(FLAG, dir, "resolve it", e))?;
     super::lock::lock_dir(&real, dir, FLAG, false)?;
-    existing_entries(dir, &real, inputs).map(|_| ())
+    existing_entries(dir, &real, inputs, force).map(|_| ())
 }
 
 /// The directory itself (symlinks followed, so a linked output directory stays a link).
@@ -55,7 +79,7 @@ fn resolve(dir: &Path) -> io::Result<PathBuf> {
 
 /// The old directory's metadata and the names to carry across, or `None` when `real` does not
 /// exist. `shown` is the path as the user gave it, for messages.
-fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Option<(std::fs::Metadata, Vec<OsString>)>, OutputError> {
+fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf], force: bool) -> Result<Option<(std::fs::Metadata, Vec<OsString>)>, OutputError> {
     let unusable = |why: String| OutputError::Unusable { flag: FLAG.into(), path: shown.into(), why };
     let m = match std::fs::symlink_metadata(real) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -75,15 +99,30 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Opt
         if let Some(input) = input_at(&real.join(ours), inputs) {
             return Err(OutputError::IsInput { flag: FLAG.into(), path: shown.into(), input });
         }
-        if !written_by_irqlab(&real.join(ours)) {
-            return Err(unusable(format!("holds a `{ours}` that irqlab did not write; irqlab replaces only its own results, so move it or give another {FLAG}")));
+        match ownership(real, ours) {
+            Owner::Irqlab => {}
+            // `--force`: the user says the file may go (inputs were refused above).
+            _ if force => {}
+            Owner::Foreign => {
+                return Err(unusable(format!("holds a `{ours}` that irqlab did not write; irqlab replaces only its own results, so move it or give another {FLAG}")));
+            }
+            Owner::Edited => {
+                return Err(unusable(format!(
+                    "holds a `{ours}` that was changed after irqlab wrote it ({MARKER} does not match); irqlab leaves it alone, so move it or give another {FLAG}"
+                )));
+            }
+            Owner::Unmarked => {
+                return Err(unusable(format!(
+                    "holds a `{ours}` without irqlab's ownership marker ({MARKER}): a result of an irqlab older than the marker, or a file made by hand; irqlab cannot tell which, so it leaves it alone: delete it (and the directory's other result file) if it is an old result you no longer need, move it, or give another {FLAG}"
+                )));
+            }
         }
     }
     let mut carried = Vec::new();
     for e in std::fs::read_dir(real).map_err(|e| OutputError::io(FLAG, shown, "list it", e))? {
         let e = e.map_err(|e| OutputError::io(FLAG, shown, "list it", e))?;
         let name = e.file_name();
-        if OURS.iter().any(|o| name == *o) {
+        if OURS.iter().chain([&MARKER]).any(|o| name == *o) {
             continue;
         }
         let t = e.file_type().map_err(|e| OutputError::io(FLAG, shown, "list it", e))?;
@@ -95,28 +134,72 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf]) -> Result<Opt
     Ok(Some((m, carried)))
 }
 
-/// Is the `result.json` / `result.csv` at `p` one irqlab wrote (or absent, or empty)? JSON: a
-/// `"schema_version"` key in its first 4 KiB (results::to_json_string writes it first); CSV: the
-/// header begins `scenario,kind,seed,` (results::to_csv).
-fn written_by_irqlab(p: &Path) -> bool {
-    use std::io::Read;
-    let Ok(f) = std::fs::File::open(p) else { return true };
-    let mut head = Vec::new();
-    if f.take(4096).read_to_end(&mut head).is_err() || head.is_empty() {
-        return true;
+/// Whose is the `result.json` / `result.csv` named `name` in directory `real`?
+#[derive(Debug, PartialEq)]
+enum Owner {
+    /// Absent, empty, or named in the marker with its length and hash.
+    Irqlab,
+    /// The marker names it but the content differs: edited or replaced after irqlab wrote it.
+    Edited,
+    /// No marker, and the file looks like an irqlab result (an older irqlab's, or made by hand).
+    Unmarked,
+    /// No marker and not an irqlab result.
+    Foreign,
+}
+
+fn ownership(real: &Path, name: &str) -> Owner {
+    let Ok(bytes) = std::fs::read(real.join(name)) else { return Owner::Irqlab };
+    if bytes.is_empty() {
+        return Owner::Irqlab;
     }
-    let text = String::from_utf8_lossy(&head);
-    if p.extension().is_some_and(|e| e == "json") {
-        text.contains("\"schema_version\"")
+    let Ok(marker) = std::fs::read_to_string(real.join(MARKER)) else {
+        return if looks_like_a_result(name, &bytes) { Owner::Unmarked } else { Owner::Foreign };
+    };
+    let want = marker_line(name, &bytes);
+    let mut lines = marker.lines();
+    if lines.next() != Some(MARKER_HEAD) {
+        return Owner::Foreign;
+    }
+    match lines.find(|l| l.split(' ').next() == Some(name)) {
+        Some(l) if l == want => Owner::Irqlab,
+        Some(_) => Owner::Edited,
+        None => Owner::Foreign,
+    }
+}
+
+/// The shape of an irqlab result (for the message only; ownership is the marker's).
+fn looks_like_a_result(name: &str, bytes: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    if name.ends_with(".json") {
+        head.contains("\"schema_version\"")
     } else {
-        text.starts_with("scenario,kind,seed,")
+        head.starts_with("scenario,kind,seed,")
     }
+}
+
+/// The marker's line for file `name` holding `bytes`.
+fn marker_line(name: &str, bytes: &[u8]) -> String {
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(bytes);
+    format!("{name} {} {:016x}", bytes.len(), h.finish())
+}
+
+/// The marker's text for the files irqlab writes.
+fn marker_text(files: &[(&str, String)]) -> String {
+    let mut t = format!("{MARKER_HEAD}\n");
+    for (name, text) in files {
+        t.push_str(&marker_line(name, text.as_bytes()));
+        t.push('\n');
+    }
+    t
 }
 
 /// Fill `tmp` with the files and the carried links, with `old`'s metadata.
 fn fill(tmp: &Path, real: &Path, shown: &Path, files: &[(&str, String)], old: Option<&(std::fs::Metadata, Vec<OsString>)>) -> Result<(), OutputError> {
     let io_err = |step: String, e| OutputError::io(FLAG, shown, step, e);
-    for (file, text) in files {
+    let marker = (MARKER, marker_text(files));
+    for (file, text) in files.iter().chain([&marker]) {
         let mut f = std::fs::File::create_new(tmp.join(file)).map_err(|e| io_err(format!("create {file} in a temporary directory next to it"), e))?;
         f.write_all(text.as_bytes()).map_err(|e| io_err(format!("write {file}"), e))?;
         f.sync_all().map_err(|e| io_err(format!("sync {file}"), e))?;
@@ -142,7 +225,12 @@ fn fill(tmp: &Path, real: &Path, shown: &Path, files: &[(&str, String)], old: Op
     results::sync_dir(tmp).map_err(|e| io_err("sync the new directory".into(), e))
 }
 
+#[cfg(test)]
 fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> Result<(), OutputError> {
+    write_together_forced(dir, files, inputs, false)
+}
+
+fn write_together_forced(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf], force: bool) -> Result<(), OutputError> {
     let real = resolve(dir).map_err(|e| OutputError::io(FLAG, dir, "resolve it", e))?;
     let (Some(parent), Some(_)) = (real.parent(), real.file_name()) else {
         return Err(OutputError::Unusable { flag: FLAG.into(), path: dir.into(), why: "is not a directory irqlab can replace".into() });
@@ -153,7 +241,7 @@ fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> R
     // A concurrent first write may create the directory between our look and our rename: then
     // look again and swap with it.
     for attempt in 0.. {
-        let existing = existing_entries(dir, &real, inputs)?;
+        let existing = existing_entries(dir, &real, inputs, force)?;
         let tmp = temp_name(parent);
         std::fs::create_dir(&tmp).map_err(|e| OutputError::io(FLAG, dir, "create a temporary directory next to it", e))?;
         let first = existing.is_none();
@@ -169,7 +257,7 @@ fn write_together(dir: &Path, files: &[(&str, String)], inputs: &[PathBuf]) -> R
                 let _ = results::sync_dir(parent);
                 if let Some(old) = old {
                     // The old directory: its results and the links of what was carried across.
-                    for f in OURS.iter().map(OsString::from).chain(existing.into_iter().flat_map(|e| e.1)) {
+                    for f in OURS.iter().chain([&MARKER]).map(OsString::from).chain(existing.into_iter().flat_map(|e| e.1)) {
                         let _ = std::fs::remove_file(old.join(f));
                     }
                     if let Err(e) = std::fs::remove_dir(&old) {
@@ -239,7 +327,7 @@ mod tests {
         write_together(&out, &[("result.json", "{\"schema_version\": 1}".into()), ("result.csv", "scenario,kind,seed,1".into())], &[]).unwrap();
         std::fs::write(out.join("report.html"), "mine").unwrap();
         write_together(&out, &[("result.json", "{\"schema_version\": 2}".into()), ("result.csv", "scenario,kind,seed,2".into())], &[]).unwrap();
-        assert_eq!(names(&out), ["report.html", "result.csv", "result.json"]);
+        assert_eq!(names(&out), [MARKER, "report.html", "result.csv", "result.json"]);
         assert_eq!(std::fs::read_to_string(out.join("result.csv")).unwrap(), "scenario,kind,seed,2");
         assert_eq!(std::fs::read_to_string(out.join("report.html")).unwrap(), "mine");
         assert_eq!(names(d.path()), ["o"], "no temporary or old directory left");
@@ -253,11 +341,40 @@ mod tests {
         std::fs::write(out.join("result.json"), "{\"my\": \"data\"}").unwrap();
         let e = check_output_dir(&out, &[]).unwrap_err().to_string();
         assert!(e.contains("holds a `result.json` that irqlab did not write"), "{e}");
-        std::fs::write(out.join("result.json"), "{\n  \"schema_version\": 1\n}").unwrap();
-        std::fs::write(out.join("result.csv"), "a,b\n1,2\n").unwrap();
-        assert!(check_output_dir(&out, &[]).unwrap_err().to_string().contains("`result.csv`"));
+        // Issue 36: a `schema_version` key and irqlab's CSV header are not ownership.
+        std::fs::write(out.join("result.json"), "{\n  \"schema_version\": 1, \"mine\": true\n}").unwrap();
         std::fs::write(out.join("result.csv"), "scenario,kind,seed,config\n").unwrap();
+        let e = check_output_dir(&out, &[]).unwrap_err().to_string();
+        assert!(e.contains("`result.json` without irqlab's ownership marker") && e.contains("delete it"), "{e}");
+        assert!(write_together(&out, &[("result.json", "{}".into()), ("result.csv", "x".into())], &[]).is_err());
+        assert_eq!(std::fs::read_to_string(out.join("result.json")).unwrap(), "{\n  \"schema_version\": 1, \"mine\": true\n}");
+        // A marker made by hand that does not match the content does not make it ours either.
+        std::fs::write(out.join(MARKER), format!("{MARKER_HEAD}\nresult.json 3 0000000000000000\nresult.csv 1 0\n")).unwrap();
+        let e = check_output_dir(&out, &[]).unwrap_err().to_string();
+        assert!(e.contains("`result.json` that was changed after irqlab wrote it"), "{e}");
+        // --force: the user says they may go; the new files and a matching marker replace them.
+        check_output_dir_forced(&out, &[], true).unwrap();
+        write_together_forced(&out, &[("result.json", "{}".into()), ("result.csv", "x".into())], &[], true).unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("result.json")).unwrap(), "{}");
         check_output_dir(&out, &[]).unwrap();
+    }
+
+    #[test]
+    fn irqlab_replaces_what_it_wrote_but_not_after_an_edit() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("o");
+        let files = |v: &str| [("result.json", format!("{{\"schema_version\": {v}}}")), ("result.csv", format!("scenario,kind,seed,{v}"))];
+        write_together(&out, &files("1"), &[]).unwrap();
+        assert_eq!(names(&out), [MARKER, "result.csv", "result.json"]);
+        check_output_dir(&out, &[]).unwrap();
+        write_together(&out, &files("2"), &[]).unwrap();
+        assert_eq!(std::fs::read_to_string(out.join(MARKER)).unwrap(), marker_text(&files("2").map(|(n, t)| (n, t))));
+        // The user edits the CSV: it is theirs now, and nothing is replaced.
+        std::fs::write(out.join("result.csv"), "scenario,kind,seed,2,my note").unwrap();
+        let e = write_together(&out, &files("3"), &[]).unwrap_err().to_string();
+        assert!(e.contains("`result.csv` that was changed after irqlab wrote it"), "{e}");
+        assert_eq!(std::fs::read_to_string(out.join("result.json")).unwrap(), "{\"schema_version\": 2}");
+        assert_eq!(names(d.path()), ["o"], "no temporary left");
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub mod file;
 pub mod lock;
 pub mod names;
 
-pub use dir::{check_output_dir, write_files};
+pub use dir::{check_output_dir, check_output_dir_forced, write_files, write_files_forced};
 pub use names::safe_dir_name;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -10,7 +10,7 @@
 //! its `count:`, so a truncated file is refused. The Debian 12 kernel here has no timerlat
 //! tracer, so the checked-in example follows the documented layout rather than a local run.
 use super::{count_sum, finite, insert_class, num, scaled, scaled_f, unique, unit_agrees, Exact, ImportError, ImportOptions, Origin, Parsed};
-use crate::run::ConfigResult;
+use results::ConfigResult;
 
 fn class_name(file: &str, line: usize, col: &str) -> Result<String, ImportError> {
     let (kind, cpu) = col.split_once('-').ok_or_else(|| ImportError::line(file, line, "columns IRQ-NNN, Thr-NNN or Usr-NNN", col))?;
@@ -141,5 +141,5 @@ pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Pars
     if c.classes.is_empty() && c.figures.is_empty() {
         return Err(ImportError::other(file, "every column has count 0"));
     }
-    Ok(Parsed { origin: Origin { tool: "rtla timerlat".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
+    Ok(Parsed { origin: Origin { tool: "rtla timerlat".into(), ..Origin::default() }, configs: vec![c], kind: results::ResultKind::Measured })
 }

@@ -6,7 +6,7 @@
 //! (`normal_ipi.delivery`, `normal_ipi.total`, …) and `fit` can use them as references. All five
 //! rows must be there, once each.
 use super::{finite, num, ImportError, ImportOptions, Origin, Parsed};
-use crate::run::ConfigResult;
+use results::ConfigResult;
 
 const ROWS: [(&str, &str); 5] =
     [("Dry-run", "dry_run"), ("Self-IPI", "self_ipi"), ("Normal IPI", "normal_ipi"), ("Broadcast IPI", "broadcast_ipi"), ("Broadcast lock", "broadcast_lock")];
@@ -39,5 +39,5 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         c.set_figure(&format!("{key}.total"), t, "ns");
     }
     c.notes.push("figures are totals over the module's NTIMES operations (100,000 in the public module)".into());
-    Ok(Parsed { origin: Origin { tool: "ipi_benchmark".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
+    Ok(Parsed { origin: Origin { tool: "ipi_benchmark".into(), ..Origin::default() }, configs: vec![c], kind: results::ResultKind::Measured })
 }

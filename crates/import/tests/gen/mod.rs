@@ -5,7 +5,7 @@
 //! generated count, min and max per class, or be refused with a message naming the file and the
 //! contradiction. Used by `tests/import_gen.rs` (proptest) and the `import_*` fuzz targets
 //! (`#[path]`), so it depends on `results` and std only.
-use results::import::ImportOptions;
+use import::ImportOptions;
 
 /// Bytes read as a stream of choices; past the end every choice is 0.
 pub struct Src<'a> {
@@ -86,7 +86,7 @@ pub fn generate(which: &str, s: &mut Src) -> Generated {
 
 /// Imports `g` and checks it did what it says; `Err` describes the disagreement.
 pub fn check(which: &str, g: &Generated) -> Result<(), String> {
-    let r = results::import::import_files(format_of(which), &[(g.name.clone(), g.text.clone())], &g.opts, "gen");
+    let r = import::import_files(format_of(which), &[(g.name.clone(), g.text.clone())], &g.opts, "gen");
     match (&g.expect, r) {
         (Expect::Refused(says), Ok(_)) => Err(format!("{which}: imported a file that should be refused ({says}):\n{}", g.text)),
         (Expect::Refused(says), Err(e)) => {

@@ -15,8 +15,8 @@ use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{bad_at, count_sum, ImportError, MAX_NS};
-use crate::latency::{LatencyClass, LatencyRecorder};
-use crate::run::ConfigResult;
+use results::ConfigResult;
+use results::{LatencyClass, LatencyRecorder};
 
 /// What a tool prints exactly beside its buckets.
 #[derive(Debug, Clone, Copy, Default)]
@@ -235,7 +235,7 @@ impl<'de> Visitor<'de> for StrictValue {
         let mut m = Map::new();
         while let Some(k) = a.next_key::<String>()? {
             if m.contains_key(&k) {
-                return Err(A::Error::custom(format!("key `{}` given twice in one object", crate::escape_control(&k))));
+                return Err(A::Error::custom(format!("key `{}` given twice in one object", results::escape_control(&k))));
             }
             let v = a.next_value_seed(StrictValue)?;
             m.insert(k, v);

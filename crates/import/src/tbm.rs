@@ -4,7 +4,7 @@
 //! distribution — which become figures `timer.avg`, `timer.min`, `timer.max`, `timer.warm_max`
 //! in ns. tbm's avg is an exponential moving average (k = 0.125), not a mean; the note says so.
 use super::{finite, num, ImportError, ImportOptions, Origin, Parsed};
-use crate::run::ConfigResult;
+use results::ConfigResult;
 
 const KEYS: [&str; 4] = ["max", "warm_max", "min", "avg"];
 
@@ -41,5 +41,5 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         c.set_figure(&format!("timer.{k}"), v, "ns");
     }
     c.notes.push("tbm summary only: avg is tbm's exponential moving average (k = 0.125); no samples, so no percentiles or intervals".into());
-    Ok(Parsed { origin: Origin { tool: "tbm".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
+    Ok(Parsed { origin: Origin { tool: "tbm".into(), ..Origin::default() }, configs: vec![c], kind: results::ResultKind::Measured })
 }

@@ -6,7 +6,7 @@
 use super::{ImportError, ImportOptions, Origin, Parsed};
 
 pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Parsed, ImportError> {
-    let r = crate::io::from_json_str(text, file).map_err(|e| ImportError::other(file, e.to_string()))?;
+    let r = results::from_json_str(text, file).map_err(|e| ImportError::other(file, e.to_string()))?;
     let configs = r
         .configs
         .into_iter()

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{count_sum, finite, insert_class, num, scaled, scaled_f, strict_json, unit_agrees, unit_ns, Exact, ImportError, ImportOptions, Origin, Parsed};
-use crate::run::ConfigResult;
+use results::ConfigResult;
 
 pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, ImportError> {
     if text.trim_start().starts_with('{') {
@@ -128,7 +128,11 @@ fn parse_json(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, Im
             }
         }
     }
-    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command, host }, configs: vec![config(file, out)?], kind: crate::ResultKind::Measured })
+    Ok(Parsed {
+        origin: Origin { tool: "cyclictest".into(), version: s("rt_test_version"), command, host },
+        configs: vec![config(file, out)?],
+        kind: results::ResultKind::Measured,
+    })
 }
 
 /// `N` of `-h N`, `-hN`, `--histogram=N` or `--histogram N` in a cyclictest command line.
@@ -232,5 +236,5 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
     if out.iter().all(|t| t.buckets.iter().all(|b| b.1 == 0)) {
         return Err(ImportError::other(file, "every histogram count is 0"));
     }
-    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![config(file, out)?], kind: crate::ResultKind::Measured })
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![config(file, out)?], kind: results::ResultKind::Measured })
 }

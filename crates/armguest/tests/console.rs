@@ -1,5 +1,5 @@
-//! `bench_console::parse` on captured logs of the arm64 guest (tests/data/console/README.md).
-use results::bench_console::{parse, ConsoleError, ConsoleHost, ConsoleMeta};
+//! `armguest::console::parse` on captured logs of the arm64 guest (tests/data/console/README.md).
+use armguest::console::{parse, ConsoleError, ConsoleHost, ConsoleMeta};
 
 fn data(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tests/data/console/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use super::{ImportError, ImportOptions, Origin, Parsed};
-use crate::bench_console::{parse as parse_console, ConsoleHost, ConsoleMeta};
-use crate::ResultKind;
+use armguest::console::{parse as parse_console, ConsoleHost, ConsoleMeta};
+use results::ResultKind;
 
 /// The host a log came from: `qemu-tcg` / `qemu-icount` for the lab, anything else a board name.
 fn host(board: &str) -> ConsoleHost {

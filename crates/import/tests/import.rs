@@ -3,7 +3,7 @@
 //! truncated or other-layout files must be refused naming the file, line or key.
 use std::path::PathBuf;
 
-use results::import::{import_files, ImportOptions, LatencyUnit};
+use import::{import_files, ImportOptions, LatencyUnit};
 use results::RunResult;
 use serde_json::Value;
 
@@ -216,7 +216,7 @@ fn irqlab_results_of_separate_runs_become_repetitions() {
 /// board must be named, the Xen settings given become parameters, damage is refused with the line.
 #[test]
 fn bench_console_logs_import_with_their_board_and_settings() {
-    let log = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/console/xen-credit2-trap-timer.log")).unwrap();
+    let log = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../armguest/tests/data/console/xen-credit2-trap-timer.log")).unwrap();
     let opts = |board: Option<&str>| ImportOptions { board: board.map(str::to_string), params: vec![("vwfi".into(), "trap".into())], ..Default::default() };
     let files = [("xen-credit2-trap-timer.log".to_string(), log.clone())];
     let e = import_files("bench-console", &files, &opts(None), "t").unwrap_err().to_string();

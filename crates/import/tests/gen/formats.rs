@@ -1,6 +1,6 @@
 //! The generators of `gen`, one function per format: each writes the file as the tool writes
 //! it, from the samples the bytes choose, and says what its import must give.
-use results::import::{ImportOptions, LatencyUnit};
+use import::{ImportOptions, LatencyUnit};
 
 use super::{Expect, Generated, Src};
 

@@ -13,9 +13,10 @@
 //! Bad input is an error naming the file, the line or key, and what was expected; an importer
 //! never returns a result with a class silently missing. Whether the numbers can describe a set
 //! of samples is checked once for every format, in [`validate`] (issue 36).
+#![forbid(unsafe_code)]
 use std::collections::BTreeMap;
 
-use crate::run::{ConfigResult, ResultKind, RunMeta, RunResult};
+use results::{ConfigResult, ResultKind, RunMeta, RunResult};
 
 mod bench_console;
 mod cyclictest;
@@ -27,7 +28,7 @@ mod tbm;
 mod tscdeadline;
 mod validate;
 
-pub use crate::csv::LatencyUnit;
+pub use results::LatencyUnit;
 pub(crate) use validate::{class_from_buckets, finite, insert_class, strict_json, unique, Exact};
 
 /// Options some formats need.
@@ -133,7 +134,7 @@ impl ImportError {
 }
 
 fn shorten(s: &str) -> String {
-    let s = crate::escape_control(s);
+    let s = results::escape_control(s);
     if s.chars().count() > 80 {
         format!("`{}…`", s.chars().take(80).collect::<String>())
     } else {
@@ -237,8 +238,8 @@ pub fn import_files(format_name: &str, files: &[(String, String)], opts: &Import
         let mut c = c.clone();
         if parsed.len() > 1 {
             let reps: Vec<&ConfigResult> = parsed.iter().map(|p| &p.configs[i]).collect();
-            c.repetitions = Some(crate::Repetitions::over(&reps).map_err(|e| ImportError::other(first_name, e.to_string()))?);
-            c.seed_spread = Some(crate::SeedSpread::over(&reps));
+            c.repetitions = Some(results::Repetitions::over(&reps).map_err(|e| ImportError::other(first_name, e.to_string()))?);
+            c.seed_spread = Some(results::SeedSpread::over(&reps));
             c.notes.push(format!("{} repetitions (one per file); the classes and figures above are the first file's", parsed.len()));
         }
         r.configs.push(c);

@@ -6,7 +6,7 @@
 //! Negative latencies (the interrupt before the deadline) are kept signed, as `irqlab run`
 //! keeps them: an EARLY count and class beside the main one (issue 36).
 use super::{class_from_buckets, num, Exact, ImportError, ImportOptions, Origin, Parsed};
-use crate::run::ConfigResult;
+use results::ConfigResult;
 
 pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, ImportError> {
     let ghz = opts
@@ -56,5 +56,5 @@ pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Pars
         c.set_figure("min_signed.timer", *ns.iter().min().expect("not empty") as f64, "ns");
         c.notes.push(format!("{} sample(s) arrived before the deadline (negative latency): 0 in `timer`, how early in `timer_early`", early.len()));
     }
-    Ok(Parsed { origin: Origin { tool: "kvm-unit-tests tscdeadline_latency".into(), ..Origin::default() }, configs: vec![c], kind: crate::ResultKind::Measured })
+    Ok(Parsed { origin: Origin { tool: "kvm-unit-tests tscdeadline_latency".into(), ..Origin::default() }, configs: vec![c], kind: results::ResultKind::Measured })
 }

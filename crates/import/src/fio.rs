@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{class_from_buckets, count_sum, strict_json, Exact, ImportError, ImportOptions, Origin, Parsed};
-use crate::run::ConfigResult;
+use results::ConfigResult;
 
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
 
@@ -120,7 +120,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         }
         s
     });
-    Ok(Parsed { origin: Origin { tool: "fio".into(), version: Some(version.into()), command, host }, configs, kind: crate::ResultKind::Measured })
+    Ok(Parsed { origin: Origin { tool: "fio".into(), version: Some(version.into()), command, host }, configs, kind: results::ResultKind::Measured })
 }
 
 /// Each printed percentile's share of the N samples at its value; what lies above the last one

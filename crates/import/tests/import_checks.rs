@@ -3,8 +3,8 @@
 //! on the readers before the issue (they imported the file, or made up its percentiles).
 use std::path::PathBuf;
 
-use results::bench_console::{parse as console, ConsoleMeta};
-use results::import::{import_files, ImportOptions, LatencyUnit};
+use armguest::console::{parse as console, ConsoleMeta};
+use import::{import_files, ImportOptions, LatencyUnit};
 use results::RunResult;
 
 fn data(name: &str) -> String {

@@ -1,5 +1,6 @@
-//! Reader of the arm64 benchmark guest's console report (`crates/armguest`, "Console report")
-//! into the shared result format: from the Xen lab's console capture or a real board's serial log.
+//! Reader of this crate's guest's console report ("Console report" in the crate doc) into the
+//! shared result format: from the Xen lab's console capture or a real board's serial log. It lives
+//! beside the guest that prints the lines, so the printer and its reader change together.
 //!
 //! Lines are found by their `@irqlab v1 ` marker wherever it sits (after `(XEN) DOM1: `, a
 //! timestamp, or at the start); everything else is noise and is counted, not parsed. Lines are
@@ -20,8 +21,7 @@
 //! A caller's value wins and a disagreement is noted.
 use std::collections::BTreeMap;
 
-use crate::latency::LatencyRecorder;
-use crate::run::{ConfigResult, ResultKind, RunMeta, RunResult};
+use results::{ConfigResult, LatencyRecorder, ResultKind, RunMeta, RunResult};
 
 /// The line marker (and format version) of the guest's report.
 pub const MARKER: &str = "@irqlab v1 ";
