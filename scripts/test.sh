@@ -83,7 +83,9 @@ if command -v qemu-system-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc
   # lab cache): each test prints what it cost (TIME: …).
   echo "== [${SECONDS} s] Xen GICv4 series A/B in the lab (dom0 fio, base tree vs series)"
   dom0_start=$SECONDS
-  cargo test --release -p lab --test dom0_lab -- --ignored --show-output "needs_arm_lab::dom0_lab_"
+  # From the workspace build (`-p lab` alone once unified features differently and recompiled the
+  # host crates here).
+  cargo test --workspace --release -- --ignored --show-output "needs_arm_lab::dom0_lab_"
   echo "== [${SECONDS} s] the dom0 fio lab tests took $((SECONDS - dom0_start)) s"
 else
   if [ -n "${CI:-}" ]; then echo "test.sh: CI is set and the arm lab's QEMU or cross gcc is missing (scripts/ensure-deps.sh should have installed them)" >&2; exit 1; fi
