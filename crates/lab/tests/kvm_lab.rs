@@ -72,8 +72,17 @@ mod needs_arm_lab {
     }
 
     fn lab_run_status(out: &Path, args: &[&str], status: i32) -> results::RunResult {
+        lab_kvm(&["--gic", "v4"], args, out, status);
+        checked(out)
+    }
+
+    /// `irqlab-lab kvm LAB_FLAGS --irqlab <the cross-built irqlab> -- run ARGS --out OUT`, its exit
+    /// status checked.
+    fn lab_kvm(lab_flags: &[&str], args: &[&str], out: &Path, status: i32) {
         let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-            .args(["kvm", "--gic", "v4", "--irqlab"])
+            .arg("kvm")
+            .args(lab_flags)
+            .arg("--irqlab")
             .arg(irqlab_aarch64())
             .args(["--", "run"])
             .args(args)
@@ -81,8 +90,7 @@ mod needs_arm_lab {
             .arg(out)
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(status), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        checked(out)
+        assert_eq!(o.status.code(), Some(status), "{lab_flags:?} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
     }
 
     /// The benches of several tests, run in ONE lab boot (`kvm --gic v4 -- B1 … --out D/1 -- B2 …`,
@@ -388,18 +396,8 @@ mod needs_arm_lab {
     }
 
     fn lab_run_edu_status(out: &Path, flags: &[&str], args: &[&str], status: i32) -> (results::RunResult, String) {
-        let o = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
-            .args(["kvm", "--device", "edu", "--icount"])
-            .args(flags)
-            .arg("--irqlab")
-            .arg(irqlab_aarch64())
-            .args(["--", "run"])
-            .args(args)
-            .arg("--out")
-            .arg(out)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(status), "{flags:?} {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let lab_flags: Vec<&str> = ["--device", "edu", "--icount"].into_iter().chain(flags.iter().copied()).collect();
+        lab_kvm(&lab_flags, args, out, status);
         let r = results::read_json(&out.join("result.json")).unwrap();
         assert!(r.meta.platform["lab"].contains("instruction count (not hardware latency)"), "{:?}", r.meta.platform);
         assert!(r.configs[0].error.is_none(), "{:?}", r.configs[0].error);
