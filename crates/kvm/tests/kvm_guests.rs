@@ -192,10 +192,22 @@ mod primitives_live {
             // An exit handled in the kernel is cheaper than one that goes out to the VMM and back.
             assert!(p50(&m, "exit_cpuid") < p50(&m, "exit_pio"), "CPUID {} vs PIO {}", p50(&m, "exit_cpuid"), p50(&m, "exit_pio"));
             assert!(p50(&m, "exit_cpuid") > 0.0 && p50(&m, "guest_insn") > 0.0);
-            // Waking a halted vCPU costs more than a spinning thread seeing a store, and blocking
-            // is not cheaper than polling (on a loaded host polls fail and the two are alike).
+            // Waking a halted vCPU costs more than a spinning thread seeing a store.
             assert!(p50(&m, "wake_halt_blocked") > 10.0 * p50(&m, "spin_wake"), "{} vs {}", p50(&m, "wake_halt_blocked"), p50(&m, "spin_wake"));
-            assert!(p50(&m, "wake_halt_blocked") >= 0.9 * p50(&m, "wake_halt_polled"), "{} vs {}", p50(&m, "wake_halt_blocked"), p50(&m, "wake_halt_polled"));
+            // The halt-polling setting took effect, read from KVM's own counters rather than from
+            // the times: with halt_poll_ns 0 KVM never polls; with the host's default it tries on
+            // every halt. Only when those polls succeed is polling faster; when they fail (this
+            // nested host, under load) the polled wake is the blocked one plus the poll window, so
+            // comparing the two times would test the host, not the code (a 0.83x ratio was seen).
+            let counter = |k: &str| m.counters.get(k).copied().unwrap_or(0);
+            assert_eq!(counter("wake_halt_blocked.halt_attempted_poll"), 0, "{:?}", m.counters);
+            let host_polls = std::fs::read_to_string("/sys/module/kvm/parameters/halt_poll_ns").ok().and_then(|s| s.trim().parse::<u64>().ok()).unwrap_or(0) > 0;
+            if host_polls {
+                assert!(counter("wake_halt_polled.halt_attempted_poll") >= 290, "{:?}", m.counters);
+                if counter("wake_halt_polled.halt_successful_poll") >= 150 {
+                    assert!(p50(&m, "wake_halt_polled") < p50(&m, "wake_halt_blocked"), "{} vs {}", p50(&m, "wake_halt_polled"), p50(&m, "wake_halt_blocked"));
+                }
+            }
             // A timer that wakes a sleeping thread is not earlier than one a polling thread sees.
             assert!(p50(&m, "hrtimer_sleep") >= p50(&m, "hrtimer_spin") * 0.9);
             assert!(m.counters.get("wake_halt_blocked.halt_wakeup").copied().unwrap_or(0) >= 290, "{:?}", m.counters);
