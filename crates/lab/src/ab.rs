@@ -301,12 +301,12 @@ pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> 
             // dom0 fio (issue 33): its own flags and refusals, checked like the domU benches.
             <crate::dom0::FioArgs as clap::Parser>::try_parse_from(crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::dom0::check(&x).map_err(|e| bad(e.to_string()))?;
-            xen_build_inputs(&x).map_err(bad)?;
+            xen_build_inputs(&x).map_err(|e| bad(e.to_string()))?;
         }
         Mode::Xen(x) => {
             let b = BenchArgs::parse_words(&crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::xen::check(&x, &b).map_err(|e| bad(e.to_string()))?;
-            xen_build_inputs(&x).map_err(bad)?;
+            xen_build_inputs(&x).map_err(|e| bad(e.to_string()))?;
         }
         _ => return Err(bad("not a kvm or xen side".into())),
     }
@@ -317,16 +317,27 @@ pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> 
 /// A side's own Xen (issue 33) checked before any boot: `--xen-src` is a Xen tree or tarball, its
 /// `--patches` are patches and its `--xen-config` settings parse (xen_build::identify, which
 /// builds nothing); `--xen FILE` is a Xen binary.
-fn xen_build_inputs(x: &crate::cli::XenArgs) -> Result<(), String> {
+fn xen_build_inputs(x: &crate::cli::XenArgs) -> Result<(), XenInputError> {
     if let Some(src) = &x.xen_src {
         let s = crate::xen_build::XenSource { src: src.clone(), patches: x.patches.clone(), config: x.xen_config.clone() };
-        crate::xen_build::identify(&s).map_err(|e| e.to_string())?;
+        crate::xen_build::identify(&s)?;
     }
     if let Some(f) = &x.xen {
-        let bytes = std::fs::read(f).map_err(|e| format!("--xen {}: {e}", f.display()))?;
-        crate::kernel_image::check_xen(&bytes).map_err(|e| format!("--xen {}: {e}", f.display()))?;
+        let bytes = std::fs::read(f).map_err(|source| XenInputError::Read { path: f.clone(), source })?;
+        crate::kernel_image::check_xen(&bytes).map_err(|source| XenInputError::NotXen { path: f.clone(), source })?;
     }
     Ok(())
+}
+
+/// A side's own Xen that cannot be used: the `--xen-src` tree, or the `--xen` binary.
+#[derive(Debug, thiserror::Error)]
+enum XenInputError {
+    #[error(transparent)]
+    Build(#[from] crate::xen_build::BuildError),
+    #[error("--xen {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("--xen {}: {source}", path.display())]
+    NotXen { path: PathBuf, source: crate::kernel_image::KernelImageError },
 }
 
 /// Everything checked before the first boot: the bench, the output directory, both sides.

@@ -130,7 +130,7 @@ pub trait TraceDialect {
     fn trace_clock() -> &'static str;
     /// The measured interrupt's target and number in the trace's terms (x86: APIC id and vector;
     /// arm64: vCPU index and INTID), or why this path cannot be broken down on this architecture.
-    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String>;
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), crate::tracefs::TraceError>;
 }
 
 #[cfg(test)]

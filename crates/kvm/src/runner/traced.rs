@@ -32,7 +32,7 @@ pub struct TraceOptions {
 /// of the path's events exist. Returns notes (what was mounted, which events this kernel does
 /// not offer).
 pub fn preflight(cfg: &BenchConfig) -> Result<(Tracefs, Vec<String>), TraceError> {
-    Imp::trace_target(cfg).map_err(TraceError::NotOnPath)?;
+    Imp::trace_target(cfg)?;
     let fs = locate_or_mount()?;
     let mut notes = Vec::new();
     if fs.mounted_now {
@@ -56,7 +56,7 @@ pub fn preflight(cfg: &BenchConfig) -> Result<(Tracefs, Vec<String>), TraceError
 }
 
 fn roles(cfg: &BenchConfig, t: &Threads) -> Result<Roles, TraceError> {
-    let (target_apic, vector) = Imp::trace_target(cfg).map_err(TraceError::NotOnPath)?;
+    let (target_apic, vector) = Imp::trace_target(cfg)?;
     let (target_tid, source_tid) = match cfg.kind {
         Bench::Timer => (t.vcpu_tids[0], t.vcpu_tids[0]),
         Bench::Device => (t.vcpu_tids[0], t.host_tid),

@@ -7,6 +7,7 @@ use crate::arch::VmError;
 use crate::arch::{Arch, DescribeHost, TraceDialect, Trigger};
 use crate::config::{Bench, BenchConfig, ConfigError};
 use crate::exit::Exit;
+use crate::tracefs::TraceError;
 
 pub mod assigned;
 pub mod boot;
@@ -53,7 +54,7 @@ impl Arch for Aarch64 {
         if let Some(on) = cfg.gicv4 {
             let state = crate::vfio::gicv4::State::from_log(&crate::vfio::gicv4::kernel_log());
             let flag = format!("--gicv4 {}", if on { "on" } else { "off" });
-            state.check(on).map_err(|why| ConfigError::HostCannot { flag: flag.clone(), why })?;
+            state.check(on).map_err(|why| ConfigError::HostCannot { flag: flag.clone(), why: why.to_string() })?;
             if on && !(cfg.kind == Bench::Device && cfg.via == crate::config::DeviceVia::VfioMsi) {
                 return cannot(&flag, "KVM maps an MSI to a vLPI for direct injection only for a VFIO-assigned device's MSI (the irq-bypass producer): use `device --via vfio-msi`; other paths always take KVM's software path");
             }
@@ -101,7 +102,7 @@ impl TraceDialect for Aarch64 {
         "mono_raw"
     }
 
-    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String> {
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), TraceError> {
         use armguest::abi::{PPI_VTIMER, SGI_PING};
         match cfg.kind {
             Bench::Timer => Ok((0, PPI_VTIMER as u32)),
@@ -131,12 +132,12 @@ mod tests {
     #[test]
     fn breakdown_targets_are_the_guests_intids() {
         use crate::config::DeviceVia;
-        assert_eq!(Aarch64::trace_target(&BenchConfig::default()), Ok((0, 27)));
-        assert_eq!(Aarch64::trace_target(&BenchConfig { kind: Bench::Ipi, ..Default::default() }), Ok((1, 0)));
+        assert_eq!(Aarch64::trace_target(&BenchConfig::default()).unwrap(), (0, 27));
+        assert_eq!(Aarch64::trace_target(&BenchConfig { kind: Bench::Ipi, ..Default::default() }).unwrap(), (1, 0));
         let line = BenchConfig { kind: Bench::Device, via: DeviceVia::Line, ..Default::default() };
-        assert_eq!(Aarch64::trace_target(&line), Ok((0, boot::EDGE_SPI)));
+        assert_eq!(Aarch64::trace_target(&line).unwrap(), (0, boot::EDGE_SPI));
         let vfio = BenchConfig { kind: Bench::Device, via: DeviceVia::VfioMsi, ..Default::default() };
-        assert_eq!(Aarch64::trace_target(&vfio), Ok((0, boot::ITS_LPI)), "the vLPI the device's MSI becomes");
+        assert_eq!(Aarch64::trace_target(&vfio).unwrap(), (0, boot::ITS_LPI), "the vLPI the device's MSI becomes");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::arch::VmError;
 use crate::arch::{Arch, DescribeHost, TraceDialect, Trigger};
 use crate::config::{Bench, BenchConfig, ConfigError};
 use crate::exit::Exit;
+use crate::tracefs::TraceError;
 
 /// The x86_64 micro-VMM.
 pub struct X86_64;
@@ -92,7 +93,7 @@ impl TraceDialect for X86_64 {
         "x86-tsc"
     }
 
-    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String> {
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), TraceError> {
         Ok(crate::tracefs::path::target_of(cfg))
     }
 }
