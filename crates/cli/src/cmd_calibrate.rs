@@ -11,6 +11,9 @@
 //! measured paths with predicted results (e.g. `irqlab sim kvm-x86-host --profile host.toml`) by
 //! parameters and prints measured vs predicted p50/p99 with the error against the first predicted
 //! result; further ones (what-ifs on the same profile) show the change they predict against it.
+//!
+//! The calibration is [`sim::calibrate::session`]'s, handed over stage by stage; this module
+//! parses the flags, reads the inputs, prints each stage as it comes and writes the files.
 use std::path::{Path, PathBuf};
 
 use crate::output::file::{Artefact, Target};

@@ -6,7 +6,8 @@
 //! (`irqlab run --matrix FILE`, format in [`kvm::plan`]) whose points run one after
 //! another (measurements must not disturb each other); a point that fails keeps its error while
 //! the others' results are written. An existing output directory with results is not replaced
-//! without `--force`.
+//! without `--force`. The measuring is [`kvm::session`]'s; this module parses the flags, checks
+//! and writes the output files, drives the progress bar and prints.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,4 +1,5 @@
-//! `irqlab sim SCENARIO`: run the model, print the table, write result.json and result.csv.
+//! `irqlab sim SCENARIO`: run the model, print the table, write result.json and result.csv. The
+//! loading and running is [`sim::session`]'s; this module parses the flags, writes and prints.
 use std::path::PathBuf;
 
 use clap::Args;

@@ -173,8 +173,19 @@ impl Runner for ProcessRunner {
     }
 }
 
+/// A side's option string that does not split into words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SplitError {
+    #[error("unclosed '")]
+    UnclosedSingle,
+    #[error("unclosed \"")]
+    UnclosedDouble,
+    #[error("a trailing backslash")]
+    TrailingBackslash,
+}
+
 /// Shell-like splitting of a side's option string: whitespace, '…', "…" and backslash.
-pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+pub fn split_words(s: &str) -> Result<Vec<String>, SplitError> {
     let (mut out, mut cur, mut has) = (Vec::new(), String::new(), false);
     let mut it = s.chars();
     while let Some(c) = it.next() {
@@ -185,7 +196,7 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
                     match it.next() {
                         Some('\'') => break,
                         Some(ch) => cur.push(ch),
-                        None => return Err("unclosed '".into()),
+                        None => return Err(SplitError::UnclosedSingle),
                     }
                 }
             }
@@ -194,15 +205,15 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
                 loop {
                     match it.next() {
                         Some('"') => break,
-                        Some('\\') => cur.push(it.next().ok_or("a trailing backslash")?),
+                        Some('\\') => cur.push(it.next().ok_or(SplitError::TrailingBackslash)?),
                         Some(ch) => cur.push(ch),
-                        None => return Err("unclosed \"".into()),
+                        None => return Err(SplitError::UnclosedDouble),
                     }
                 }
             }
             '\\' => {
                 has = true;
-                cur.push(it.next().ok_or("a trailing backslash")?);
+                cur.push(it.next().ok_or(SplitError::TrailingBackslash)?);
             }
             c if c.is_whitespace() => {
                 if has {
