@@ -42,6 +42,40 @@ pub enum ConsoleError {
     Guest { file: String, line: usize, text: String },
 }
 
+/// What is wrong with one `@irqlab` line or with the stream's `start` and `sum` lines (the `why`
+/// of [`ConsoleError::Damaged`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Damage {
+    #[error("no ` *checksum` at the end")]
+    NoChecksum,
+    #[error("checksum `{0}` is not two hex digits")]
+    ChecksumDigits(String),
+    #[error("checksum mismatch (line says {want:02x}, text gives {got:02x})")]
+    ChecksumMismatch { want: u8, got: u8 },
+    #[error("no sequence number")]
+    NoSequence,
+    #[error("no record kind")]
+    NoKind,
+    #[error("`{kind}` line without `{key}=`")]
+    MissingKey { kind: String, key: String },
+    #[error("`{0}=` is not a number")]
+    NotANumber(String),
+    #[error("`start` without `{0}=`")]
+    StartWithout(&'static str),
+    #[error("`freq=0`")]
+    ZeroFreq,
+    #[error("`period={period}` at {freq} Hz: expected a period below 2^50 ns")]
+    PeriodTooLong { period: u64, freq: u64 },
+    #[error("`samples=0`: expected at least one sample (nothing was measured)")]
+    NoSamples,
+    #[error("`warmup={warmup}` ≥ `samples={samples}`: expected a warm-up shorter than the run (no sample would be left for WARM_MAX)")]
+    WarmupCoversRun { warmup: u64, samples: u64 },
+    #[error("no `sum {0}` line")]
+    NoSum(String),
+    #[error("`sum {name}` says {key}={said:?} but the samples give {samples}")]
+    SumDisagrees { name: String, key: &'static str, said: Option<u64>, samples: u64 },
+}
+
 /// Where the log came from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ConsoleHost {
@@ -94,20 +128,20 @@ struct Record {
 }
 
 /// Splits `<seq> <kind> <fields…> *<xx>` and verifies the checksum over `@irqlab v1 …`.
-fn record(body_with_marker: &str, line: usize) -> Result<Record, String> {
-    let Some(star) = body_with_marker.rfind(" *") else { return Err("no ` *checksum` at the end".into()) };
+fn record(body_with_marker: &str, line: usize) -> Result<Record, Damage> {
+    let Some(star) = body_with_marker.rfind(" *") else { return Err(Damage::NoChecksum) };
     let (text, sum) = (&body_with_marker[..star], body_with_marker[star + 2..].trim_end());
-    let want = u8::from_str_radix(sum, 16).map_err(|_| format!("checksum `{sum}` is not two hex digits"))?;
+    let want = u8::from_str_radix(sum, 16).map_err(|_| Damage::ChecksumDigits(sum.into()))?;
     if sum.len() != 2 {
-        return Err(format!("checksum `{sum}` is not two hex digits"));
+        return Err(Damage::ChecksumDigits(sum.into()));
     }
     let got = text.bytes().fold(0u8, |a, b| a ^ b);
     if got != want {
-        return Err(format!("checksum mismatch (line says {want:02x}, text gives {got:02x})"));
+        return Err(Damage::ChecksumMismatch { want, got });
     }
     let mut it = text[MARKER.len()..].split(' ');
-    let seq = it.next().and_then(|s| s.parse::<u64>().ok()).ok_or("no sequence number")?;
-    let kind = it.next().filter(|k| !k.is_empty()).ok_or("no record kind")?.to_string();
+    let seq = it.next().and_then(|s| s.parse::<u64>().ok()).ok_or(Damage::NoSequence)?;
+    let kind = it.next().filter(|k| !k.is_empty()).ok_or(Damage::NoKind)?.to_string();
     Ok(Record { line, seq, kind, fields: it.map(str::to_string).collect() })
 }
 
@@ -163,8 +197,8 @@ fn kv(r: &Record) -> BTreeMap<&str, &str> {
     r.fields.iter().filter_map(|f| f.split_once('=')).collect()
 }
 
-fn num(m: &BTreeMap<&str, &str>, k: &str, r: &Record) -> Result<u64, String> {
-    m.get(k).ok_or_else(|| format!("`{}` line without `{k}=`", r.kind))?.parse().map_err(|_| format!("`{k}=` is not a number"))
+fn num(m: &BTreeMap<&str, &str>, k: &str, r: &Record) -> Result<u64, Damage> {
+    m.get(k).ok_or_else(|| Damage::MissingKey { kind: r.kind.clone(), key: k.into() })?.parse().map_err(|_| Damage::NotANumber(k.into()))
 }
 
 /// The guest's `start` line, decoded.
@@ -178,29 +212,29 @@ struct Start {
     freq: u64,
 }
 
-fn start(r: &Record) -> Result<Start, String> {
+fn start(r: &Record) -> Result<Start, Damage> {
     let m = kv(r);
     let s = Start {
-        bench: m.get("bench").ok_or("`start` without `bench=`")?.to_string(),
-        wait: m.get("wait").ok_or("`start` without `wait=`")?.to_string(),
+        bench: m.get("bench").ok_or(Damage::StartWithout("bench"))?.to_string(),
+        wait: m.get("wait").ok_or(Damage::StartWithout("wait"))?.to_string(),
         period: num(&m, "period", r)?,
         samples: num(&m, "samples", r)?,
         warmup: num(&m, "warmup", r)?,
         freq: num(&m, "freq", r)?,
     };
     if s.freq == 0 {
-        return Err("`freq=0`".into());
+        return Err(Damage::ZeroFreq);
     }
     // Issue 36: zero samples printed as an all-zero class, and a warm-up covering every sample
     // as WARM_MAX 0; both are refused with what was expected.
     if ticks_to_ns(s.period, s.freq).is_none() {
-        return Err(format!("`period={}` at {} Hz: expected a period below 2^50 ns", s.period, s.freq));
+        return Err(Damage::PeriodTooLong { period: s.period, freq: s.freq });
     }
     if s.samples == 0 {
-        return Err("`samples=0`: expected at least one sample (nothing was measured)".into());
+        return Err(Damage::NoSamples);
     }
     if s.warmup >= s.samples {
-        return Err(format!("`warmup={}` ≥ `samples={}`: expected a warm-up shorter than the run (no sample would be left for WARM_MAX)", s.warmup, s.samples));
+        return Err(Damage::WarmupCoversRun { warmup: s.warmup, samples: s.samples });
     }
     Ok(s)
 }
@@ -304,9 +338,9 @@ fn collect(st: &Start, recs: &Stream) -> Collected {
 }
 
 /// Checks the guest's `sum` lines against the samples (tbm's AVG/MIN/MAX/WARM_MAX, in ticks).
-fn check_sums(st: &Start, c: &Collected) -> Result<(), String> {
+fn check_sums(st: &Start, c: &Collected) -> Result<(), Damage> {
     for (k, name) in classes(&st.bench).iter().enumerate() {
-        let Some(s) = c.sums.get(*name) else { return Err(format!("no `sum {name}` line")) };
+        let Some(s) = c.sums.get(*name) else { return Err(Damage::NoSum(name.to_string())) };
         let v = &c.ticks[k];
         let n = v.len() as u64;
         let sum: u128 = v.iter().map(|&x| x as u128).sum();
@@ -319,7 +353,7 @@ fn check_sums(st: &Start, c: &Collected) -> Result<(), String> {
         ];
         for (key, w) in want {
             if s.get(key) != Some(&w) {
-                return Err(format!("`sum {name}` says {key}={:?} but the samples give {w}", s.get(key)));
+                return Err(Damage::SumDisagrees { name: name.to_string(), key, said: s.get(key).copied(), samples: w });
             }
         }
     }
@@ -350,7 +384,7 @@ pub fn parse(text: &str, source: &str, meta: ConsoleMeta) -> Result<RunResult, C
         };
         let key = stream_key(&l[..at]);
         let rec = if l[at..].starts_with(MARKER) {
-            record(&l[at..], line).map_err(|w| (line, w))
+            record(&l[at..], line).map_err(|w| (line, w.to_string()))
         } else if MARKER.starts_with(&l[at..]) {
             Err((line, "line cut short after the marker".to_string()))
         } else {
@@ -376,7 +410,7 @@ pub fn parse(text: &str, source: &str, meta: ConsoleMeta) -> Result<RunResult, C
             }
             Err((line, why)) => return Err(ConsoleError::Damaged { file: src(), line: *line, why: format!("{key}'s `start` line: {why}") }),
         };
-        let st = start(first).map_err(|why| ConsoleError::Damaged { file: src(), line: first.line, why })?;
+        let st = start(first).map_err(|why| ConsoleError::Damaged { file: src(), line: first.line, why: why.to_string() })?;
         match st.bench.as_str() {
             "spin" => neighbours.push(key.clone()),
             "timer" | "ipi" | "device" => {
@@ -404,7 +438,7 @@ pub fn parse(text: &str, source: &str, meta: ConsoleMeta) -> Result<RunResult, C
                 if end.get("samples") != Some(&st.samples) || n != st.samples {
                     c.damage = Some((*line, format!("`end` says samples={:?}, `start` said {}, {n} sample lines arrived", end.get("samples"), st.samples)));
                 } else if let Err(why) = check_sums(&st, &c) {
-                    c.damage = Some((*line, why));
+                    c.damage = Some((*line, why.to_string()));
                 }
             }
         }

@@ -112,7 +112,7 @@ pub mod abi;
 pub mod console;
 mod params;
 
-pub use params::{patch, read_params, Bench, Device, DeviceIrq, GuestError, MmioTrigger, Params, Report, Trigger, Wait};
+pub use params::{patch, read_params, Device, DeviceIrq, GuestError, MmioTrigger, Params, Program, Report, Trigger, Wait};
 
 #[cfg(armguest_image)]
 static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bench.bin"));

@@ -13,8 +13,10 @@ pub enum GuestError {
     Invalid { field: &'static str, why: String },
 }
 
+/// The program the guest image executes (its `bench` slot): what runs inside the VM, not the
+/// benchmark vocabulary of a result (`results::vocab::Bench`); `Spin` has no bench of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bench {
+pub enum Program {
     Timer,
     Ipi,
     Spin,
@@ -82,7 +84,7 @@ pub enum Report {
 /// Everything the loader sets. `Params::default()` is the image's built-in block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Params {
-    pub bench: Bench,
+    pub bench: Program,
     pub wait: Wait,
     pub period_ticks: u64,
     pub samples: u64,
@@ -101,7 +103,7 @@ impl Default for Params {
     fn default() -> Self {
         let d = |f: Field| f.default_value();
         Params {
-            bench: Bench::Timer,
+            bench: Program::Timer,
             wait: Wait::Wfi,
             period_ticks: d(Field::PeriodTicks),
             samples: d(Field::Samples),
@@ -126,7 +128,7 @@ impl Params {
         if self.samples == 0 {
             return Err(invalid("samples", "must be at least 1"));
         }
-        if self.warmup >= self.samples && self.bench != Bench::Spin {
+        if self.warmup >= self.samples && self.bench != Program::Spin {
             return Err(invalid("warmup", format!("{} must be below samples ({})", self.warmup, self.samples)));
         }
         if self.period_ticks == 0 {
@@ -161,10 +163,10 @@ impl Params {
             }
         };
         let bench = match self.bench {
-            Bench::Timer => abi::BENCH_TIMER,
-            Bench::Ipi => abi::BENCH_IPI,
-            Bench::Spin => abi::BENCH_SPIN,
-            Bench::Device(_) => abi::BENCH_DEVICE,
+            Program::Timer => abi::BENCH_TIMER,
+            Program::Ipi => abi::BENCH_IPI,
+            Program::Spin => abi::BENCH_SPIN,
+            Program::Device(_) => abi::BENCH_DEVICE,
         };
         let dev = device_fields(&self.bench)?;
         let wait = match self.wait {
@@ -216,8 +218,8 @@ fn device_field_list() -> &'static [Field] {
 
 /// The device fields ([`device_field_list`] order), validated; the image defaults for the other
 /// benches.
-fn device_fields(bench: &Bench) -> Result<[u64; 12], GuestError> {
-    let Bench::Device(dev) = bench else {
+fn device_fields(bench: &Program) -> Result<[u64; 12], GuestError> {
+    let Program::Device(dev) = bench else {
         let mut out = [0u64; 12];
         for (o, f) in out.iter_mut().zip(device_field_list()) {
             *o = f.default_value();
@@ -321,7 +323,7 @@ fn device_from(g: &dyn Fn(Field) -> u64) -> Result<Device, GuestError> {
         }
     };
     let dev = Device { irq, self_trigger, mmio };
-    device_fields(&Bench::Device(dev))?;
+    device_fields(&Program::Device(dev))?;
     Ok(dev)
 }
 
@@ -363,10 +365,10 @@ pub fn read_params(image: &[u8]) -> Result<Params, GuestError> {
     check_image(image)?;
     let g = |f: Field| u64_at(image, f.offset());
     let bench = match g(Field::Bench) {
-        abi::BENCH_TIMER => Bench::Timer,
-        abi::BENCH_IPI => Bench::Ipi,
-        abi::BENCH_SPIN => Bench::Spin,
-        abi::BENCH_DEVICE => Bench::Device(device_from(&g)?),
+        abi::BENCH_TIMER => Program::Timer,
+        abi::BENCH_IPI => Program::Ipi,
+        abi::BENCH_SPIN => Program::Spin,
+        abi::BENCH_DEVICE => Program::Device(device_from(&g)?),
         v => return Err(invalid("bench", format!("unknown code {v}"))),
     };
     let wait = match g(Field::Wait) {
@@ -419,7 +421,7 @@ mod tests {
     fn patch_round_trips_and_leaves_the_input_alone() {
         let img = fake_image();
         let p = Params {
-            bench: Bench::Ipi,
+            bench: Program::Ipi,
             wait: Wait::Busy,
             samples: 10,
             warmup: 2,
@@ -460,20 +462,20 @@ mod tests {
     fn device_params_round_trip_through_their_fields() {
         let img = fake_image();
         for irq in [DeviceIrq::Spi { intid: 40, trigger: Trigger::Level }, DeviceIrq::Spi { intid: 1019, trigger: Trigger::Edge }, lpi()] {
-            let p = Params { bench: Bench::Device(Device { irq, self_trigger: true, mmio: None }), ..Params::default() };
+            let p = Params { bench: Program::Device(Device { irq, self_trigger: true, mmio: None }), ..Params::default() };
             let out = patch(&img, &p).unwrap();
             assert_eq!(read_params(&out).unwrap(), p);
             assert_eq!(u64_at(&out, Field::Bench.offset()), abi::BENCH_DEVICE);
             assert_eq!(u64_at(&out, Field::DeviceSelfTrigger.offset()), 1);
         }
-        let out = patch(&img, &Params { bench: Bench::Device(Device { irq: lpi(), self_trigger: false, mmio: None }), ..Params::default() }).unwrap();
+        let out = patch(&img, &Params { bench: Program::Device(Device { irq: lpi(), self_trigger: false, mmio: None }), ..Params::default() }).unwrap();
         assert_eq!(u64_at(&out, Field::DeviceIntid.offset()), 8192);
         assert_eq!(u64_at(&out, Field::GitsBase.offset()), 0x0808_0000);
         assert_eq!(u64_at(&out, Field::ItsEventId.offset()), 3);
         assert_eq!(u64_at(&out, Field::ItsTablesAddr.offset()), 0x4500_0000);
         let out = patch(
             &img,
-            &Params { bench: Bench::Device(Device { irq: DeviceIrq::Spi { intid: 33, trigger: Trigger::Level }, self_trigger: false, mmio: None }), ..Params::default() },
+            &Params { bench: Program::Device(Device { irq: DeviceIrq::Spi { intid: 33, trigger: Trigger::Level }, self_trigger: false, mmio: None }), ..Params::default() },
         )
         .unwrap();
         assert_eq!(u64_at(&out, Field::DeviceTrigger.offset()), abi::TRIGGER_LEVEL);
@@ -482,7 +484,7 @@ mod tests {
     #[test]
     fn bad_device_params_name_the_field() {
         let img = fake_image();
-        let e = |irq: DeviceIrq| match patch(&img, &Params { bench: Bench::Device(Device { irq, self_trigger: false, mmio: None }), ..Params::default() }) {
+        let e = |irq: DeviceIrq| match patch(&img, &Params { bench: Program::Device(Device { irq, self_trigger: false, mmio: None }), ..Params::default() }) {
             Err(GuestError::Invalid { field, why }) => (field, why),
             other => panic!("{other:?}"),
         };
@@ -496,7 +498,7 @@ mod tests {
         assert_eq!(e(DeviceIrq::Lpi { intid, gits_base, device_id, event_id: 4096, tables_addr }).0, "its_event_id");
         assert_eq!(e(DeviceIrq::Lpi { intid, gits_base, device_id: 1 << 16, event_id, tables_addr }).0, "its_device_id");
         // A patched block that names an LPI but no ITS is refused on read too.
-        let mut out = patch(&img, &Params { bench: Bench::Device(Device { irq: lpi(), self_trigger: false, mmio: None }), ..Params::default() }).unwrap();
+        let mut out = patch(&img, &Params { bench: Program::Device(Device { irq: lpi(), self_trigger: false, mmio: None }), ..Params::default() }).unwrap();
         out[Field::GitsBase.offset()..Field::GitsBase.offset() + 8].fill(0);
         assert!(matches!(read_params(&out), Err(GuestError::Invalid { field: "gits_base", .. })));
     }
@@ -508,7 +510,7 @@ mod tests {
     #[test]
     fn mmio_trigger_round_trips_and_is_validated() {
         let img = fake_image();
-        let dev = |mmio: Option<MmioTrigger>, self_trigger| Params { bench: Bench::Device(Device { irq: lpi(), self_trigger, mmio }), ..Params::default() };
+        let dev = |mmio: Option<MmioTrigger>, self_trigger| Params { bench: Program::Device(Device { irq: lpi(), self_trigger, mmio }), ..Params::default() };
         let out = patch(&img, &dev(Some(edu()), false)).unwrap();
         assert_eq!(read_params(&out).unwrap(), dev(Some(edu()), false));
         assert_eq!(u64_at(&out, Field::DeviceTriggerAddr.offset()), 0x1000_0060);

@@ -5,11 +5,11 @@
 //! run by scripts/test.sh where they are, a failure with CI set where they are not).
 mod needs_qemu_arm {
     use armguest::console::{parse, ConsoleMeta};
-    use armguest::{Bench, Device, DeviceIrq, Params, Report, Trigger, Wait};
+    use armguest::{Device, DeviceIrq, Params, Program, Report, Trigger, Wait};
     use std::process::Command;
 
     /// QEMU virt (hw/arm/virt.c, 7.2): GICD 0x08000000, GICR 0x080a0000, PL011 0x09000000.
-    fn bare(bench: Bench, wait: Wait, samples: u64) -> Params {
+    fn bare(bench: Program, wait: Wait, samples: u64) -> Params {
         Params { bench, wait, samples, warmup: 1, period_ticks: 6250, gicd_base: 0x0800_0000, gicr_base: 0x080a_0000, uart_base: 0x0900_0000, ..Params::default() }
     }
 
@@ -55,7 +55,7 @@ mod needs_qemu_arm {
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn timer_wfi_and_busy_report_every_sample() {
         for wait in [Wait::Wfi, Wait::Busy] {
-            let log = qemu(&bare(Bench::Timer, wait, 12), false);
+            let log = qemu(&bare(Program::Timer, wait, 12), false);
             let r = parse(&log, "bare", meta()).unwrap_or_else(|e| panic!("{e}\n{log}"));
             let c = &r.configs[0];
             assert_eq!(c.classes["timer"].summary.count, 12);
@@ -67,7 +67,7 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn ipi_starts_vcpu1_and_measures_both_ways() {
-        let log = qemu(&bare(Bench::Ipi, Wait::Wfi, 10), false);
+        let log = qemu(&bare(Program::Ipi, Wait::Wfi, 10), false);
         let r = parse(&log, "bare", meta()).unwrap_or_else(|e| panic!("{e}\n{log}"));
         let c = &r.configs[0];
         assert_eq!(c.classes["ipi"].summary.count, 10);
@@ -77,7 +77,7 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn icount_makes_the_guest_deterministic() {
-        let p = bare(Bench::Timer, Wait::Wfi, 6);
+        let p = bare(Program::Timer, Wait::Wfi, 6);
         let a = qemu(&p, true);
         let b = qemu(&p, true);
         assert_eq!(a, b, "same image, same -icount: same console");
@@ -86,7 +86,7 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn memory_report_counts_ring_overwrites_and_exits() {
-        let p = Params { report: Report::Memory { ring_addr: 0x4400_0000, ring_records: 4 }, exit_addr: 0x4410_0000, ..bare(Bench::Timer, Wait::Wfi, 7) };
+        let p = Params { report: Report::Memory { ring_addr: 0x4400_0000, ring_records: 4 }, exit_addr: 0x4410_0000, ..bare(Program::Timer, Wait::Wfi, 7) };
         let log = qemu(&p, false);
         assert!(!log.contains(" t 0 "), "no per-sample lines in memory mode: {log}");
         assert!(log.contains(" start bench=timer ") && log.contains("report=memory"), "{log}");
@@ -98,7 +98,7 @@ mod needs_qemu_arm {
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn unknown_bench_and_bad_block_are_reported() {
         let image = guest_image().to_vec();
-        let mut img = armguest::patch(&image, &bare(Bench::Timer, Wait::Wfi, 2)).unwrap();
+        let mut img = armguest::patch(&image, &bare(Program::Timer, Wait::Wfi, 2)).unwrap();
         // Bench code 9: the guest says so and exits.
         let off = armguest::abi::Field::Bench.offset();
         img[off..off + 8].copy_from_slice(&9u64.to_le_bytes());
@@ -137,7 +137,7 @@ mod needs_qemu_arm {
     const ITS_TABLES: u64 = 0x4420_0000;
 
     fn device(irq: DeviceIrq, wait: Wait, samples: u64) -> Params {
-        Params { bench: Bench::Device(Device { irq, self_trigger: true, mmio: None }), ..bare(Bench::Timer, wait, samples) }
+        Params { bench: Program::Device(Device { irq, self_trigger: true, mmio: None }), ..bare(Program::Timer, wait, samples) }
     }
 
     /// The `d` lines' arrival stamps, in order.
@@ -189,7 +189,7 @@ mod needs_qemu_arm {
         let irq = DeviceIrq::Lpi { intid: 8192 + 5, gits_base: GITS, device_id: 0, event_id: 5, tables_addr: ITS_TABLES };
         let mmio = armguest::MmioTrigger { go_addr: 0, trigger_addr: GITS + 0x1_0040, trigger_value: 5, ack_addr: 0x4430_0000, ack_value: 1 };
         for wait in [Wait::Wfi, Wait::Busy] {
-            let p = Params { bench: Bench::Device(Device { irq, self_trigger: false, mmio: Some(mmio) }), ..bare(Bench::Timer, wait, 6) };
+            let p = Params { bench: Program::Device(Device { irq, self_trigger: false, mmio: Some(mmio) }), ..bare(Program::Timer, wait, 6) };
             let log = qemu(&p, true);
             assert!(!log.contains(" error ") && !log.contains(" fault "), "{log}");
             let lat = arrivals(&log);

@@ -11,14 +11,17 @@
 //! measured paths with predicted results (e.g. `irqlab sim kvm-x86-host --profile host.toml`) by
 //! parameters and prints measured vs predicted p50/p99 with the error against the first predicted
 //! result; further ones (what-ifs on the same profile) show the change they predict against it.
+//!
+//! The calibration is [`sim::calibrate::session`]'s, handed over stage by stage; this module
+//! parses the flags, reads the inputs, prints each stage as it comes and writes the files.
 use std::path::{Path, PathBuf};
 
 use crate::output::file::{Artefact, Target};
 use clap::Args;
 use results::{ReferenceOutcome, RunResult};
-use sim::calibrate::primitives::{self, Primitives};
-use sim::calibrate::{self, choose_free, compare, fitted_result, plan, profile_out, same_host, Comparison, Measured, DEFAULT_TRAIN};
-use sim::scenario::Scenario;
+use sim::calibrate::primitives;
+use sim::calibrate::session::{self, calibrate, Job, Step};
+use sim::calibrate::{compare, same_host, Comparison, Measured, DEFAULT_TRAIN};
 
 use crate::{CliError, Outcome};
 
@@ -182,103 +185,97 @@ pub fn run(a: CalibrateArgs) -> Result<Outcome, CliError> {
         return Err(CliError("calibrate: --primitives composes a profile to fit; --against compares results already predicted (give the profile to `irqlab sim` instead)".into()));
     }
     if !a.against.is_empty() {
-        // Training paths only mark rows here: the default ones that were not measured do not apply.
-        let train = if a.train.is_empty() {
-            let (all, _) = calibrate::measured_paths(&ms, &[])?;
-            a.train().into_iter().filter(|t| all.iter().any(|p| &p.label == t)).collect()
-        } else {
-            a.train.clone()
-        };
-        let (paths, skipped) = calibrate::measured_paths(&ms, &train)?;
-        for s in &skipped {
-            crate::term::note(&format!("irqlab calibrate: left out {s}\n"));
-        }
-        let predicted: Vec<RunResult> = a.against.iter().map(|p| results::read_json(p)).collect::<Result<_, _>>()?;
-        let names: Vec<String> = a.against.iter().map(|p| column_name(p)).collect();
-        show(&compare(&paths, &predicted), &names, table.as_ref(), &host)?;
-        return Ok(Outcome::Ok);
+        return against(&a, &ms, table.as_ref(), &host);
     }
     let out = a.out.as_ref().ok_or_else(|| CliError("calibrate: -o FILE (where to write the profile) is required unless --against is given".into()))?;
     let out_target = a.target("-o", out, &inputs, Artefact::Profile);
     crate::output::file::check(&out_target)?;
-    let train = a.train();
-    let mut base = Scenario::load(&a.scenario)?;
-    let mut files: Vec<String> = ms.iter().map(|m| m.file.clone()).collect();
-    if let Some(pf) = &a.primitives {
-        let prims = load(std::slice::from_ref(pf))?;
-        // The file must identify its primitives (else it says which and why), and be of this host.
-        let pr = Primitives::read(&prims[0].file, &prims[0].result)?;
-        let mut all = ms.clone();
-        all.extend(prims.iter().cloned());
-        same_host(&all)?;
-        crate::term::out(&format!("primitives ({}), composed into the paths:\n", pr.file))?;
-        for (cost, f, _) in primitives::MAPPING {
-            let v = pr.values(*f);
-            let q = |x: f64| v[((x * v.len() as f64) as usize).min(v.len() - 1)];
-            crate::term::out(&format!("  {cost:<24} ← {:<60} p50 {:>8.2} µs  p99 {:>8.2} µs\n", f.describe(), q(0.5) / 1e3, q(0.99) / 1e3))?;
-        }
-        for (check, what) in primitives::CHECKS {
-            if let Some(c) = prims[0].result.configs.iter().find_map(|c| c.classes.get(*check)) {
-                crate::term::out(&format!("  check {check:<18} p50 {:>8.2} µs  p99 {:>8.2} µs  ({what})\n", c.summary.p50 as f64 / 1e3, c.summary.p99 as f64 / 1e3))?;
-            }
-        }
-        base = pr.apply(&base)?;
-        files.push(pr.file.clone());
-    }
-    let p = plan(&base, &ms, &train, a.fit_samples)?;
-    crate::term::out(&format!("host: {host}\n"))?;
-    for (path, target) in &p.paths {
-        crate::term::out(&format!("  {:<16} {:<9} {} `{}` → model `{target}`\n", path.label, if path.train { "fit" } else { "held out" }, path.file, path.config))?;
-    }
-    for s in &p.skipped {
-        crate::term::out(&format!("  left out: {s}\n"))?;
-    }
-    let mut unidentified = Vec::new();
-    let free = if a.free.is_empty() {
-        let choice = choose_free(&p.scenario, &train, &p.paths)?;
-        crate::term::out(&format!("free costs (per training path, the guess/derived cost it depends on most): {}\n", choice.chosen.join(", ")))?;
-        for (list, why) in [
-            (&choice.kept, "on a training path, a weaker lever there than the fitted cost: kept at the profile value"),
-            (&choice.check_only, "exercised only by held-out paths: no training path identifies it"),
-            (&choice.unused, "exercised by no measured path"),
-        ] {
-            if !list.is_empty() {
-                crate::term::out(&format!("not identified ({why}): {}\n", list.join(", ")))?;
-                unidentified.push(format!("{} — {why}", list.join(", ")));
-            }
-        }
-        choice.chosen
-    } else {
-        a.free.clone()
+    let prims = a.primitives.as_ref().map(|pf| load(std::slice::from_ref(pf))).transpose()?;
+    let (train, command) = (a.train(), std::env::args().collect::<Vec<_>>().join(" "));
+    let job = Job {
+        measured: &ms,
+        host: &host,
+        primitives: prims.as_ref().and_then(|p| p.first()),
+        scenario: &a.scenario,
+        train: &train,
+        free: &a.free,
+        fit_samples: a.fit_samples,
+        max_iters: a.max_iters,
+        restarts: a.restarts,
+        loo: !a.no_loo,
+        command: &command,
     };
-    if free.is_empty() && a.primitives.is_none() {
-        return Err(CliError("calibrate: no cost to fit: no guess/derived cost is exercised by the training paths (name some with --free)".into()));
-    }
-    let rep = if free.is_empty() {
-        crate::term::out("nothing left to fit: every cost on the training paths comes from a primitive, so every path is a prediction\n")?;
-        calibrate::no_fit(&p.scenario)?
-    } else {
-        crate::term::note(&format!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…\n", free.join(", "), a.max_iters, a.fit_samples));
-        calibrate::fit_restarting(&p.scenario, &free, a.max_iters, !a.no_loo, a.restarts)?
-    };
-    crate::term::out("\nFREE                          START        FITTED   FACTOR\n")?;
-    for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
-        crate::term::out(&format!("{:<24} {:>11.1} {:>13.1} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x))?;
-    }
-    crate::term::out(&format!("objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n", rep.fit.objective, rep.fit.evaluations))?;
-    let loo: Vec<&ReferenceOutcome> = rep.leave_one_out.iter().collect();
-    crate::term::out(&(crate::cmd_fit::grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo)))?;
-    let fitted = fitted_result(&p.scenario, &rep)?;
-    let paths: Vec<_> = p.paths.iter().map(|(m, _)| m.clone()).collect();
-    show(&compare(&paths, &[fitted]), &["calibrated".into()], table.as_ref(), &host)?;
-    if rep.free.is_empty() {
-        crate::term::out("nothing was fitted: the `fit` rows are predictions too (device-irqfd is the wake_halt_polled primitive measured again, not a test)\n")?;
-    }
-
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let prov = profile_out::Provenance { command: &command, host: &host, files: &files, train: &train, unidentified: &unidentified };
-    let text = profile_out::calibrated_profile(&p.scenario, &rep, &prov)?;
+    let mut nothing_fitted = false;
+    let text = calibrate(&job, &mut |step| print_step(step, &a, &host, table.as_ref(), &mut nothing_fitted))?;
     crate::output::file::write(&out_target, text.as_bytes())?;
     crate::term::note(&format!("wrote {} (run any scenario on it: irqlab sim SCENARIO --profile {})\n", out.display(), out.display()));
     Ok(Outcome::Ok)
+}
+
+/// `--against`: measured vs predicted, nothing fitted.
+fn against(a: &CalibrateArgs, ms: &[Measured], table: Option<&Target>, host: &str) -> Result<Outcome, CliError> {
+    let (paths, skipped) = session::against_paths(ms, &a.train, &a.train())?;
+    for s in &skipped {
+        crate::term::note(&format!("irqlab calibrate: left out {s}\n"));
+    }
+    let predicted: Vec<RunResult> = a.against.iter().map(|p| results::read_json(p)).collect::<Result<_, _>>()?;
+    let names: Vec<String> = a.against.iter().map(|p| column_name(p)).collect();
+    show(&compare(&paths, &predicted), &names, table, host)?;
+    Ok(Outcome::Ok)
+}
+
+/// Print a stage of the calibration as it comes (the fit's note on stderr, the rest on stdout).
+fn print_step(step: Step, a: &CalibrateArgs, host: &str, table: Option<&Target>, nothing_fitted: &mut bool) -> Result<(), CliError> {
+    let out = crate::term::out;
+    match step {
+        Step::Primitives(pr, result) => {
+            out(&format!("primitives ({}), composed into the paths:\n", pr.file))?;
+            for (cost, f, _) in primitives::MAPPING {
+                let v = pr.values(*f);
+                let q = |x: f64| v[((x * v.len() as f64) as usize).min(v.len() - 1)];
+                out(&format!("  {cost:<24} ← {:<60} p50 {:>8.2} µs  p99 {:>8.2} µs\n", f.describe(), q(0.5) / 1e3, q(0.99) / 1e3))?;
+            }
+            for (check, what) in primitives::CHECKS {
+                if let Some(c) = result.configs.iter().find_map(|c| c.classes.get(*check)) {
+                    out(&format!("  check {check:<18} p50 {:>8.2} µs  p99 {:>8.2} µs  ({what})\n", c.summary.p50 as f64 / 1e3, c.summary.p99 as f64 / 1e3))?;
+                }
+            }
+        }
+        Step::Planned(p) => {
+            out(&format!("host: {host}\n"))?;
+            for (path, target) in &p.paths {
+                out(&format!("  {:<16} {:<9} {} `{}` → model `{target}`\n", path.label, if path.train { "fit" } else { "held out" }, path.file, path.config))?;
+            }
+            for s in &p.skipped {
+                out(&format!("  left out: {s}\n"))?;
+            }
+        }
+        Step::FreeChosen(choice) => {
+            out(&format!("free costs (per training path, the guess/derived cost it depends on most): {}\n", choice.chosen.join(", ")))?;
+            for (list, why) in choice.unidentified() {
+                out(&format!("not identified ({why}): {}\n", list.join(", ")))?;
+            }
+        }
+        Step::NothingToFit => out("nothing left to fit: every cost on the training paths comes from a primitive, so every path is a prediction\n")?,
+        Step::Fitting(free) => {
+            crate::term::note(&format!("fitting {} (Nelder–Mead, ≤ {} iterations, {} model samples per configuration)…\n", free.join(", "), a.max_iters, a.fit_samples))
+        }
+        Step::Fitted(rep) => {
+            *nothing_fitted = rep.free.is_empty();
+            out("\nFREE                          START        FITTED   FACTOR\n")?;
+            for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
+                out(&format!("{:<24} {:>11.1} {:>13.1} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x))?;
+            }
+            out(&format!("objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n", rep.fit.objective, rep.fit.evaluations))?;
+            let loo: Vec<&ReferenceOutcome> = rep.leave_one_out.iter().collect();
+            out(&(crate::cmd_fit::grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo)))?;
+        }
+        Step::Compared(rows) => {
+            show(rows, &["calibrated".into()], table, host)?;
+            if *nothing_fitted {
+                out("nothing was fitted: the `fit` rows are predictions too (device-irqfd is the wake_halt_polled primitive measured again, not a test)\n")?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -78,7 +78,7 @@ pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
     let source = format!("irqlab fit ({command}); fit references: {}", residuals.join("; "));
     let mut doc = toml::Table::new();
     for (f, x) in rep.free.iter().zip(&rep.fit.factors) {
-        sim::scenario::set_path(&mut doc, &format!("platform.{}", f.key()), toml::Value::Table(f.table(*x, &source))).map_err(CliError)?;
+        sim::scenario::set_path(&mut doc, &format!("platform.{}", f.key()), toml::Value::Table(f.table(*x, &source)))?;
     }
     let text =
         format!("# Fitted by: {command}\n# Paste into the scenario (replacing the entries of the same name).\n{}", toml::to_string(&doc).map_err(|e| CliError(e.to_string()))?);

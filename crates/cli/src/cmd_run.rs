@@ -6,26 +6,29 @@
 //! (`irqlab run --matrix FILE`, format in [`kvm::plan`]) whose points run one after
 //! another (measurements must not disturb each other); a point that fails keeps its error while
 //! the others' results are written. An existing output directory with results is not replaced
-//! without `--force`.
+//! without `--force`. The measuring is [`kvm::session`]'s; this module parses the flags, checks
+//! and writes the output files, drives the progress bar and prints.
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use results::{ConfigResult, ResultKind, RunMeta, RunResult};
+use results::{ResultKind, RunMeta, RunResult};
 
 use crate::cmd_run_show::{self as show, RunUnit};
+use crate::output::file::{Artefact, Target};
 use crate::output::{check_output_dir_forced, print, write_files_forced, Format};
 use crate::progress::Progress;
 use crate::term::{note, out};
 use crate::{CliError, Outcome};
-use kvm::plan::{points, Bench, OnOff, PinSpec, RunTable, Via, Wait};
+use kvm::plan::{Bench, OnOff, PinSpec, RunTable, Via, Wait};
+use kvm::session;
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true, arg_required_else_help = true)]
 pub struct RunArgs {
     #[command(subcommand)]
-    pub bench: Option<BenchCmd>,
+    pub bench: Option<RunCmd>,
     /// Run every point of a matrix file: a `[run]` table of settings (the flags' names with `_`,
     /// plus `bench`, `wait`, `via`, `pv_ipi`) and a `[sweep]` table of lists; see the README.
     #[arg(long, value_name = "FILE")]
@@ -38,7 +41,7 @@ pub struct RunArgs {
 }
 
 #[derive(Subcommand)]
-pub enum BenchCmd {
+pub enum RunCmd {
     /// TSC-deadline timer latency: the guest arms its LAPIC timer (TSC-deadline mode) one period
     /// ahead and records arrival − deadline in its handler, as kvm-unit-tests'
     /// tscdeadline_latency does. Negative values are early arrivals (lapic_timer_advance).
@@ -244,10 +247,10 @@ impl Common {
 /// The flags, as a `[run]` table, and the common options.
 fn settings(a: &RunArgs) -> (RunTable, &Common) {
     match &a.bench {
-        Some(BenchCmd::Timer { wait, common }) => (RunTable { wait: Some(*wait), ..common.table(Some(Bench::Timer)) }, common),
-        Some(BenchCmd::Ipi { pv_ipi, common }) => (RunTable { pv_ipi: pv_ipi.then_some(true), ..common.table(Some(Bench::Ipi)) }, common),
-        Some(BenchCmd::Device { via, wait, common }) => (RunTable { via: Some(*via), wait: *wait, ..common.table(Some(Bench::Device)) }, common),
-        Some(BenchCmd::Primitives { common }) => (common.table(Some(Bench::Device)), common),
+        Some(RunCmd::Timer { wait, common }) => (RunTable { wait: Some(*wait), ..common.table(Some(Bench::Timer)) }, common),
+        Some(RunCmd::Ipi { pv_ipi, common }) => (RunTable { pv_ipi: pv_ipi.then_some(true), ..common.table(Some(Bench::Ipi)) }, common),
+        Some(RunCmd::Device { via, wait, common }) => (RunTable { via: Some(*via), wait: *wait, ..common.table(Some(Bench::Device)) }, common),
+        Some(RunCmd::Primitives { common }) => (common.table(Some(Bench::Device)), common),
         None => (a.common.table(None), &a.common),
     }
 }
@@ -267,173 +270,110 @@ fn nothing_measured(result: &RunResult) -> bool {
 }
 
 pub fn run(a: RunArgs) -> Result<Outcome, CliError> {
-    if let Some(BenchCmd::Primitives { common }) = &a.bench {
+    if let Some(RunCmd::Primitives { common }) = &a.bench {
         return crate::cmd_run_prims::run(common);
     }
     let (flags, c) = settings(&a);
     if a.bench.is_none() && a.matrix.is_none() {
         return Err(CliError("run: give a benchmark (timer, ipi, device, primitives) or --matrix FILE".into()));
     }
-    let (scenario, pts) = points(&flags, a.matrix.as_deref(), &c.sets, &a.configs)?;
+    let plan = session::Plan::new(&flags, a.matrix.as_deref(), &c.sets, &a.configs)?;
     // The name becomes a directory under out/: the same sanitising as a scenario's name.
-    let scenario = crate::output::safe_dir_name(&scenario);
-    let cpus = kvm::config::allowed_cpus();
-    // Impossible combinations are usage errors before anything runs: in the flag form, and when
-    // no point of a matrix file could run. Nothing is written then.
-    let pts: Vec<(String, Result<kvm::BenchConfig, String>)> = pts
-        .into_iter()
-        .map(|(n, cfg)| (n, cfg.map_err(|e| e.to_string()).and_then(|cfg| cfg.validate(&cpus).and_then(|_| kvm::check_flags(&cfg)).map(|_| cfg).map_err(|e| e.to_string()))))
-        .collect();
-    if pts.iter().all(|p| p.1.is_err()) {
-        let mut reasons: Vec<&str> = pts.iter().filter_map(|p| p.1.as_ref().err().map(String::as_str)).collect();
-        reasons.dedup();
-        return Err(CliError(reasons.join("\n  ")));
-    }
+    let scenario = crate::output::safe_dir_name(&plan.name);
     let dir = c.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario));
     let inputs: Vec<PathBuf> = a.matrix.iter().cloned().collect();
-    check_fresh(&dir, c.force, &inputs)?;
-    let samples_target = c.samples_out.as_deref().map(|p| crate::output::file::Target {
-        flag: "--samples-out",
-        path: p,
-        inputs: &inputs,
-        // --force is for --out (issue 36): it must not let the samples overwrite a file of
-        // another run; an earlier samples file of irqlab's is replaced without it.
-        force: false,
-        kind: crate::output::file::Artefact::Samples,
-    });
-    if let Some(t) = &samples_target {
-        crate::output::file::check(t)?;
-    }
+    let samples_target = check_outputs(&dir, c, &inputs)?;
     if let Err(why) = kvm::kvm_available() {
         return Err(CliError(format!("this needs KVM: {why}")));
     }
     if c.breakdown {
-        crate::run_breakdown::check(pts.iter().find_map(|p| p.1.as_ref().ok()))?;
+        crate::run_breakdown::check(plan.first_runnable())?;
     }
-    let mut samples_text = String::new();
     let host = kvm::host_description();
+    let progress = Progress::new(&scenario);
+    progress.set_total(plan.expected_samples() * c.repeat as u64);
+    let mut shown = Shown::default();
+    let opts = session::Options { repeat: c.repeat, trace: c.breakdown.then_some(session::Trace { keep_paths: c.trace, dir: &dir }), sets: &c.sets };
+    let measured = session::run(plan, &opts, &|n| progress.inc(n), &mut |name, m| shown.add(name, m, c, samples_target.is_some()));
+    progress.finish();
+    let result = result_of(scenario, host, measured);
+    write_and_print(&result, c, &dir, &inputs, samples_target.as_ref(), &shown)
+}
+
+/// Refuse to replace earlier results without --force, and a --samples-out file irqlab may not
+/// replace; the --samples-out target when there is one.
+fn check_outputs<'a>(dir: &Path, c: &'a Common, inputs: &'a [PathBuf]) -> Result<Option<Target<'a>>, CliError> {
+    check_fresh(dir, c.force, inputs)?;
+    let samples_target = c.samples_out.as_deref().map(|p| Target {
+        flag: "--samples-out",
+        path: p,
+        inputs,
+        // --force is for --out (issue 36): it must not let the samples overwrite a file of
+        // another run; an earlier samples file of irqlab's is replaced without it.
+        force: false,
+        kind: Artefact::Samples,
+    });
+    if let Some(t) = &samples_target {
+        crate::output::file::check(t)?;
+    }
+    Ok(samples_target)
+}
+
+/// What the first runs of the points leave for the output: --histogram's text and
+/// --samples-out's lines (--breakdown's paths and table are printed as each point ends).
+#[derive(Default)]
+struct Shown {
+    histograms: String,
+    samples: String,
+}
+
+impl Shown {
+    fn add(&mut self, name: &str, m: &kvm::Measurement, c: &Common, samples: bool) {
+        if c.breakdown {
+            crate::run_breakdown::show(name, m);
+        }
+        if let Some(b) = c.histogram {
+            self.histograms.push_str(&show::histogram(name, &m.classes, b as usize));
+        }
+        if samples {
+            self.samples.push_str(&show::samples_text(name, &m.classes));
+        }
+    }
+}
+
+/// The result of a measured session on this host.
+fn result_of(scenario: String, host: BTreeMap<String, String>, measured: session::Session) -> RunResult {
     let mut result = RunResult::new(RunMeta {
         tool_version: sim::runner::TOOL_VERSION.into(),
-        scenario: scenario.clone(),
+        scenario,
         description: format!("measured with the irqlab micro-VMM on {}", crate::provenance::hostname()),
         seed: 0,
         kind: ResultKind::Measured,
         platform: host,
         knobs: BTreeMap::new(),
     });
-    let mut details = kvm::plan::set_details(&c.sets);
-    let progress = Progress::new(&scenario);
-    progress.set_total(pts.iter().map(|p| p.1.as_ref().map_or(0, expected_samples)).sum::<u64>() * c.repeat as u64);
-    if c.repeat > 1 {
-        details.insert("repeat".into(), c.repeat.to_string());
-    }
-    let mut histograms = String::new();
-    // (name, first run, its settings when it could run, further runs)
-    let mut rows: Vec<(String, ConfigResult, Option<kvm::BenchConfig>, Vec<Result<ConfigResult, String>>)> = Vec::new();
-    for (name, cfg) in pts {
-        let row = match cfg {
-            Err(e) => (name.clone(), ConfigResult::failed(name.clone(), BTreeMap::new(), e), None, Vec::new()),
-            Ok(cfg) => {
-                let m = if c.breakdown {
-                    crate::run_breakdown::measure(&cfg, &name, &|n| progress.inc(n), c.trace, &dir)
-                } else {
-                    kvm::run_bench(&cfg, &|n| progress.inc(n)).map_err(|e| e.to_string())
-                };
-                let first = match m {
-                    Err(e) => ConfigResult::failed(name.clone(), BTreeMap::new(), e),
-                    Ok(m) => {
-                        let mut cr = m.to_config_result(&name);
-                        let used = kvm::measurement::describe_cpus(&m.cpus_used);
-                        if !used.is_empty() {
-                            details.insert(format!("cpus_used.{name}"), used);
-                        }
-                        if let Some(b) = c.histogram {
-                            histograms.push_str(&show::histogram(&name, &m.classes, b as usize));
-                        }
-                        if samples_target.is_some() {
-                            samples_text.push_str(&show::samples_text(&name, &m.classes));
-                        }
-                        if cfg.pv_ipi {
-                            let verdict = kvm::probe_pv_ipi(Duration::from_secs(2)).unwrap_or_else(|e| format!("probe failed: {e}"));
-                            cr.notes.push(format!("PV IPI: {verdict}"));
-                        }
-                        cr
-                    }
-                };
-                (name.clone(), first, Some(cfg), Vec::new())
-            }
-        };
-        rows.push(row);
-    }
-    // --repeat: further rounds over every point, each run in a fresh VM (one kvm::run_bench
-    // each; the kvm crate is not changed). Rounds, not N runs of one point in a row: the points
-    // of a matrix (an A and a B) alternate, so a host whose load drifts loads them alike.
-    for _ in 1..c.repeat {
-        for (name, _, cfg, more) in rows.iter_mut() {
-            if let Some(cfg) = cfg {
-                more.push(kvm::run_bench(cfg, &|n| progress.inc(n)).map(|m| m.to_config_result(name)).map_err(|e| e.to_string()));
-            }
-        }
-    }
-    result.configs.extend(rows.into_iter().map(|(_, first, _, more)| with_repetitions(first, more)));
-    progress.finish();
-    result.provenance = Some(crate::provenance::current(details));
-    if nothing_measured(&result) {
+    result.configs.extend(measured.configs);
+    result.provenance = Some(crate::provenance::current(measured.details));
+    result
+}
+
+/// Write result.json/.csv (and --samples-out), print the summary; the exit status.
+fn write_and_print(result: &RunResult, c: &Common, dir: &Path, inputs: &[PathBuf], samples_target: Option<&Target>, shown: &Shown) -> Result<Outcome, CliError> {
+    if nothing_measured(result) {
         // Say why, and write nothing: an earlier result (and samples file) stays whole.
-        let _ = outcome(&result);
+        let _ = outcome(result);
         return Err(CliError(format!("every run failed; nothing was written ({} is unchanged)", dir.display())));
     }
-    let json = write_files_forced(&dir, &result, &inputs, c.force)?;
-    if let Some(t) = &samples_target {
-        crate::output::file::write(t, samples_text.as_bytes())?;
+    let json = write_files_forced(dir, result, inputs, c.force)?;
+    if let Some(t) = samples_target {
+        crate::output::file::write(t, shown.samples.as_bytes())?;
     }
-    summarize(&result, c, &histograms)?;
+    summarize(result, c, &shown.histograms)?;
     note(&format!("wrote {} and result.csv\n", json.display()));
-    if let Some(t) = &samples_target {
+    if let Some(t) = samples_target {
         note(&format!("wrote {}\n", t.path.display()));
     }
-    outcome(&result)
-}
-
-/// The first run of a point with its further runs: each run's summary and the pooled
-/// distribution (`results::Repetitions`), the spread of every statistic (`SeedSpread`, shown in
-/// the table). A failed run fails the row, naming the run; what the others measured is kept.
-fn with_repetitions(mut first: ConfigResult, more: Vec<Result<ConfigResult, String>>) -> ConfigResult {
-    if more.is_empty() {
-        return first;
-    }
-    let failures: Vec<String> = more.iter().enumerate().filter_map(|(i, r)| r.as_ref().err().map(|e| format!("run {}: {e}", i + 2))).collect();
-    let mut runs: Vec<&ConfigResult> = vec![&first];
-    runs.extend(more.iter().filter_map(|r| r.as_ref().ok()));
-    let runs: Vec<&ConfigResult> = runs.into_iter().filter(|r| r.error.is_none()).collect();
-    let reps = (runs.len() > 1).then(|| results::Repetitions::over(&runs));
-    let spread = results::SeedSpread::over(&runs);
-    match reps {
-        Some(Ok(mut r)) => {
-            r.runs.iter_mut().for_each(|x| x.seed = None);
-            first.repetitions = Some(r);
-            first.seed_spread = Some(spread);
-        }
-        Some(Err(e)) => first.notes.push(format!("repetitions not pooled: {e}")),
-        None => {}
-    }
-    if !failures.is_empty() {
-        let e = failures.join("; ");
-        first.error = Some(match first.error.take() {
-            Some(f) => format!("run 1: {f}; {e}"),
-            None => e,
-        });
-    }
-    first
-}
-
-/// Samples a point will take, for the progress bar: its count, or a `--duration` run's estimate
-/// at one sample per period.
-fn expected_samples(c: &kvm::BenchConfig) -> u64 {
-    match c.duration {
-        Some(d) => ((d.as_secs_f64() * 1e6 / c.period_us.max(1.0)) as u64).min(c.samples),
-        None => c.samples,
-    }
+    outcome(result)
 }
 
 /// Print the table (or JSON/CSV), warnings, host line, counters and histograms.
@@ -506,6 +446,7 @@ fn outcome(result: &RunResult) -> Result<Outcome, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use results::ConfigResult;
 
     #[test]
     fn a_run_in_which_every_point_failed_measured_nothing() {

@@ -1,11 +1,11 @@
-//! `irqlab sim SCENARIO`: run the model, print the table, write result.json and result.csv.
+//! `irqlab sim SCENARIO`: run the model, print the table, write result.json and result.csv. The
+//! loading and running is [`sim::session`]'s; this module parses the flags, writes and prints.
 use std::path::PathBuf;
-use std::time::Instant;
 
 use clap::Args;
 use sim::engine::TracePick;
-use sim::runner::{run_scenario_picking, ScenarioOpts};
-use sim::scenario::{parse_set, Scenario, DEFAULT_MAX_POINTS};
+use sim::scenario::{Scenario, DEFAULT_MAX_POINTS};
+use sim::session::{self, Selection};
 
 use crate::cmd_report::UnitArg;
 use crate::output::{check_output_dir, print_in, safe_dir_name, write_files, Format};
@@ -137,44 +137,11 @@ fn parse_trace_at(s: &str) -> Result<TracePick, FlagError> {
     TracePick::parse(s).map_err(|e| FlagError::TraceAt(e.to_string()))
 }
 
-/// `--profile`: point `platform.profile` at another profile. A file is made absolute (the
-/// scenario layer resolves relative profile paths against the scenario's directory) and is
-/// checked to parse here, so that a bad file is one error before anything runs.
-fn use_profile(sc: &mut Scenario, p: &str) -> Result<(), CliError> {
-    let value = if p.ends_with(".toml") {
-        let abs = std::fs::canonicalize(p).map_err(|e| CliError(format!("--profile {p}: cannot read: {e}")))?;
-        let text = results::read_text_capped(&abs, sim::scenario::MAX_SCENARIO_BYTES).map_err(|e| CliError(format!("--profile {p}: {e}")))?;
-        sim::platform::Platform::parse(&text, p).map_err(|e| CliError(format!("--profile {e}")))?;
-        abs.display().to_string()
-    } else {
-        sim::platform::Platform::shipped(p).map_err(|e| CliError(format!("--profile: {e}")))?;
-        p.to_string()
-    };
-    sim::scenario::set_path(&mut sc.doc, "platform.profile", toml::Value::String(value)).map_err(CliError)?;
-    sc.sets.push(("platform.profile".into(), p.into()));
-    Ok(())
-}
-
 /// Load a scenario and apply the command line's selection and overrides.
 pub fn load(a: &SimArgs) -> Result<Scenario, CliError> {
-    let mut sc = Scenario::load(&a.scenario)?;
-    sc.max_points = a.max_points;
-    let sets = a.sets.iter().map(|s| parse_set(s).map_err(|e| CliError(format!("--set {e}")))).collect::<Result<Vec<_>, _>>()?;
-    sc.apply_sets(&sets)?;
-    if let Some(p) = &a.profile {
-        use_profile(&mut sc, p)?;
-    }
-    if let Some(n) = a.seeds {
-        sim::scenario::ScenarioHeader::check_seeds("command line", "--seeds", n)?;
-        sc.header.seeds = n;
-    }
-    sc.select_configs(&a.configs)?;
-    if let Some(s) = &a.shard {
-        let (i, n) = results::shard::parse_shard(s)?;
-        sc.set_shard(i, n)?;
-    }
-    sc.point_count()?;
-    Ok(sc)
+    let sel =
+        Selection { scenario: &a.scenario, max_points: a.max_points, sets: &a.sets, profile: a.profile.as_deref(), seeds: a.seeds, configs: &a.configs, shard: a.shard.as_deref() };
+    Ok(sel.load()?)
 }
 
 pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
@@ -184,43 +151,21 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     let dir = a.out.clone().unwrap_or_else(|| PathBuf::from("out").join(safe_dir_name(&sc.name)));
     check_output_dir(&dir, &inputs)?;
     let progress = Progress::new(&sc.name);
-    let started = Instant::now();
-    let pick = a.trace_at.clone().unwrap_or(TracePick::First);
-    let keep_traces = match (&a.trace_at, a.trace) {
-        (Some(TracePick::Rounds(r)), 0) => r.len(),
-        (Some(_), 0) => 1,
-        (_, n) => n,
-    };
-    let out = run_scenario_picking(&sc, &ScenarioOpts { seed: a.seed, seeds: None, keep_traces, on_start: &|n| progress.set_total(n), progress: &|n| progress.inc(n) }, &pick)?;
+    let opts = session::Options { seed: a.seed, trace: a.trace, trace_at: a.trace_at.clone(), on_start: &|n| progress.set_total(n), progress: &|n| progress.inc(n) };
+    let ran = session::run(&sc, &opts);
     progress.finish();
-    let wall = started.elapsed().as_secs_f64();
-    let (out_traces, out_events, out_indices) = (out.traces, out.events, out.indices);
-    let mut result = out.result;
-    let mut details = std::collections::BTreeMap::new();
-    for (k, v) in &sc.sets {
-        details.insert(format!("set.{k}"), v.clone());
-    }
-    if !sc.selected.is_empty() {
-        details.insert("configs".into(), sc.selected.join(" | "));
-    }
-    if let Some((i, n)) = sc.shard {
-        details.insert("shard".into(), format!("{i}/{n}"));
-        details.insert("points_total".into(), sc.point_count()?.to_string());
-        let idx: Vec<String> = out_indices.iter().map(|i| i.to_string()).collect();
-        details.insert("point_indices".into(), idx.join(","));
-        details.extend(sim::shard::fingerprint(&sc, a.seed.unwrap_or(sc.header.seed))?);
-    }
-    result.provenance = Some(crate::provenance::current(details));
-    let r = &result;
-    let failed: Vec<_> = r.failures().collect();
-    if !failed.is_empty() && failed.len() == r.configs.len() {
-        // Nothing ran: write nothing (a previous good result stays), say each reason once.
-        let mut reasons: Vec<&str> = failed.iter().map(|f| f.1).collect();
-        reasons.dedup();
-        return Err(CliError(format!("every configuration failed, nothing was written:\n  {}", reasons.join("\n  "))));
-    }
-    let json = write_files(&dir, r, &inputs)?;
+    let mut ran = ran?;
+    ran.result.provenance = Some(crate::provenance::current(std::mem::take(&mut ran.details)));
+    let json = write_files(&dir, &ran.result, &inputs)?;
+    print_run(&a, &sc, &ran)?;
+    note(&format!("wrote {} and result.csv\n", json.display()));
+    Ok(outcome(&a, &ran.result))
+}
 
+/// The answer, the table and the sections asked for: on stdout with the table, on stderr beside
+/// JSON/CSV, so that `--format json` output stays machine-readable.
+fn print_run(a: &SimArgs, sc: &Scenario, ran: &session::SimRun) -> Result<(), CliError> {
+    let r = &ran.result;
     // The answer first (issue 28): on stdout above the table, on stderr beside JSON/CSV.
     let answers = report::answer_view::answers_text(r, a.unit.into());
     if !answers.is_empty() {
@@ -231,8 +176,6 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
         }
     }
     print_in(r, a.format, a.unit.into())?;
-    // Extra human-readable sections go to stdout with the table, to stderr otherwise, so that
-    // `--format json` output stays machine-readable.
     let mut extra = report::seed_spread::seed_spread_table(r, a.unit.into());
     if !r.references.is_empty() {
         extra.push_str(&references_table(&sc.header.reproduces, r, a.unit.into()));
@@ -248,13 +191,13 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
             extra.push_str(&counters);
         }
     }
-    if let TracePick::Rounds(rounds) = &pick {
+    if let TracePick::Rounds(rounds) = &ran.pick {
         note(&rounds_beyond(&rounds[..], r));
     }
-    if out_traces.iter().any(|t| !t.1.is_empty()) {
-        extra.push_str(&format!("\nsample paths ({}):\n", trace_choice_words(&pick, keep_traces)));
+    if ran.traces.iter().any(|t| !t.1.is_empty()) {
+        extra.push_str(&format!("\nsample paths ({}):\n", trace_choice_words(&ran.pick, ran.keep_traces)));
     }
-    for (name, traces) in &out_traces {
+    for (name, traces) in &ran.traces {
         for t in traces {
             extra.push_str(&format!("\n[{name}] {}", t.render()));
         }
@@ -262,9 +205,9 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     if a.stats {
         extra.push_str(&format!(
             "\nsimulated events: {}   wall: {:.3} s   events/s: {}   points: {}\n",
-            report::format::thousands(out_events),
-            wall,
-            report::format::thousands((out_events as f64 / wall.max(1e-9)) as u64),
+            report::format::thousands(ran.events),
+            ran.wall_s,
+            report::format::thousands((ran.events as f64 / ran.wall_s.max(1e-9)) as u64),
             r.configs.len()
         ));
     }
@@ -273,20 +216,26 @@ pub fn run(a: SimArgs) -> Result<Outcome, CliError> {
     } else {
         note(&extra);
     }
-    note(&format!("wrote {} and result.csv\n", json.display()));
+    Ok(())
+}
+
+/// Exit status: 1 when some configurations failed, or under --check when a reference is out of
+/// tolerance; each failure said on stderr.
+fn outcome(a: &SimArgs, r: &results::RunResult) -> Outcome {
+    let failed: Vec<_> = r.failures().collect();
     let out_of_tolerance: Vec<_> = r.references.iter().filter(|c| !c.within() && !c.not_run()).collect();
     if failed.is_empty() {
         if a.check && !out_of_tolerance.is_empty() {
             note(&format!("irqlab: --check: {} of {} references out of tolerance\n", out_of_tolerance.len(), r.references.len()));
-            return Ok(Outcome::Partial);
+            return Outcome::Partial;
         }
-        Ok(Outcome::Ok)
+        Outcome::Ok
     } else {
         for (name, e) in &failed {
             note(&format!("irqlab: configuration `{name}` failed: {e}\n"));
         }
         note(&format!("irqlab: {} of {} configurations failed; the others' results were written\n", failed.len(), r.configs.len()));
-        Ok(Outcome::Partial)
+        Outcome::Partial
     }
 }
 

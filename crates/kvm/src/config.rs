@@ -5,12 +5,12 @@ use crate::abi::{MAX_SAMPLES, MAX_VCPUS};
 
 /// The benchmark vocabulary is defined once, in `results::vocab` (serde and clap derived there),
 /// and shared with the CLI and the host model; these are its names in this crate.
-pub use results::vocab::{Bench as BenchKind, VfioTrigger, Via as DeviceVia, Wait as WaitMode};
+pub use results::vocab::{Bench, VfioTrigger, Via as DeviceVia, Wait as WaitMode};
 
 /// A measurement to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchConfig {
-    pub kind: BenchKind,
+    pub kind: Bench,
     pub samples: u64,
     /// Samples excluded from warm max (and reported).
     pub warmup: u64,
@@ -58,7 +58,7 @@ pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 impl Default for BenchConfig {
     fn default() -> Self {
         BenchConfig {
-            kind: BenchKind::Timer,
+            kind: Bench::Timer,
             samples: 1000,
             warmup: 1,
             period_us: 77.0,
@@ -196,9 +196,9 @@ impl BenchConfig {
                 return Err(ConfigError::Priority(p));
             }
         }
-        let min_vcpus = if self.kind == BenchKind::Ipi { 2 } else { 1 };
+        let min_vcpus = if self.kind == Bench::Ipi { 2 } else { 1 };
         if self.vcpus < min_vcpus || self.vcpus > MAX_VCPUS {
-            return Err(ConfigError::Vcpus { got: self.vcpus, max: MAX_VCPUS, why: if self.kind == BenchKind::Ipi { " (at least 2 for ipi)" } else { "" } });
+            return Err(ConfigError::Vcpus { got: self.vcpus, max: MAX_VCPUS, why: if self.kind == Bench::Ipi { " (at least 2 for ipi)" } else { "" } });
         }
         if !self.pin.is_empty() {
             if self.pin.len() != self.vcpus as usize {
@@ -208,11 +208,11 @@ impl BenchConfig {
                 return Err(ConfigError::Pin(format!("host CPU {c} is not one this process may run on (allowed: {})", cpu_list(allowed_cpus))));
             }
         }
-        if self.pv_ipi && self.kind != BenchKind::Ipi {
+        if self.pv_ipi && self.kind != Bench::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--pv-ipi", bench: self.kind.name() });
         }
-        let vfio = self.kind == BenchKind::Device && self.via.is_vfio();
-        if self.wait == WaitMode::Busy && self.kind == BenchKind::Ipi {
+        let vfio = self.kind == Bench::Device && self.via.is_vfio();
+        if self.wait == WaitMode::Busy && self.kind == Bench::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
         }
         if self.vfio_trigger != VfioTrigger::Raise && !vfio {
@@ -230,8 +230,8 @@ impl BenchConfig {
     /// ring-3 loop) or where the guest raises the interrupt itself (an assigned device,
     /// `--via vfio-*`).
     pub fn check_device_spin(&self, device_busy: bool) -> Result<(), ConfigError> {
-        let vfio = self.kind == BenchKind::Device && self.via.is_vfio();
-        if self.wait == WaitMode::Busy && self.kind == BenchKind::Device && !(device_busy || vfio) {
+        let vfio = self.kind == Bench::Device && self.via.is_vfio();
+        if self.wait == WaitMode::Busy && self.kind == Bench::Device && !(device_busy || vfio) {
             return Err(ConfigError::NotApplicable {
                 flag: "--wait busy (the device bench spins only with --via vfio-msi or vfio-intx here, where the guest raises the interrupt)",
                 bench: self.kind.name(),
@@ -265,18 +265,18 @@ mod tests {
         assert!(e(BenchConfig { samples: 0, ..ok.clone() }).starts_with("--samples"));
         assert!(e(BenchConfig { warmup: 1000, ..ok.clone() }).starts_with("--warmup"));
         assert!(e(BenchConfig { period_us: 0.0, ..ok.clone() }).starts_with("--period-us"));
-        assert!(e(BenchConfig { kind: BenchKind::Ipi, ..ok.clone() }).contains("at least 2 for ipi"));
+        assert!(e(BenchConfig { kind: Bench::Ipi, ..ok.clone() }).contains("at least 2 for ipi"));
         assert!(e(BenchConfig { pin: vec![0, 1], ..ok.clone() }).contains("one host CPU per vCPU"));
         assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 is not one this process may run on (allowed: 0-1)"));
         assert_eq!(e(BenchConfig { pv_ipi: true, ..ok.clone() }), "--pv-ipi does not apply to `timer`");
-        let device_busy = BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..ok.clone() };
+        let device_busy = BenchConfig { kind: Bench::Device, wait: WaitMode::Busy, ..ok.clone() };
         assert!(device_busy.validate(&[0, 1]).is_ok(), "the spin rule is the architecture's (check_device_spin)");
         assert!(device_busy.check_device_spin(true).is_ok());
         assert!(device_busy.check_device_spin(false).unwrap_err().to_string().starts_with("--wait busy (the device bench spins only"));
-        let vfio = BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, wait: WaitMode::Busy, vfio_device: Some("0000:00:02.0".into()), ..ok.clone() };
+        let vfio = BenchConfig { kind: Bench::Device, via: DeviceVia::VfioMsi, wait: WaitMode::Busy, vfio_device: Some("0000:00:02.0".into()), ..ok.clone() };
         assert!(vfio.validate(&[0, 1]).is_ok() && vfio.check_device_spin(false).is_ok(), "an assigned device's guest may spin");
         assert!(e(BenchConfig { via: DeviceVia::Irqfd, wait: WaitMode::Hlt, ..vfio.clone() }).starts_with("--vfio-device (with --via vfio-msi or vfio-intx) does not apply"));
-        assert!(e(BenchConfig { kind: BenchKind::Ipi, vcpus: 2, ..vfio }).contains("--wait busy does not apply to `ipi`"));
+        assert!(e(BenchConfig { kind: Bench::Ipi, vcpus: 2, ..vfio }).contains("--wait busy does not apply to `ipi`"));
         assert_eq!(e(BenchConfig { priority: Some(0), ..ok.clone() }), "--priority: expected a SCHED_FIFO priority 1 to 99, got 0");
         assert!(e(BenchConfig { priority: Some(100), ..ok.clone() }).starts_with("--priority"));
         assert!(e(BenchConfig { duration: Some(Duration::from_millis(10)), ..ok.clone() }).starts_with("--duration: expected 100ms to 24h"));

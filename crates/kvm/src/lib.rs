@@ -21,7 +21,8 @@
 //! 3. architectures — [`arch`]: [`arch::Arch`] runs a VM, [`arch::DescribeHost`] and
 //!    [`arch::TraceDialect`] describe the host and the trace; `arch/x86_64/` and `arch/aarch64/`
 //!    (Firecracker's split), `#[cfg(target_arch)]` only in `arch/mod.rs` and `build.rs`;
-//! 4. drivers — [`runner`] (the run loop, its watchdog, the traced run), [`primitives`];
+//! 4. drivers — [`runner`] (the run loop, its watchdog, the traced run), [`primitives`],
+//!    [`session`] (a run's points measured, repeated in rounds and pooled: `irqlab run`'s work);
 //! 5. facade — this file and [`KvmError`], built from each layer's own error.
 //!
 //! The layers below the architectures build and unit-test on every target.
@@ -37,12 +38,13 @@ pub mod measurement;
 pub mod plan;
 pub mod primitives;
 pub mod runner;
+pub mod session;
 pub mod tracefs;
 pub mod vfio;
 
 use arch::Arch;
 
-pub use config::{BenchConfig, BenchKind, ConfigError, DeviceVia, WaitMode};
+pub use config::{Bench, BenchConfig, ConfigError, DeviceVia, WaitMode};
 pub use error::KvmError;
 pub use measurement::{Measurement, Threads};
 pub use runner::traced::{preflight, TraceOptions};

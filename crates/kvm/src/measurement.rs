@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use results::{ConfigResult, LatencyRecorder, SegmentStat};
 
-use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
+use crate::config::{Bench, BenchConfig, WaitMode, DISCARDED_FIRST};
 
 /// Why a run ended before taking `samples`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,14 +102,14 @@ impl Measurement {
             None => p.insert("period_us".into(), c.period_us.to_string()),
         };
         p.insert("vcpus".into(), c.vcpus.to_string());
-        if c.kind == BenchKind::Timer {
+        if c.kind == Bench::Timer {
             p.insert("wait".into(), if c.wait == WaitMode::Busy { "busy" } else { "hlt" }.into());
         }
-        if c.kind == BenchKind::Device && c.wait == WaitMode::Busy {
+        if c.kind == Bench::Device && c.wait == WaitMode::Busy {
             // Not the halted device path the model pairs with `device`: say so.
             p.insert("wait".into(), "busy".into());
         }
-        if c.kind == BenchKind::Device {
+        if c.kind == Bench::Device {
             p.insert("via".into(), c.via.name().into());
             if c.via.is_vfio() {
                 p.insert("wait".into(), if c.wait == WaitMode::Busy { "busy" } else { "hlt" }.into());
@@ -233,11 +233,11 @@ impl Breakdown {
 
 /// The main class's latency of one raw sample record (`abi::SharedPage::record`) in TSC cycles (signed: a timer can fire before its
 /// deadline): timer arrival − deadline, device arrival − trigger, IPI one-way.
-pub fn main_cycles(kind: BenchKind, r: &[u64; 3], offset: i64) -> i64 {
+pub fn main_cycles(kind: Bench, r: &[u64; 3], offset: i64) -> i64 {
     match kind {
-        BenchKind::Timer => r[1] as i64,
-        BenchKind::Device => (r[1] as i64).wrapping_sub(offset).wrapping_sub(r[0] as i64),
-        BenchKind::Ipi => (r[1] as i64).wrapping_sub(r[0] as i64),
+        Bench::Timer => r[1] as i64,
+        Bench::Device => (r[1] as i64).wrapping_sub(offset).wrapping_sub(r[0] as i64),
+        Bench::Ipi => (r[1] as i64).wrapping_sub(r[0] as i64),
     }
 }
 

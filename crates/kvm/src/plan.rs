@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sim::scenario::did_you_mean;
 
-use crate::config::{BenchConfig, BenchKind};
+use crate::config::BenchConfig;
 
 /// The keys a `[run]` table, a `[sweep]` and `--set` may name.
 pub const RUN_KEYS: &[&str] = &[
@@ -222,11 +222,7 @@ fn expected(key: &str) -> &'static str {
 
 /// The benchmark configuration a merged table describes (defaults for what it leaves out).
 pub fn config_from(t: &RunTable) -> Result<BenchConfig, PlanError> {
-    let kind = match t.bench {
-        Some(Bench::Timer) | None => BenchKind::Timer,
-        Some(Bench::Ipi) => BenchKind::Ipi,
-        Some(Bench::Device) => BenchKind::Device,
-    };
+    let kind = t.bench.unwrap_or(Bench::Timer);
     let duration = match &t.duration {
         None => None,
         Some(d) => Some(humantime::parse_duration(d).map_err(|e| PlanError::Config(format!("--duration: `{d}`: {e} (expected e.g. 30s, 10m, 1h)")))?),
@@ -253,7 +249,7 @@ pub fn config_from(t: &RunTable) -> Result<BenchConfig, PlanError> {
         pv_ipi: t.pv_ipi.unwrap_or(false),
         halt_poll_ns: t.halt_poll_ns,
         disable_hlt_exits: t.disable_hlt_exits.unwrap_or(false),
-        vcpus: t.vcpus.unwrap_or(if kind == BenchKind::Ipi { 2 } else { 1 }),
+        vcpus: t.vcpus.unwrap_or(if kind == Bench::Ipi { 2 } else { 1 }),
         pin,
         stall_timeout: crate::config::stall_timeout_from_secs(t.stall_timeout_s.unwrap_or(5.0)).map_err(|e| PlanError::Config(e.to_string()))?,
         duration,
@@ -462,7 +458,7 @@ mod tests {
         assert_eq!(pts.len(), 8);
         for (n, c) in &pts {
             let c = c.as_ref().unwrap_or_else(|e| panic!("{n}: {e}"));
-            assert!(c.validate(&[0]).is_ok() && c.kind == BenchKind::Device, "{n}");
+            assert!(c.validate(&[0]).is_ok() && c.kind == Bench::Device, "{n}");
         }
         assert_eq!(pts[0].0, "via=irqfd, halt_poll_ns=0", "named in the file's order");
     }

@@ -4,7 +4,7 @@
 //! (`--ignored needs_tracefs::`) where both are there; run without them, it fails with the reason.
 mod needs_tracefs {
     use kvm::{preflight, run_traced, TraceOptions};
-    use kvm::{BenchConfig, BenchKind};
+    use kvm::{Bench, BenchConfig};
 
     /// The tests share this process's tracefs instance names (`irqlab-<pid>-N`) and check that none
     /// is left: they take turns.
@@ -21,8 +21,8 @@ mod needs_tracefs {
     #[ignore = "needs /dev/kvm and tracefs (root): scripts/test.sh runs it where both are there"]
     fn traced_runs_split_and_clean_up() {
         let _turn = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
-        for kind in [BenchKind::Timer, BenchKind::Ipi] {
-            let cfg = BenchConfig { kind, samples: 300, vcpus: if kind == BenchKind::Ipi { 2 } else { 1 }, ..Default::default() };
+        for kind in [Bench::Timer, Bench::Ipi] {
+            let cfg = BenchConfig { kind, samples: 300, vcpus: if kind == Bench::Ipi { 2 } else { 1 }, ..Default::default() };
             require(&cfg);
             let m = run_traced(&cfg, &|_| {}, &TraceOptions { keep_paths: 1, ..Default::default() }).expect("traced run");
             assert!(m.error.is_none(), "{:?}", m.error);
@@ -51,7 +51,7 @@ mod needs_tracefs {
     fn every_device_path_raises_its_own_event() {
         let _turn = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
         for via in kvm::DeviceVia::ALL {
-            let cfg = BenchConfig { kind: BenchKind::Device, samples: 200, period_us: 200.0, via, ..Default::default() };
+            let cfg = BenchConfig { kind: Bench::Device, samples: 200, period_us: 200.0, via, ..Default::default() };
             require(&cfg);
             let m = run_traced(&cfg, &|_| {}, &TraceOptions::default()).expect("traced run");
             assert!(m.error.is_none(), "{via:?}: {:?}", m.error);

@@ -6,7 +6,7 @@
 mod needs_kvm {
     use std::time::{Duration, Instant};
 
-    use kvm::{kvm_available, run_bench, BenchConfig, BenchKind, DeviceVia, WaitMode};
+    use kvm::{kvm_available, run_bench, Bench, BenchConfig, DeviceVia, WaitMode};
 
     fn run(cfg: &BenchConfig) -> kvm::Measurement {
         kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
@@ -41,7 +41,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn timer_hlt() {
-        let cfg = BenchConfig { kind: BenchKind::Timer, samples: 300, period_us: 300.0, ..Default::default() };
+        let cfg = BenchConfig { kind: Bench::Timer, samples: 300, period_us: 300.0, ..Default::default() };
         let m = run(&cfg);
         check(&m, "timer", 300, SANE_NS);
         assert!(m.counters.get("kvm.vcpu.halt_exits").copied().unwrap_or(0) > 0, "the guest waited in HLT");
@@ -50,7 +50,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn timer_busy_ring3() {
-        let cfg = BenchConfig { kind: BenchKind::Timer, samples: 200, period_us: 150.0, wait: WaitMode::Busy, ..Default::default() };
+        let cfg = BenchConfig { kind: Bench::Timer, samples: 200, period_us: 150.0, wait: WaitMode::Busy, ..Default::default() };
         let m = run(&cfg);
         check(&m, "timer", 200, SANE_NS);
         // The guest spun in ring 3: it never halted.
@@ -62,7 +62,7 @@ mod needs_kvm {
     fn device_every_path() {
         let mut signatures = Vec::new();
         for via in DeviceVia::ALL {
-            let cfg = BenchConfig { kind: BenchKind::Device, samples: 200, period_us: 100.0, via, ..Default::default() };
+            let cfg = BenchConfig { kind: Bench::Device, samples: 200, period_us: 100.0, via, ..Default::default() };
             let m = run(&cfg);
             check(&m, &format!("device_{}", via.name()), 200, SANE_NS);
             signatures.push((via, m.counters.clone()));
@@ -85,7 +85,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn ipi_one_way_and_round_trip() {
-        let cfg = BenchConfig { kind: BenchKind::Ipi, vcpus: 2, samples: 100, period_us: 200.0, ..Default::default() };
+        let cfg = BenchConfig { kind: Bench::Ipi, vcpus: 2, samples: 100, period_us: 200.0, ..Default::default() };
         let m = run(&cfg);
         let one_way = check(&m, "ipi_one_way", 100, SANE_NS);
         let round_trip = check(&m, "ipi_round_trip", 100, SANE_NS);
@@ -111,7 +111,7 @@ mod needs_kvm {
         // A deadline 1.5 s ahead with a 0.5 s stall timeout is a slow guest, not a stalled one: the
         // watchdog allows one period on top of the timeout. A real stall, the PV IPI
         // livelock, is ended by the watchdog in `pv_ipi_probe_is_bounded`.
-        let cfg = BenchConfig { kind: BenchKind::Timer, samples: 2, warmup: 1, period_us: 1_500_000.0, stall_timeout: Duration::from_millis(500), ..Default::default() };
+        let cfg = BenchConfig { kind: Bench::Timer, samples: 2, warmup: 1, period_us: 1_500_000.0, stall_timeout: Duration::from_millis(500), ..Default::default() };
         let t = Instant::now();
         let m = run(&cfg);
         assert_eq!(m.error, None);
@@ -122,7 +122,7 @@ mod needs_kvm {
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn duration_ends_the_run_and_keeps_its_samples() {
         let d = Duration::from_millis(600);
-        let cfg = BenchConfig { kind: BenchKind::Timer, samples: kvm::abi::MAX_SAMPLES, period_us: 200.0, duration: Some(d), ..Default::default() };
+        let cfg = BenchConfig { kind: Bench::Timer, samples: kvm::abi::MAX_SAMPLES, period_us: 200.0, duration: Some(d), ..Default::default() };
         let t = Instant::now();
         let m = run(&cfg);
         assert!(m.error.is_none(), "{:?}", m.error);
@@ -136,7 +136,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn stop_above_keeps_the_sample_that_crossed_last() {
-        for kind in [BenchKind::Timer, BenchKind::Device] {
+        for kind in [Bench::Timer, Bench::Device] {
             let cfg = BenchConfig { kind, samples: 500, period_us: 100.0, stop_above_ns: Some(1), ..Default::default() };
             let m = run(&cfg);
             assert!(m.error.is_none(), "{:?}", m.error);
@@ -150,7 +150,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn fifo_priority_and_the_cpus_used_are_recorded() {
-        let cfg = BenchConfig { kind: BenchKind::Ipi, vcpus: 2, samples: 50, period_us: 200.0, priority: Some(10), ..Default::default() };
+        let cfg = BenchConfig { kind: Bench::Ipi, vcpus: 2, samples: 50, period_us: 200.0, priority: Some(10), ..Default::default() };
         match run_bench(&cfg, &|_| {}) {
             Ok(m) => {
                 assert!(m.error.is_none(), "{:?}", m.error);

@@ -12,7 +12,7 @@ fn layer(module: &str) -> Option<(u8, &'static str)> {
         "abi" | "config" | "exit" | "measurement" | "plan" => (1, "contracts and data"),
         "host" | "tracefs" | "vfio" => (2, "host services"),
         "arch" => (3, "architectures"),
-        "runner" | "primitives" => (4, "drivers"),
+        "runner" | "primitives" | "session" => (4, "drivers"),
         "lib" | "error" => (5, "facade"),
         _ => return None,
     })

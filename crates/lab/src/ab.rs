@@ -173,8 +173,19 @@ impl Runner for ProcessRunner {
     }
 }
 
+/// A side's option string that does not split into words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SplitError {
+    #[error("unclosed '")]
+    UnclosedSingle,
+    #[error("unclosed \"")]
+    UnclosedDouble,
+    #[error("a trailing backslash")]
+    TrailingBackslash,
+}
+
 /// Shell-like splitting of a side's option string: whitespace, '…', "…" and backslash.
-pub fn split_words(s: &str) -> Result<Vec<String>, String> {
+pub fn split_words(s: &str) -> Result<Vec<String>, SplitError> {
     let (mut out, mut cur, mut has) = (Vec::new(), String::new(), false);
     let mut it = s.chars();
     while let Some(c) = it.next() {
@@ -185,7 +196,7 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
                     match it.next() {
                         Some('\'') => break,
                         Some(ch) => cur.push(ch),
-                        None => return Err("unclosed '".into()),
+                        None => return Err(SplitError::UnclosedSingle),
                     }
                 }
             }
@@ -194,15 +205,15 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
                 loop {
                     match it.next() {
                         Some('"') => break,
-                        Some('\\') => cur.push(it.next().ok_or("a trailing backslash")?),
+                        Some('\\') => cur.push(it.next().ok_or(SplitError::TrailingBackslash)?),
                         Some(ch) => cur.push(ch),
-                        None => return Err("unclosed \"".into()),
+                        None => return Err(SplitError::UnclosedDouble),
                     }
                 }
             }
             '\\' => {
                 has = true;
-                cur.push(it.next().ok_or("a trailing backslash")?);
+                cur.push(it.next().ok_or(SplitError::TrailingBackslash)?);
             }
             c if c.is_whitespace() => {
                 if has {
@@ -301,12 +312,12 @@ pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> 
             // dom0 fio (issue 33): its own flags and refusals, checked like the domU benches.
             <crate::dom0::FioArgs as clap::Parser>::try_parse_from(crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::dom0::check(&x).map_err(|e| bad(e.to_string()))?;
-            xen_build_inputs(&x).map_err(bad)?;
+            xen_build_inputs(&x).map_err(|e| bad(e.to_string()))?;
         }
         Mode::Xen(x) => {
             let b = BenchArgs::parse_words(&crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
             crate::xen::check(&x, &b).map_err(|e| bad(e.to_string()))?;
-            xen_build_inputs(&x).map_err(bad)?;
+            xen_build_inputs(&x).map_err(|e| bad(e.to_string()))?;
         }
         _ => return Err(bad("not a kvm or xen side".into())),
     }
@@ -317,16 +328,27 @@ pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> 
 /// A side's own Xen (issue 33) checked before any boot: `--xen-src` is a Xen tree or tarball, its
 /// `--patches` are patches and its `--xen-config` settings parse (xen_build::identify, which
 /// builds nothing); `--xen FILE` is a Xen binary.
-fn xen_build_inputs(x: &crate::cli::XenArgs) -> Result<(), String> {
+fn xen_build_inputs(x: &crate::cli::XenArgs) -> Result<(), XenInputError> {
     if let Some(src) = &x.xen_src {
         let s = crate::xen_build::XenSource { src: src.clone(), patches: x.patches.clone(), config: x.xen_config.clone() };
-        crate::xen_build::identify(&s).map_err(|e| e.to_string())?;
+        crate::xen_build::identify(&s)?;
     }
     if let Some(f) = &x.xen {
-        let bytes = std::fs::read(f).map_err(|e| format!("--xen {}: {e}", f.display()))?;
-        crate::kernel_image::check_xen(&bytes).map_err(|e| format!("--xen {}: {e}", f.display()))?;
+        let bytes = std::fs::read(f).map_err(|source| XenInputError::Read { path: f.clone(), source })?;
+        crate::kernel_image::check_xen(&bytes).map_err(|source| XenInputError::NotXen { path: f.clone(), source })?;
     }
     Ok(())
+}
+
+/// A side's own Xen that cannot be used: the `--xen-src` tree, or the `--xen` binary.
+#[derive(Debug, thiserror::Error)]
+enum XenInputError {
+    #[error(transparent)]
+    Build(#[from] crate::xen_build::BuildError),
+    #[error("--xen {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("--xen {}: {source}", path.display())]
+    NotXen { path: PathBuf, source: crate::kernel_image::KernelImageError },
 }
 
 /// Everything checked before the first boot: the bench, the output directory, both sides.

@@ -2,6 +2,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use results::vocab::Bench;
 
 #[derive(Debug, Parser)]
 #[command(name = "irqlab-lab", about = "irqlab's Arm lab: Debian's Xen (dom0less) or arm64 KVM under QEMU TCG", version)]
@@ -210,18 +211,24 @@ pub struct XenArgs {
     pub bench: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BenchKind {
-    Timer,
-    Ipi,
+/// A bench word clap hands to [`xen_bench`] that the Xen guest cannot run (clap prints the text
+/// after the argument's name).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    #[error("the Xen guest runs `timer` or `ipi`; `device` is measured on KVM (`irqlab run device`)")]
+    DeviceOnXen,
+    #[error("expected `timer` or `ipi`")]
+    NotABench,
 }
 
-impl BenchKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            BenchKind::Timer => "timer",
-            BenchKind::Ipi => "ipi",
-        }
+/// The bench of the Xen guest: the benchmark vocabulary (`results::vocab::Bench`) without
+/// `device`, which has no Xen guest program.
+fn xen_bench(s: &str) -> Result<Bench, ArgError> {
+    match s {
+        "timer" => Ok(Bench::Timer),
+        "ipi" => Ok(Bench::Ipi),
+        "device" => Err(ArgError::DeviceOnXen),
+        _ => Err(ArgError::NotABench),
     }
 }
 
@@ -235,8 +242,9 @@ pub enum WaitArg {
 #[derive(Debug, Clone, Parser)]
 #[command(name = "bench arguments", no_binary_name = true)]
 pub struct BenchArgs {
-    #[arg(value_enum)]
-    pub bench: BenchKind,
+    /// `timer` or `ipi`.
+    #[arg(value_parser = xen_bench)]
+    pub bench: Bench,
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub samples: u64,
     #[arg(long, default_value_t = 4)]
@@ -283,7 +291,7 @@ mod tests {
         let Mode::Xen(x) = c.mode else { panic!("not xen") };
         assert_eq!((x.sched, x.vwfi, x.neighbour, x.icount), (Sched::Credit, Vwfi::Native, Neighbour::Busy, false));
         let b = BenchArgs::parse_words(&x.bench).unwrap();
-        assert_eq!((b.bench, b.samples, b.warmup, b.wait), (BenchKind::Ipi, 8, 4, WaitArg::Wfi));
+        assert_eq!((b.bench, b.samples, b.warmup, b.wait), (Bench::Ipi, 8, 4, WaitArg::Wfi));
         assert_eq!(b.out, PathBuf::from("/tmp/o"));
     }
 
@@ -299,6 +307,17 @@ mod tests {
         assert!(e.to_string().contains("--out"), "{e}");
         let e = BenchArgs::parse_words(&words("device --out o")).unwrap_err();
         assert!(e.to_string().contains("device"), "{e}");
+    }
+
+    #[test]
+    fn the_xen_guest_refuses_the_device_bench_naming_the_argument() {
+        let e = BenchArgs::parse_words(&words("device --out o")).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        let text = e.to_string();
+        assert!(text.contains("'device' for '<BENCH>'") && text.contains("`irqlab run device`"), "{text}");
+        let e = BenchArgs::parse_words(&words("spin --out o")).unwrap_err();
+        assert!(e.to_string().contains("expected `timer` or `ipi`"), "{e}");
+        assert_eq!(BenchArgs::parse_words(&words("timer --out o")).unwrap().bench, Bench::Timer);
         assert!(Cli::try_parse_from(words("irqlab-lab xen --icount-opts shift=2 -- timer --out o")).is_err(), "--icount-opts needs --icount");
     }
 }

@@ -34,11 +34,20 @@ pub fn find_file(dir: &Path, sub: &str, prefix: &str, skip: &[&str]) -> Option<P
     })
 }
 
-fn run(cmd: &mut Command, what: &str) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("cannot run {what}: {e}"))?;
+/// A host command that could not be run or failed: what it was, and its last line of stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("cannot run {what}: {source}")]
+    Spawn { what: String, source: std::io::Error },
+    #[error("{what} failed: {last_line}")]
+    Failed { what: String, last_line: String },
+}
+
+fn run(cmd: &mut Command, what: &str) -> Result<String, ToolError> {
+    let out = cmd.output().map_err(|source| ToolError::Spawn { what: what.into(), source })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!("{what} failed: {}", err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no message)").trim()));
+        return Err(ToolError::Failed { what: what.into(), last_line: err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no message)").trim().to_string() });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -86,7 +95,7 @@ pub fn ensure_arm64_package_into(cache: &Path, package: &str, dir: &str, part: O
     let fail = |e: String| LabError::Setup(format!("{package}:arm64 could not be fetched ({e}); the lab needs `dpkg --add-architecture arm64 && apt-get update`"));
     if find_file(&debs, "", &format!("{package}_"), &[".part"]).is_none() {
         eprintln!("irqlab-lab: fetching {package}:arm64 (apt-get download, dpkg-deb -x into {})", root.display());
-        run(Command::new("apt-get").args(["download", &format!("{package}:arm64")]).current_dir(&debs), "apt-get download").map_err(fail)?;
+        run(Command::new("apt-get").args(["download", &format!("{package}:arm64")]).current_dir(&debs), "apt-get download").map_err(|e| fail(e.to_string()))?;
     } else {
         eprintln!("irqlab-lab: unpacking {} of the cached {package}:arm64 into {}", part.unwrap_or("all"), root.display());
     }
@@ -94,11 +103,11 @@ pub fn ensure_arm64_package_into(cache: &Path, package: &str, dir: &str, part: O
     let tmp = cache.join(format!(".{dir}.tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     match part {
-        None => run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp), "dpkg-deb -x").map_err(fail)?,
+        None => run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tmp), "dpkg-deb -x").map_err(|e| fail(e.to_string()))?,
         Some(p) => {
             std::fs::create_dir_all(&tmp).map_err(LabError::io(&tmp))?;
             let sh = format!("dpkg-deb --fsys-tarfile \"$1\" | tar -x -C \"$2\" \"{p}\"");
-            run(Command::new("sh").args(["-c", &sh, "sh"]).arg(&deb).arg(&tmp), "dpkg-deb --fsys-tarfile | tar -x").map_err(fail)?
+            run(Command::new("sh").args(["-c", &sh, "sh"]).arg(&deb).arg(&tmp), "dpkg-deb --fsys-tarfile | tar -x").map_err(|e| fail(e.to_string()))?
         }
     };
     let _ = std::fs::remove_dir_all(&root);
@@ -120,7 +129,8 @@ pub fn xen_binary(cache: &Path) -> Result<PathBuf, LabError> {
 
 /// Resolves `linux-image-arm64` to its versioned package with `apt-cache depends`.
 pub fn kernel_package() -> Result<String, LabError> {
-    let out = run(Command::new("apt-cache").args(["depends", "linux-image-arm64:arm64"]), "apt-cache depends linux-image-arm64:arm64").map_err(LabError::Setup)?;
+    let out =
+        run(Command::new("apt-cache").args(["depends", "linux-image-arm64:arm64"]), "apt-cache depends linux-image-arm64:arm64").map_err(|e| LabError::Setup(e.to_string()))?;
     first_dependency(&out, "linux-image-").ok_or_else(|| LabError::Setup("linux-image-arm64:arm64 names no linux-image-* dependency".into()))
 }
 

@@ -78,11 +78,21 @@ impl Job {
     }
 }
 
-fn parse_runtime(s: &str) -> Result<u64, String> {
-    let d = humantime::parse_duration(s).map_err(|e| format!("{s}: {e} (e.g. 5s)"))?;
+/// A `--runtime` clap hands to [`parse_runtime`] that it refuses (clap prints the text after the
+/// flag's name).
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeArgError {
+    #[error("{text}: {source} (e.g. 5s)")]
+    NotADuration { text: String, source: humantime::DurationError },
+    #[error("{0}: whole seconds between 1 s and 600 s")]
+    OutOfRange(String),
+}
+
+fn parse_runtime(s: &str) -> Result<u64, RuntimeArgError> {
+    let d = humantime::parse_duration(s).map_err(|source| RuntimeArgError::NotADuration { text: s.into(), source })?;
     let n = d.as_secs();
     if n == 0 || n > 600 || d.subsec_nanos() != 0 {
-        return Err(format!("{s}: whole seconds between 1 s and 600 s"));
+        return Err(RuntimeArgError::OutOfRange(s.into()));
     }
     Ok(n)
 }

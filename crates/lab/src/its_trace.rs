@@ -167,15 +167,26 @@ pub struct TraceError {
     pub text: String,
 }
 
+/// A field of a trace line that is absent or not a number (the `why` of a [`TraceError`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldError {
+    #[error("no `{0}` field")]
+    Absent(String),
+    #[error("`{0}` has no value")]
+    NoValue(String),
+    #[error("`{key}` value `{value}` is not a number")]
+    NotANumber { key: String, value: String },
+}
+
 /// The value after the word `key` in `words` (`0x…` hex or decimal).
-fn field(words: &[&str], key: &str) -> Result<u64, String> {
-    let i = words.iter().position(|w| *w == key).ok_or_else(|| format!("no `{key}` field"))?;
-    let v = words.get(i + 1).ok_or_else(|| format!("`{key}` has no value"))?.trim_end_matches(':');
+fn field(words: &[&str], key: &str) -> Result<u64, FieldError> {
+    let i = words.iter().position(|w| *w == key).ok_or_else(|| FieldError::Absent(key.into()))?;
+    let v = words.get(i + 1).ok_or_else(|| FieldError::NoValue(key.into()))?.trim_end_matches(':');
     let parsed = match v.strip_prefix("0x") {
         Some(h) => u64::from_str_radix(h, 16),
         None => v.parse(),
     };
-    parsed.map_err(|_| format!("`{key}` value `{v}` is not a number"))
+    parsed.map_err(|_| FieldError::NotANumber { key: key.into(), value: v.into() })
 }
 
 /// The event name and its message, with QEMU's optional `PID@SECONDS.MICROS:` prefix removed.
@@ -191,7 +202,7 @@ fn split_event(line: &str) -> Option<(&str, &str)> {
     Some((name, msg))
 }
 
-fn cmd(name: &str, w: &[&str]) -> Result<Option<ItsCmd>, String> {
+fn cmd(name: &str, w: &[&str]) -> Result<Option<ItsCmd>, FieldError> {
     let f = |k: &str| field(w, k);
     let dev = || f("DeviceID").map(|v| v as u32);
     let ev = || f("EventID").map(|v| v as u32);
@@ -228,22 +239,25 @@ pub fn parse_line(line: &str, n: usize) -> Result<Option<TraceEvent>, TraceError
         return Ok(None);
     }
     let err = |why: String| TraceError { line: n, why, text: line.trim_end().chars().take(200).collect() };
+    let bad_field = |e: FieldError| err(e.to_string());
     let (name, msg) = split_event(line).ok_or_else(|| err("no event name".into()))?;
     let w: Vec<&str> = msg.split_whitespace().collect();
     let ev = match name {
-        "gicv3_its_translation_write" => TraceEvent::Translate { device: field(&w, "requester_id").map_err(err)? as u32, event: field(&w, "data").map_err(err)? as u32 },
+        "gicv3_its_translation_write" => {
+            TraceEvent::Translate { device: field(&w, "requester_id").map_err(bad_field)? as u32, event: field(&w, "data").map_err(bad_field)? as u32 }
+        }
         "gicv3_redist_write" | "gicv3_redist_read" => {
-            let redist = field(&w, "redistributor").map_err(err)? as u32;
-            let offset = field(&w, "offset").map_err(err)?;
-            let data = field(&w, "data").map_err(err)?;
-            let size = field(&w, "size").map_err(err)? as u32;
+            let redist = field(&w, "redistributor").map_err(bad_field)? as u32;
+            let offset = field(&w, "offset").map_err(bad_field)?;
+            let data = field(&w, "data").map_err(bad_field)?;
+            let size = field(&w, "size").map_err(bad_field)? as u32;
             if name == "gicv3_redist_write" {
                 TraceEvent::RedistWrite { redist, offset, data, size }
             } else {
                 TraceEvent::RedistRead { redist, offset, data, size }
             }
         }
-        _ if name.starts_with("gicv3_its_cmd_") => match cmd(name, &w).map_err(err)? {
+        _ if name.starts_with("gicv3_its_cmd_") => match cmd(name, &w).map_err(bad_field)? {
             Some(c) => TraceEvent::Cmd(c),
             None => return Err(err(format!("`{name}` is not an ITS command event QEMU 7.2 has"))),
         },

@@ -73,8 +73,23 @@ pub fn busy_loop(cpu: u32) -> String {
     format!("taskset -c {cpu} sh -c 'while :; do :; done' &\necho \"{MARK}busy loop on CPU {cpu}: pid $!\"\n")
 }
 
+/// A framed file that did not come back whole or safe.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("`file {0} end` without its begin")]
+    EndWithoutBegin(String),
+    #[error("`file {name} end` closes `{open}`")]
+    WrongEnd { name: String, open: String },
+    #[error("{name}: bad base64: {why}")]
+    Base64 { name: String, why: String },
+    #[error("refusing file name {0:?} (one plain file name is expected)")]
+    UnsafeName(String),
+    #[error("the console ends inside `{0}` (truncated)")]
+    Truncated(String),
+}
+
 /// The framed files in a console capture: (name, bytes). A frame without its end is an error.
-pub fn framed_files(log: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub fn framed_files(log: &str) -> Result<Vec<(String, Vec<u8>)>, FrameError> {
     let mut files = Vec::new();
     let mut cur: Option<(String, String)> = None;
     for raw in log.lines() {
@@ -89,20 +104,20 @@ pub fn framed_files(log: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
         if let Some(name) = rest.strip_prefix("file ").and_then(|r| r.strip_suffix(" begin")) {
             cur = Some((name.to_string(), String::new()));
         } else if let Some(name) = rest.strip_prefix("file ").and_then(|r| r.strip_suffix(" end")) {
-            let (n, b64) = cur.take().ok_or_else(|| format!("`file {name} end` without its begin"))?;
+            let (n, b64) = cur.take().ok_or_else(|| FrameError::EndWithoutBegin(name.into()))?;
             if n != name {
-                return Err(format!("`file {name} end` closes `{n}`"));
+                return Err(FrameError::WrongEnd { name: name.into(), open: n });
             }
-            let bytes = base64::engine::general_purpose::STANDARD.decode(b64.as_bytes()).map_err(|e| format!("{name}: bad base64: {e}"))?;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64.as_bytes()).map_err(|e| FrameError::Base64 { name: name.into(), why: e.to_string() })?;
             // The name becomes a file under --out: one plain component (after a bench number), nothing else.
             if crate::kvm_benches::route(name).is_none() {
-                return Err(format!("refusing file name {name:?} (one plain file name is expected)"));
+                return Err(FrameError::UnsafeName(name.into()));
             }
             files.push((name.to_string(), bytes));
         }
     }
     if let Some((n, _)) = cur {
-        return Err(format!("the console ends inside `{n}` (truncated)"));
+        return Err(FrameError::Truncated(n));
     }
     Ok(files)
 }
@@ -284,7 +299,7 @@ pub fn run(k: &KvmArgs, command: Vec<String>) -> Result<i32, LabError> {
     }
     what_ran.insert("lab.irqlab.sha256".into(), irqlab_sha);
     out.remove_work_dir();
-    let files = framed_files(&s.log).map_err(|why| LabError::Boot { why, log: log_path.clone() })?;
+    let files = framed_files(&s.log).map_err(|why| LabError::Boot { why: why.to_string(), log: log_path.clone() })?;
     let problem = match &s.outcome {
         Outcome::Done => None,
         Outcome::Failed(w) | Outcome::TimedOut(w) => Some(w.clone()),
@@ -438,17 +453,17 @@ mod tests {
         let log = format!("boot\r\n{MARK}file result.json begin\r\n{}\r\n{}\r\n{MARK}file result.json end\r\n{MARK}done\r\n", &b64[..4], &b64[4..]);
         assert_eq!(framed_files(&log).unwrap(), vec![("result.json".to_string(), b"{\"a\": 1}\n".to_vec())]);
         let cut = format!("{MARK}file result.json begin\n{b64}\n");
-        assert!(framed_files(&cut).unwrap_err().contains("truncated"));
+        assert!(framed_files(&cut).unwrap_err().to_string().contains("truncated"));
         let bad = format!("{MARK}file result.json begin\n!!!\n{MARK}file result.json end\n");
-        assert!(framed_files(&bad).unwrap_err().contains("base64"));
+        assert!(framed_files(&bad).unwrap_err().to_string().contains("base64"));
         let evil = format!("{MARK}file ../x begin\n{b64}\n{MARK}file ../x end\n");
-        assert!(framed_files(&evil).unwrap_err().contains("refusing"));
+        assert!(framed_files(&evil).unwrap_err().to_string().contains("refusing"));
         let bench = format!("{MARK}file 1/result.json begin\n{b64}\n{MARK}file 1/result.json end\n");
         assert_eq!(framed_files(&bench).unwrap()[0].0, "1/result.json", "bench 1's file of a boot running several");
         // Only one plain component: not empty, no backslash, no control character.
         for name in ["", "a\\b", "a\u{1b}[31m"] {
             let f = format!("{MARK}file {name} begin\n{b64}\n{MARK}file {name} end\n");
-            assert!(framed_files(&f).unwrap_err().contains("refusing"), "{name:?}");
+            assert!(framed_files(&f).unwrap_err().to_string().contains("refusing"), "{name:?}");
         }
     }
 

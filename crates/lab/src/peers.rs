@@ -52,10 +52,6 @@ pub fn init_fragment() -> String {
     )
 }
 
-fn sha256(p: &Path) -> Result<String, String> {
-    crate::kernel_image::sha256_file(p).map_err(|e| e.to_string())
-}
-
 /// What a source is: (key for the cache, version text).
 pub fn identify(flag: &'static str, path: &Path) -> Result<(String, String), PeerError> {
     let bad = |why: String| PeerError::Source { flag, path: path.into(), why };
@@ -64,7 +60,7 @@ pub fn identify(flag: &'static str, path: &Path) -> Result<(String, String), Pee
         if !(name.ends_with(".tar.xz") || name.ends_with(".tar.gz") || name.ends_with(".tgz") || name.ends_with(".tar")) {
             return Err(bad("expected a source tree or a .tar.xz/.tar.gz/.tar".into()));
         }
-        let sha = sha256(path).map_err(bad)?;
+        let sha = crate::kernel_image::sha256_file(path).map_err(|e| bad(e.to_string()))?;
         return Ok((sha[..24].to_string(), format!("{name} (sha256 {sha})")));
     }
     if !path.is_dir() {

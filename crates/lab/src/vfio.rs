@@ -47,17 +47,28 @@ pub fn depends(ko: &[u8]) -> Vec<String> {
     Vec::new()
 }
 
+/// Why modules cannot be loaded in dependency order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModuleError {
+    /// The dependencies loop: the chain, then the module that closes it.
+    #[error("module dependency cycle: {chain} → {module}")]
+    Cycle { chain: String, module: String },
+    /// A dependency the package does not ship.
+    #[error("module {module} (needed by {needed_by}) is not in the package's {}", MODULE_DIR)]
+    Missing { module: String, needed_by: String },
+}
+
 /// The load order for `wanted` (dependencies first, each once) over `modules` (canonical name →
 /// image). A dependency that is not among `modules` is an error naming it.
-pub fn load_order(modules: &BTreeMap<String, Vec<u8>>, wanted: &[&str]) -> Result<Vec<String>, String> {
-    fn visit(n: &str, modules: &BTreeMap<String, Vec<u8>>, out: &mut Vec<String>, path: &mut Vec<String>) -> Result<(), String> {
+pub fn load_order(modules: &BTreeMap<String, Vec<u8>>, wanted: &[&str]) -> Result<Vec<String>, ModuleError> {
+    fn visit(n: &str, modules: &BTreeMap<String, Vec<u8>>, out: &mut Vec<String>, path: &mut Vec<String>) -> Result<(), ModuleError> {
         if out.iter().any(|o| o == n) {
             return Ok(());
         }
         if path.iter().any(|p| p == n) {
-            return Err(format!("module dependency cycle: {} → {n}", path.join(" → ")));
+            return Err(ModuleError::Cycle { chain: path.join(" → "), module: n.into() });
         }
-        let ko = modules.get(n).ok_or_else(|| format!("module {n} (needed by {}) is not in the package's {MODULE_DIR}", path.last().map(String::as_str).unwrap_or("the lab")))?;
+        let ko = modules.get(n).ok_or_else(|| ModuleError::Missing { module: n.into(), needed_by: path.last().map(String::as_str).unwrap_or("the lab").into() })?;
         path.push(n.to_string());
         for d in depends(ko) {
             visit(&d, modules, out, path)?;
@@ -183,11 +194,11 @@ mod tests {
         assert_eq!(load_order(&m, &WANTED).unwrap(), ["vfio", "vfio_iommu_type1", "vfio_virqfd", "vfio_pci_core", "vfio_pci"]);
         let mut broken = m.clone();
         broken.remove("vfio_virqfd");
-        let e = load_order(&broken, &WANTED).unwrap_err();
+        let e = load_order(&broken, &WANTED).unwrap_err().to_string();
         assert!(e.contains("vfio_virqfd") && e.contains("vfio_pci_core"), "{e}");
         let mut cyc = m;
         cyc.insert("vfio".into(), ko("vfio_pci"));
-        assert!(load_order(&cyc, &WANTED).unwrap_err().contains("cycle"));
+        assert!(load_order(&cyc, &WANTED).unwrap_err().to_string().contains("cycle"));
     }
 
     #[test]

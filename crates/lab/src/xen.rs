@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use armguest::console::{self, ConsoleHost, ConsoleMeta};
-use armguest::{Bench, Params, Wait};
+use armguest::{Params, Program, Wait};
 
 use crate::cli::{BenchArgs, Neighbour, Sched, Vwfi, XenArgs};
 use crate::error::LabError;
@@ -35,7 +35,7 @@ pub fn check(x: &XenArgs, b: &BenchArgs) -> Result<(), LabError> {
         let bytes = std::fs::read(&p).map_err(|e| LabError::Usage(format!("IRQLAB_LAB_XEN={}: {e}", p.display())))?;
         crate::kernel_image::check_xen(&bytes).map_err(|e| LabError::Usage(format!("IRQLAB_LAB_XEN={}: {e}", p.display())))?;
     }
-    if b.bench == crate::cli::BenchKind::Ipi && x.vcpus.unwrap_or(2) < 2 {
+    if b.bench == results::vocab::Bench::Ipi && x.vcpus.unwrap_or(2) < 2 {
         return Err(LabError::Usage("--vcpus: the ipi bench needs at least 2 vCPUs".into()));
     }
     if x.vcpus == Some(0) || x.vcpus.unwrap_or(1) > 8 {
@@ -52,8 +52,9 @@ pub fn guest_params(b: &BenchArgs) -> Params {
 pub fn guest_params_at(b: &BenchArgs, hz: u64) -> Params {
     Params {
         bench: match b.bench {
-            crate::cli::BenchKind::Timer => Bench::Timer,
-            crate::cli::BenchKind::Ipi => Bench::Ipi,
+            results::vocab::Bench::Ipi => Program::Ipi,
+            // `device` never reaches here: `BenchArgs` refuses it (`cli::xen_bench`).
+            results::vocab::Bench::Timer | results::vocab::Bench::Device => Program::Timer,
         },
         wait: if b.wait == crate::cli::WaitArg::Busy { Wait::Busy } else { Wait::Wfi },
         period_ticks: (b.period_us * hz as f64 / 1e6).round().max(1.0) as u64,
@@ -91,7 +92,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     let work = out.work_dir()?;
     let mut modules = vec![(work.join("guest.bin"), qemu::MODULE_BASE, armguest::patch(image, &params)?)];
     if x.neighbour == Neighbour::Busy {
-        let spin = Params { bench: Bench::Spin, samples: 1, warmup: 0, ..Params::default() };
+        let spin = Params { bench: Program::Spin, samples: 1, warmup: 0, ..Params::default() };
         modules.push((work.join("spin.bin"), qemu::MODULE_BASE + qemu::MODULE_STRIDE, armguest::patch(image, &spin)?));
     }
     for (p, _, bytes) in &modules {
@@ -114,7 +115,7 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
         Sched::Null => "null", // only with --xen-src (SCHED_NULL=y) or --xen (checked above)
     };
     let vwfi = if x.vwfi == Vwfi::Native { "native" } else { "trap" };
-    let vcpus = x.vcpus.unwrap_or(if params.bench == Bench::Ipi { 2 } else { 1 });
+    let vcpus = x.vcpus.unwrap_or(if params.bench == Program::Ipi { 2 } else { 1 });
     let mut domus: Vec<crate::dts::DomU> =
         modules.iter().map(|(_, addr, bytes)| crate::dts::DomU { cpus: vcpus, memory_kib: DOMU_KIB, module_addr: *addr, module_size: bytes.len() as u64 }).collect();
     if let Some(n) = domus.get_mut(1) {
@@ -262,10 +263,11 @@ pub fn write_guest(g: &crate::cli::GuestArgs, b: &BenchArgs) -> Result<i32, LabE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{BenchKind, WaitArg};
+    use crate::cli::WaitArg;
+    use results::vocab::Bench;
 
     fn bench() -> BenchArgs {
-        BenchArgs { bench: BenchKind::Timer, samples: 10, warmup: 2, period_us: 1000.0, wait: WaitArg::Wfi, out: "/tmp/x".into() }
+        BenchArgs { bench: Bench::Timer, samples: 10, warmup: 2, period_us: 1000.0, wait: WaitArg::Wfi, out: "/tmp/x".into() }
     }
 
     #[test]
@@ -286,8 +288,8 @@ mod tests {
     #[test]
     fn ipi_needs_two_vcpus() {
         let x = XenArgs { vcpus: Some(1), ..XenArgs::default() };
-        assert!(check(&x, &BenchArgs { bench: BenchKind::Ipi, ..bench() }).unwrap_err().to_string().contains("--vcpus"));
-        assert!(check(&XenArgs::default(), &BenchArgs { bench: BenchKind::Ipi, ..bench() }).is_ok());
+        assert!(check(&x, &BenchArgs { bench: Bench::Ipi, ..bench() }).unwrap_err().to_string().contains("--vcpus"));
+        assert!(check(&XenArgs::default(), &BenchArgs { bench: Bench::Ipi, ..bench() }).is_ok());
     }
 
     #[test]

@@ -146,7 +146,7 @@ mod needs_arm_guest {
         assert_eq!(code, 0, "{err}");
         let img = std::fs::read(d.path().join("armguest-ipi.bin")).unwrap();
         let p = armguest::read_params(&img).unwrap();
-        assert_eq!((p.bench, p.samples, p.warmup, p.period_ticks), (armguest::Bench::Ipi, 10, 2, 5000));
+        assert_eq!((p.bench, p.samples, p.warmup, p.period_ticks), (armguest::Program::Ipi, 10, 2, 5000));
         assert_eq!(p.uart_base, 0x2200_0000, "Xen's vpl011 by default");
         let (code, err) = lab(&["guest", "--", "ipi", "--out", out]);
         assert_eq!(code, 2, "{err}");

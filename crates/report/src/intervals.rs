@@ -57,7 +57,7 @@ pub fn intervals_html(r: &RunResult, unit: LatencyUnit) -> Option<(String, Strin
             for v in &ivs {
                 let (text, why) = match &v.interval {
                     Ok((lo, hi)) => (format!("{} – {}", latency(*lo, unit), latency(*hi, unit)), String::new()),
-                    Err(e) => ("-".to_string(), e.clone()),
+                    Err(e) => ("-".to_string(), e.to_string()),
                 };
                 let _ = write!(
                     rows,

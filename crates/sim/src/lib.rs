@@ -5,7 +5,8 @@
 //! pure state machines (no time inside): commands and register writes in, effects out. `hyp`
 //! holds hypervisor policies. `platform` loads cost profiles (every cost names its source),
 //! `scenario` parses scenario files and expands sweeps, and `models` are the timed simulations
-//! that combine all of these into a [`results::ConfigResult`].
+//! that combine all of these into a [`results::ConfigResult`]. `runner` runs a scenario's points;
+//! `session` is `irqlab sim`'s work around it (the command line's selection, the run's details).
 #![forbid(unsafe_code)]
 
 pub mod arch;
@@ -18,4 +19,5 @@ pub mod models;
 pub mod platform;
 pub mod runner;
 pub mod scenario;
+pub mod session;
 pub mod shard;

@@ -53,10 +53,22 @@ impl ScenarioOpts<'static> {
     }
 }
 
-/// Why one point's run failed: the model's own error, a clock overflow, or a bug (a panic, whose
-/// message is printed too; the other points still run).
+/// Why one point cannot be prepared (a problem of the scenario's input: nothing runs), or why its
+/// run failed: the model's own error, a clock overflow, or a bug (a panic, whose message is
+/// printed too; the other points still run).
 #[derive(Debug, thiserror::Error)]
 enum PointError {
+    /// The point's overrides could not be applied to the document.
+    #[error("{file}: {source}")]
+    Overrides { file: String, source: crate::scenario::PathError },
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error("{file}: [{section}]: model `{model}` reads no such section, so its keys would be ignored; remove it")]
+    UnreadSection { file: String, section: &'static str, model: String },
+    #[error(
+        "{file}: key `workload.warmup`: {warmup} is not below workload.samples ({samples}), so WARM_MAX would have no sample behind it; lower the warmup or take more samples"
+    )]
+    WarmupCoversSamples { file: String, warmup: i64, samples: i64 },
     #[error(transparent)]
     Model(#[from] SimError),
     #[error(transparent)]
@@ -81,15 +93,15 @@ fn run_point(prep: Box<dyn PreparedPoint>, run_opts: &RunOpts) -> Result<crate::
 
 /// Prepare one point: its platform, the model's preparation, sections the model does not read,
 /// and a warmup that leaves WARM_MAX without samples.
-fn prepare_point(sc: &Scenario, model: &dyn crate::model::Model, p: &Point) -> Result<(Box<dyn PreparedPoint>, crate::platform::Platform), String> {
-    let doc = p.doc.as_ref().map_err(|e| format!("{}: {e}", sc.file))?;
-    let platform = sc.platform(doc).map_err(|e| e.to_string())?;
+fn prepare_point(sc: &Scenario, model: &dyn crate::model::Model, p: &Point) -> Result<(Box<dyn PreparedPoint>, crate::platform::Platform), PointError> {
+    let doc = p.doc.as_ref().map_err(|e| PointError::Overrides { file: sc.file.clone(), source: e.clone() })?;
+    let platform = sc.platform(doc)?;
     let prep = {
         let ctx = PointCtx::new(&sc.file, &p.name, doc, &platform, p.seed);
-        let prep = model.prepare(&ctx).map_err(|e| e.to_string())?;
+        let prep = model.prepare(&ctx)?;
         for section in ["hypervisor", "vm", "workload"] {
             if doc.contains_key(section) && !ctx.read.borrow().contains(section) {
-                return Err(format!("{}: [{section}]: model `{}` reads no such section, so its keys would be ignored; remove it", sc.file, model.name()));
+                return Err(PointError::UnreadSection { file: sc.file.clone(), section, model: model.name().to_string() });
             }
         }
         prep
@@ -98,10 +110,7 @@ fn prepare_point(sc: &Scenario, model: &dyn crate::model::Model, p: &Point) -> R
     let int = |k: &str| wl.and_then(|w| w.get(k)).and_then(toml::Value::as_integer);
     if let (Some(warmup), Some(samples)) = (int("warmup"), int("samples")) {
         if warmup > 0 && warmup >= samples {
-            return Err(format!(
-                "{}: key `workload.warmup`: {warmup} is not below workload.samples ({samples}), so WARM_MAX would have no sample behind it; lower the warmup or take more samples",
-                sc.file
-            ));
+            return Err(PointError::WarmupCoversSamples { file: sc.file.clone(), warmup, samples });
         }
     }
     Ok((prep, platform))
@@ -114,6 +123,7 @@ fn probe(sc: &Scenario, model: &dyn crate::model::Model, seed: u64) -> Result<()
     let mut problems: Vec<String> = Vec::new();
     for (_, p) in sc.probe_points(seed)? {
         if let Err(e) = prepare_point(sc, model, &p) {
+            let e = e.to_string();
             if !problems.contains(&e) {
                 problems.push(e);
             }
@@ -169,6 +179,7 @@ fn prepare_all(
         match one {
             Ok(prep) => prepared.push(prep),
             Err(e) => {
+                let e = e.to_string();
                 if !problems.contains(&e) {
                     problems.push(e);
                 }

@@ -130,19 +130,19 @@ pub trait TraceDialect {
     fn trace_clock() -> &'static str;
     /// The measured interrupt's target and number in the trace's terms (x86: APIC id and vector;
     /// arm64: vCPU index and INTID), or why this path cannot be broken down on this architecture.
-    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String>;
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), crate::tracefs::TraceError>;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{BenchKind, WaitMode};
+    use crate::config::{Bench, WaitMode};
 
     /// The spin rule moved out of `BenchConfig::validate`: each architecture's `check_flags`
     /// applies it with its own `DEVICE_BUSY`.
     #[test]
     fn check_flags_applies_the_spin_rule_of_this_architecture() {
-        let busy_device = BenchConfig { kind: BenchKind::Device, wait: WaitMode::Busy, ..Default::default() };
+        let busy_device = BenchConfig { kind: Bench::Device, wait: WaitMode::Busy, ..Default::default() };
         let r = Imp::check_flags(&busy_device);
         assert_eq!(r.is_ok(), Imp::DEVICE_BUSY, "{r:?}");
         if let Err(e) = r {

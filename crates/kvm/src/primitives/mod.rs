@@ -40,7 +40,7 @@ use crate::abi::SharedPage;
 use crate::abi::{bench, slot, RING};
 use crate::arch::VmError;
 use crate::arch::{Arch, GuestVm, Imp};
-use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode, DISCARDED_FIRST};
+use crate::config::{Bench, BenchConfig, DeviceVia, WaitMode, DISCARDED_FIRST};
 use crate::measurement::Measurement;
 use crate::runner::watch::{wait_loop, SystemClock, Watch};
 use crate::runner::DriverError;
@@ -73,7 +73,7 @@ pub const BENCH: &str = "primitives";
 /// The configuration every part derives from: `samples`, `period_us`, `pin` (one CPU: the vCPU or
 /// waiting thread), `stall_timeout`, `halt_poll_ns` (the polled wake's window; default: the host's).
 fn vm_config(cfg: &BenchConfig) -> BenchConfig {
-    BenchConfig { kind: BenchKind::Device, via: DeviceVia::Irqfd, wait: WaitMode::Hlt, vcpus: 1, pv_ipi: false, disable_hlt_exits: false, ..cfg.clone() }
+    BenchConfig { kind: Bench::Device, via: DeviceVia::Irqfd, wait: WaitMode::Hlt, vcpus: 1, pv_ipi: false, disable_hlt_exits: false, ..cfg.clone() }
 }
 
 fn ns(ticks: i64, khz: u64) -> f64 {
@@ -232,8 +232,8 @@ mod tests {
 
     #[test]
     fn the_vm_part_is_one_halting_vcpu_on_irqfd() {
-        let c = vm_config(&BenchConfig { kind: BenchKind::Ipi, vcpus: 2, wait: WaitMode::Busy, samples: 50, pv_ipi: true, ..Default::default() });
-        assert_eq!((c.kind, c.via, c.wait, c.vcpus, c.samples, c.pv_ipi), (BenchKind::Device, DeviceVia::Irqfd, WaitMode::Hlt, 1, 50, false));
+        let c = vm_config(&BenchConfig { kind: Bench::Ipi, vcpus: 2, wait: WaitMode::Busy, samples: 50, pv_ipi: true, ..Default::default() });
+        assert_eq!((c.kind, c.via, c.wait, c.vcpus, c.samples, c.pv_ipi), (Bench::Device, DeviceVia::Irqfd, WaitMode::Hlt, 1, 50, false));
         assert!(c.validate(&[0, 1]).is_ok());
     }
 

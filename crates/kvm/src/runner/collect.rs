@@ -1,7 +1,7 @@
 //! From raw guest records to latencies: the main class of each benchmark, the counter offset
 //! between guest and host, and each timer sample's deadline recovered from the guest's records.
 //! Pure functions over numbers: tested without /dev/kvm.
-use crate::config::{BenchConfig, BenchKind, DISCARDED_FIRST};
+use crate::config::{Bench, BenchConfig, DISCARDED_FIRST};
 use crate::measurement::{Ended, Measurement};
 use crate::tracefs::split::Stamps;
 
@@ -44,7 +44,7 @@ pub fn collect(raw: &[[u64; 3]], cfg: &BenchConfig, deadlines: Deadlines, offset
     let kept = |v: Vec<f64>| v.into_iter().skip(DISCARDED_FIRST as usize).take(keep).collect::<Vec<f64>>();
     let main: Vec<f64> = raw.iter().map(|r| ns(main_cycles(cfg.kind, r, offset))).collect();
     let stamps = match cfg.kind {
-        BenchKind::Timer => {
+        Bench::Timer => {
             m.classes.push(("timer".into(), kept(main)));
             match deadlines {
                 Deadlines::InRecords => {
@@ -53,11 +53,11 @@ pub fn collect(raw: &[[u64; 3]], cfg: &BenchConfig, deadlines: Deadlines, offset
                 Deadlines::FromExpect { expect, delta, finished } => timer_stamps(expect, delta, count, finished, &|k| raw[k as usize][1], offset),
             }
         }
-        BenchKind::Device => {
+        Bench::Device => {
             m.classes.push((format!("device_{}", cfg.via.name()), kept(main)));
             raw.iter().map(|r| Stamps { start: r[0], arrival: r[1].wrapping_sub(offset as u64) }).collect()
         }
-        BenchKind::Ipi => {
+        Bench::Ipi => {
             let rt: Vec<f64> = raw.iter().map(|r| ns(r[2] as i64 - r[0] as i64)).collect();
             m.classes.push(("ipi_one_way".into(), kept(main)));
             m.classes.push(("ipi_round_trip".into(), kept(rt)));
@@ -109,8 +109,8 @@ mod tests {
 
     #[test]
     fn main_class_per_bench() {
-        assert_eq!(main_cycles(BenchKind::Timer, &[0, 42, 0], 0), 42);
-        assert_eq!(main_cycles(BenchKind::Device, &[1000, 1500, 0], 100), 400, "arrival − offset − trigger");
-        assert_eq!(main_cycles(BenchKind::Ipi, &[1000, 1300, 1900], 0), 300, "one-way");
+        assert_eq!(main_cycles(Bench::Timer, &[0, 42, 0], 0), 42);
+        assert_eq!(main_cycles(Bench::Device, &[1000, 1500, 0], 100), 400, "arrival − offset − trigger");
+        assert_eq!(main_cycles(Bench::Ipi, &[1000, 1300, 1900], 0), 300, "one-way");
     }
 }

@@ -28,7 +28,7 @@ use vmm_sys_util::signal::{register_signal_handler, Killable, SIGRTMIN};
 use crate::abi::slot;
 use crate::abi::SharedPage;
 use crate::arch::{Arch, DescribeHost, GuestVm, Imp, Trigger, VmError};
-use crate::config::{BenchConfig, BenchKind, DISCARDED_FIRST};
+use crate::config::{Bench, BenchConfig, DISCARDED_FIRST};
 use crate::exit::{handle_exit, Action};
 use crate::host::stats::{delta, fd::StatsFd};
 use crate::host::threads::{self, gettid};
@@ -250,7 +250,7 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     let mut resamples = 0;
     let mut path_counters = (BTreeMap::new(), Vec::new());
     let outcome = match cfg.kind {
-        BenchKind::Device => match Imp::trigger(&vm, cfg) {
+        Bench::Device => match Imp::trigger(&vm, cfg) {
             Ok(mut t) => {
                 let r = trigger_loop(&mut w, &vm, t.as_mut(), period, counter_khz, &rx, progress, &mut || first = Some(started.elapsed()), &mut resamples);
                 path_counters = t.finish(vm.slot(slot::COUNT));
@@ -271,7 +271,7 @@ pub fn run_bench_with(cfg: &BenchConfig, progress: &dyn Fn(u64), on_threads: &mu
     m.counters = delta(&stats_before, &read_stats());
     m.counters.extend(path_counters.0);
     m.notes.extend(path_counters.1);
-    if cfg.kind == BenchKind::Device && cfg.via.is_level() {
+    if cfg.kind == Bench::Device && cfg.via.is_level() {
         // Each one is a guest EOI that came back through the resamplefd: the level path's mark.
         m.counters.insert("trigger.resample_notifications".into(), resamples);
     }

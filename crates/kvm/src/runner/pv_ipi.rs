@@ -8,13 +8,13 @@ use std::time::Duration;
 use super::{install_kick, spawn_vcpu, stop_all, DriverError, ThreadSetup};
 use crate::abi::{slot, SharedPage};
 use crate::arch::{Arch, Imp};
-use crate::config::{BenchConfig, BenchKind};
+use crate::config::{Bench, BenchConfig};
 use crate::exit::Action;
 
 /// Probe the PV IPI hypercall in a VM of its own: supported (and delivering), or not, within
 /// `timeout`.
 pub fn probe_pv_ipi(timeout: Duration) -> Result<String, DriverError> {
-    let cfg = BenchConfig { kind: BenchKind::Ipi, vcpus: 2, samples: 1, warmup: 0, stall_timeout: timeout, ..Default::default() };
+    let cfg = BenchConfig { kind: Bench::Ipi, vcpus: 2, samples: 1, warmup: 0, stall_timeout: timeout, ..Default::default() };
     let Some((vm, vcpus)) = Imp::pv_ipi_vm(&cfg)? else {
         return Ok("unsupported on this host: KVM_FEATURE_PV_SEND_IPI not advertised".into());
     };

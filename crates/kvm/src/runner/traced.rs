@@ -8,7 +8,7 @@ use results::LatencyRecorder;
 use super::DriverError;
 use super::{run_bench, run_bench_with};
 use crate::arch::{Arch, Imp, TraceDialect};
-use crate::config::{BenchConfig, BenchKind};
+use crate::config::{Bench, BenchConfig};
 use crate::measurement::Measurement;
 use crate::measurement::Threads;
 use crate::tracefs::clock::{read_pair, retime, CounterMap, Pair};
@@ -32,7 +32,7 @@ pub struct TraceOptions {
 /// of the path's events exist. Returns notes (what was mounted, which events this kernel does
 /// not offer).
 pub fn preflight(cfg: &BenchConfig) -> Result<(Tracefs, Vec<String>), TraceError> {
-    Imp::trace_target(cfg).map_err(TraceError::NotOnPath)?;
+    Imp::trace_target(cfg)?;
     let fs = locate_or_mount()?;
     let mut notes = Vec::new();
     if fs.mounted_now {
@@ -56,11 +56,11 @@ pub fn preflight(cfg: &BenchConfig) -> Result<(Tracefs, Vec<String>), TraceError
 }
 
 fn roles(cfg: &BenchConfig, t: &Threads) -> Result<Roles, TraceError> {
-    let (target_apic, vector) = Imp::trace_target(cfg).map_err(TraceError::NotOnPath)?;
+    let (target_apic, vector) = Imp::trace_target(cfg)?;
     let (target_tid, source_tid) = match cfg.kind {
-        BenchKind::Timer => (t.vcpu_tids[0], t.vcpu_tids[0]),
-        BenchKind::Device => (t.vcpu_tids[0], t.host_tid),
-        BenchKind::Ipi => (t.vcpu_tids[1], t.vcpu_tids[0]),
+        Bench::Timer => (t.vcpu_tids[0], t.vcpu_tids[0]),
+        Bench::Device => (t.vcpu_tids[0], t.host_tid),
+        Bench::Ipi => (t.vcpu_tids[1], t.vcpu_tids[0]),
     };
     let mut all_tids = t.vcpu_tids.clone();
     all_tids.push(t.host_tid);

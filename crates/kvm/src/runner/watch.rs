@@ -165,7 +165,7 @@ mod tests {
 
     use super::*;
     use crate::abi::SlotError;
-    use crate::config::BenchKind;
+    use crate::config::Bench;
 
     /// Time moves only when told to (or by `step` at every look).
     struct FakeClock {
@@ -221,7 +221,7 @@ mod tests {
     }
 
     fn cfg() -> BenchConfig {
-        BenchConfig { kind: BenchKind::Timer, samples: 100, ..Default::default() }
+        BenchConfig { kind: Bench::Timer, samples: 100, ..Default::default() }
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 
 use super::parse::Event;
 use crate::abi::vector;
-use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode};
+use crate::config::{Bench, BenchConfig, DeviceVia, WaitMode};
 
 /// Whose thread an event must come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +102,7 @@ pub struct Roles {
 pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
     let accept = |from| m("interrupt accepted", "kvm/kvm_apic_accept_irq", from, Rule::AcceptsVector);
     match cfg.kind {
-        BenchKind::Timer => {
+        Bench::Timer => {
             let fire = Milestone { early_ok: true, optional: true, ..m("host timer fires", "timer/hrtimer_expire_entry", Thread::Any, Rule::OwnApicTimer) };
             if cfg.wait == WaitMode::Busy {
                 vec![fire, accept(Thread::Target), ENTRY]
@@ -110,7 +110,7 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
                 vec![fire, WOKEN, RUNS, accept(Thread::Target), ENTRY]
             }
         }
-        BenchKind::Device => {
+        Bench::Device => {
             let (raise, from) = match cfg.via {
                 DeviceVia::Irqfd | DeviceVia::Msi => ("kvm/kvm_msi_set_irq", Thread::Source),
                 DeviceVia::Line => ("kvm/kvm_set_irq", Thread::Source),
@@ -122,17 +122,17 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
             };
             vec![m("irq raised", raise, from, Rule::Named), accept(from), WOKEN, RUNS, ENTRY]
         }
-        BenchKind::Ipi => vec![m("ICR write", "kvm/kvm_apic_ipi", Thread::Source, Rule::IpiToTarget), accept(Thread::Source), WOKEN, RUNS, ENTRY],
+        Bench::Ipi => vec![m("ICR write", "kvm/kvm_apic_ipi", Thread::Source, Rule::IpiToTarget), accept(Thread::Source), WOKEN, RUNS, ENTRY],
     }
 }
 
 /// Target APIC and vector of the x86 benchmark's measured interrupt.
 pub fn target_of(cfg: &BenchConfig) -> (u32, u32) {
     let (apic, v) = match (cfg.kind, cfg.via) {
-        (BenchKind::Timer, _) => (0, vector::TIMER),
-        (BenchKind::Device, DeviceVia::Level) => (0, vector::DEVICE_LEVEL),
-        (BenchKind::Device, _) => (0, vector::DEVICE),
-        (BenchKind::Ipi, _) => (1, vector::IPI),
+        (Bench::Timer, _) => (0, vector::TIMER),
+        (Bench::Device, DeviceVia::Level) => (0, vector::DEVICE_LEVEL),
+        (Bench::Device, _) => (0, vector::DEVICE),
+        (Bench::Ipi, _) => (1, vector::IPI),
     };
     (apic, v as u32)
 }
@@ -268,8 +268,8 @@ mod tests {
         let names = |c: BenchConfig| path_for(&c).iter().map(|m| m.segment).collect::<Vec<_>>();
         assert_eq!(names(BenchConfig::default()), ["host timer fires", "vCPU woken", "vCPU thread runs", "interrupt accepted", "VM entry"]);
         assert_eq!(names(BenchConfig { wait: WaitMode::Busy, ..Default::default() }), ["host timer fires", "interrupt accepted", "VM entry"]);
-        assert_eq!(names(BenchConfig { kind: BenchKind::Ipi, ..Default::default() })[0], "ICR write");
-        let lvl = path_for(&BenchConfig { kind: BenchKind::Device, via: DeviceVia::Level, ..Default::default() });
+        assert_eq!(names(BenchConfig { kind: Bench::Ipi, ..Default::default() })[0], "ICR write");
+        let lvl = path_for(&BenchConfig { kind: Bench::Device, via: DeviceVia::Level, ..Default::default() });
         assert_eq!((lvl[0].event, lvl[0].from), ("kvm/kvm_set_irq", Thread::Any));
         assert_eq!(lvl[1].filter(&roles()).as_deref(), Some("vec == 224"));
     }
@@ -278,7 +278,7 @@ mod tests {
     fn rules_check_threads_and_fields() {
         let r = roles();
         let ctx = Context::default();
-        let ipi = path_for(&BenchConfig { kind: BenchKind::Ipi, ..Default::default() });
+        let ipi = path_for(&BenchConfig { kind: Bench::Ipi, ..Default::default() });
         let e = |l: &str| parse_line(l).unwrap();
         assert!(ipi[0].matches(&e("vcpu0-20 [0] ..... 5: kvm_apic_ipi: dst 1 vec 224 (Fixed|physical|assert|edge|dst)"), &r, &ctx));
         assert!(!ipi[0].matches(&e("vcpu1-10 [0] ..... 5: kvm_apic_ipi: dst 0 vec 225 (Fixed|physical|assert|edge|dst)"), &r, &ctx));

@@ -34,7 +34,7 @@
 //! raised at load): every milestone whose absence is legitimate is optional, and one that never
 //! fires in a run is dropped from its path and said so.
 use super::path::{Milestone, Rule, Thread};
-use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode};
+use crate::config::{Bench, BenchConfig, DeviceVia, WaitMode};
 
 const fn m(segment: &'static str, event: &'static str, from: Thread, rule: Rule) -> Milestone {
     Milestone { segment, event, from, rule, optional: false, early_ok: false, requires_next: false }
@@ -65,19 +65,19 @@ fn pending(from: Thread) -> Milestone {
 /// The benchmark's path on KVM/arm64.
 pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
     match cfg.kind {
-        BenchKind::Timer if cfg.wait == WaitMode::Busy => {
+        Bench::Timer if cfg.wait == WaitMode::Busy => {
             let exit = m("IRQ exit traced", "kvm/kvm_exit", Thread::Target, Rule::BodyHas("IRQ:"));
             vec![raised(Thread::Target), pending(Thread::Target), exit, ENTRY]
         }
-        BenchKind::Timer => {
+        Bench::Timer => {
             let fire = Milestone { early_ok: true, ..opt(m("host timer fires", "timer/hrtimer_expire_entry", Thread::Any, Rule::OwnApicTimer)) };
             vec![fire, WOKEN, raised(Thread::Target), pending(Thread::Target), RUNS, ENTRY]
         }
-        BenchKind::Ipi => {
+        Bench::Ipi => {
             let trap = m("SGI write traps", "kvm/kvm_exit", Thread::Source, Rule::BodyHas("SYS64"));
             vec![trap, WOKEN, RUNS, ENTRY]
         }
-        BenchKind::Device => {
+        Bench::Device => {
             let first = match cfg.via {
                 DeviceVia::Line => vec![m("irq line ioctl", "kvm/kvm_irq_line", Thread::Source, Rule::Named), pending(Thread::Source)],
                 DeviceVia::Level => vec![m("irqfd raises the SPI", "kvm/vgic_update_irq_pending", Thread::Any, Rule::RaisesIntid)],
@@ -108,16 +108,16 @@ mod tests {
         let names = |c: BenchConfig| path_for(&c).iter().map(|m| m.segment).collect::<Vec<_>>();
         assert_eq!(names(BenchConfig::default())[0], "host timer fires");
         assert_eq!(names(BenchConfig { wait: WaitMode::Busy, ..Default::default() }), ["timer level raised", "vGIC pending", "IRQ exit traced", "VM entry"]);
-        assert_eq!(names(BenchConfig { kind: BenchKind::Ipi, ..Default::default() })[0], "SGI write traps");
-        assert_eq!(names(BenchConfig { kind: BenchKind::Device, via: DeviceVia::Msi, ..Default::default() }), ["vCPU woken", "vCPU leaves halt", "VM entry"]);
-        let vfio = path_for(&BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, ..Default::default() });
+        assert_eq!(names(BenchConfig { kind: Bench::Ipi, ..Default::default() })[0], "SGI write traps");
+        assert_eq!(names(BenchConfig { kind: Bench::Device, via: DeviceVia::Msi, ..Default::default() }), ["vCPU woken", "vCPU leaves halt", "VM entry"]);
+        let vfio = path_for(&BenchConfig { kind: Bench::Device, via: DeviceVia::VfioMsi, ..Default::default() });
         assert_eq!(vfio.iter().map(|m| m.segment).collect::<Vec<_>>(), ["host IRQ (VFIO handler)", "GICv4 doorbell", "vCPU woken", "vCPU leaves halt", "VM entry"]);
         assert!(vfio.iter().all(|m| m.optional), "direct injection has no host event at all");
         let e = |l: &str| parse_line(l).unwrap();
         assert!(vfio[0].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=52 name=vfio-msi[0](0000:00:02.0)"), &roles(), &Context::default()));
         assert!(!vfio[0].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=11 name=arch_timer"), &roles(), &Context::default()));
         assert!(vfio[1].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=30 name=GICv4-vpe"), &roles(), &Context::default()));
-        assert_eq!(path_for(&BenchConfig { kind: BenchKind::Device, via: DeviceVia::Level, ..Default::default() })[0].filter(&roles()).as_deref(), Some("irq == 27"));
+        assert_eq!(path_for(&BenchConfig { kind: Bench::Device, via: DeviceVia::Level, ..Default::default() })[0].filter(&roles()).as_deref(), Some("irq == 27"));
     }
 
     #[test]
@@ -131,7 +131,7 @@ mod tests {
         assert!(!raised.matches(&e("vcpu 0-10 [001] d..1. 5: kvm_timer_update_irq: VCPU: 0, IRQ 30, level 1"), &r, &ctx), "another timer");
         assert!(pending.matches(&e("vcpu 0-10 [001] d..1. 6: vgic_update_irq_pending: VCPU: 0, IRQ 27, level: 1"), &r, &ctx));
         assert!(!pending.matches(&e("vcpu 1-11 [001] d..1. 6: vgic_update_irq_pending: VCPU: 0, IRQ 27, level: 1"), &r, &ctx), "another thread");
-        let ipi = path_for(&BenchConfig { kind: BenchKind::Ipi, ..Default::default() });
+        let ipi = path_for(&BenchConfig { kind: Bench::Ipi, ..Default::default() });
         let r = Roles { target_tid: 11, source_tid: 10, target_apic: 1, vector: 0, all_tids: vec![10, 11] };
         assert!(ipi[0].matches(&e("vcpu 0-10 [000] d..1. 7: kvm_exit: TRAP: HSR_EC: 0x0018 (SYS64), PC: 0x0000000040080300"), &r, &ctx));
         assert!(!ipi[0].matches(&e("vcpu 0-10 [000] d..1. 7: kvm_exit: TRAP: HSR_EC: 0x0001 (WFx), PC: 0x0000000040080300"), &r, &ctx));

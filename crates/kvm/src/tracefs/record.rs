@@ -7,7 +7,7 @@
 use super::path::{Roles, TraceArch};
 use super::split::Stamps;
 use super::TraceError;
-use crate::config::{BenchConfig, BenchKind, DeviceVia, WaitMode};
+use crate::config::{Bench, BenchConfig, DeviceVia, WaitMode};
 
 const MAGIC: &str = "# irqlab-trace 1";
 const SEPARATOR: &str = "# --- trace ---";
@@ -16,7 +16,7 @@ const SEPARATOR: &str = "# --- trace ---";
 pub struct Recording {
     /// Whose KVM wrote the trace (header `arch=`, x86_64 when absent: recordings before arm64).
     pub arch: TraceArch,
-    pub kind: BenchKind,
+    pub kind: Bench,
     pub wait: WaitMode,
     pub via: DeviceVia,
     pub tsc_khz: u64,
@@ -25,8 +25,8 @@ pub struct Recording {
     pub trace: String,
 }
 
-fn kind_from(s: &str) -> Option<BenchKind> {
-    [BenchKind::Timer, BenchKind::Ipi, BenchKind::Device].into_iter().find(|k| k.name() == s)
+fn kind_from(s: &str) -> Option<Bench> {
+    [Bench::Timer, Bench::Ipi, Bench::Device].into_iter().find(|k| k.name() == s)
 }
 
 fn via_from(s: &str) -> Option<DeviceVia> {
@@ -36,7 +36,7 @@ fn via_from(s: &str) -> Option<DeviceVia> {
 impl Recording {
     /// The benchmark configuration the recording's path is derived from.
     pub fn config(&self) -> BenchConfig {
-        BenchConfig { kind: self.kind, wait: self.wait, via: self.via, vcpus: if self.kind == BenchKind::Ipi { 2 } else { 1 }, ..Default::default() }
+        BenchConfig { kind: self.kind, wait: self.wait, via: self.via, vcpus: if self.kind == Bench::Ipi { 2 } else { 1 }, ..Default::default() }
     }
 
     pub fn to_text(&self) -> String {
@@ -131,7 +131,7 @@ mod tests {
     fn round_trips_and_names_bad_lines() {
         let r = Recording {
             arch: TraceArch::Aarch64,
-            kind: BenchKind::Device,
+            kind: Bench::Device,
             wait: WaitMode::Hlt,
             via: DeviceVia::Msi,
             tsc_khz: 1_996_248,

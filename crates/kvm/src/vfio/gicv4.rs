@@ -39,15 +39,28 @@ impl State {
     }
 
     /// `--gicv4 on|off` against this state: Ok, or why not (with what to do).
-    pub fn check(self, want_on: bool) -> Result<(), String> {
+    pub fn check(self, want_on: bool) -> Result<(), Gicv4Error> {
         match (want_on, self) {
             (true, State::On) | (false, State::Off | State::Absent) => Ok(()),
-            (true, State::Off) => Err("this host's GIC has GICv4 but KVM does not use it; Linux 6.1 decides at boot for every VM: boot with kvm-arm.vgic_v4_enable=1".into()),
-            (true, State::Absent) => Err("this host's GIC has no GICv4 (KVM printed no `GICv4 support` line at boot), so there is no direct vLPI injection here".into()),
-            (false, State::On) => Err("KVM uses GICv4 for every VM on this host and Linux 6.1 has no per-VM switch: boot without kvm-arm.vgic_v4_enable=1 (or with =0) to measure it off".into()),
-            (_, State::Unknown) => Err("cannot tell whether KVM uses GICv4: the kernel log as read here does not reach back to KVM's `GICv4 support` line (it has wrapped, or reading it needs root or dmesg_restrict=0)".into()),
+            (true, State::Off) => Err(Gicv4Error::NotUsed),
+            (true, State::Absent) => Err(Gicv4Error::Absent),
+            (false, State::On) => Err(Gicv4Error::AlwaysOn),
+            (_, State::Unknown) => Err(Gicv4Error::Unknown),
         }
     }
+}
+
+/// Why `--gicv4 on|off` cannot be had on this host, with what to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Gicv4Error {
+    #[error("this host's GIC has GICv4 but KVM does not use it; Linux 6.1 decides at boot for every VM: boot with kvm-arm.vgic_v4_enable=1")]
+    NotUsed,
+    #[error("this host's GIC has no GICv4 (KVM printed no `GICv4 support` line at boot), so there is no direct vLPI injection here")]
+    Absent,
+    #[error("KVM uses GICv4 for every VM on this host and Linux 6.1 has no per-VM switch: boot without kvm-arm.vgic_v4_enable=1 (or with =0) to measure it off")]
+    AlwaysOn,
+    #[error("cannot tell whether KVM uses GICv4: the kernel log as read here does not reach back to KVM's `GICv4 support` line (it has wrapped, or reading it needs root or dmesg_restrict=0)")]
+    Unknown,
 }
 
 /// The kernel log as `dmesg` shows it (klogctl SYSLOG_ACTION_READ_ALL), or empty.
@@ -82,9 +95,9 @@ mod tests {
     #[test]
     fn a_flag_that_differs_from_the_host_is_refused_with_the_boot_option() {
         assert!(State::On.check(true).is_ok() && State::Off.check(false).is_ok() && State::Absent.check(false).is_ok());
-        assert!(State::Off.check(true).unwrap_err().contains("kvm-arm.vgic_v4_enable=1"));
-        assert!(State::On.check(false).unwrap_err().contains("no per-VM switch"));
-        assert!(State::Absent.check(true).unwrap_err().contains("no GICv4"));
+        assert!(State::Off.check(true).unwrap_err().to_string().contains("kvm-arm.vgic_v4_enable=1"));
+        assert!(State::On.check(false).unwrap_err().to_string().contains("no per-VM switch"));
+        assert!(State::Absent.check(true).unwrap_err().to_string().contains("no GICv4"));
         assert!(State::Unknown.check(true).is_err() && State::Unknown.check(false).is_err());
     }
 }

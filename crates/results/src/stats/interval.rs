@@ -16,7 +16,22 @@ use super::{mean_ci, Confidence};
 pub struct StatInterval {
     pub stat: String,
     pub value: f64,
-    pub interval: Result<(f64, f64), String>,
+    pub interval: Result<(f64, f64), NoInterval>,
+}
+
+/// Why a statistic has no interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoInterval {
+    #[error("too few samples per run (needs {needs}, a run has {has})")]
+    FewPerRun { needs: u64, has: u64 },
+    #[error("a run's value is 0")]
+    ZeroRun,
+    #[error("too few samples (needs {needs}, has {has})")]
+    FewSamples { needs: u64, has: u64 },
+    #[error("fewer than 2 samples")]
+    FewerThanTwo,
+    #[error("an extreme of one run has no interval")]
+    Extreme,
 }
 
 /// `stat` (a name of `VERDICT_STATS`) of `d` at `conf`.
@@ -26,11 +41,11 @@ pub fn stat_interval(d: &ClassData, stat: &str, conf: Confidence) -> Option<Stat
     let interval = if d.runs.len() >= 2 {
         let shortest = d.runs.iter().map(|s| s.count).min().unwrap_or(0);
         match p.map(|p| min_samples(p, conf)).filter(|&n| shortest < n) {
-            Some(n) => Err(format!("too few samples per run (needs {n}, a run has {shortest})")),
+            Some(n) => Err(NoInterval::FewPerRun { needs: n, has: shortest }),
             None => {
                 let v: Vec<f64> = d.runs.iter().filter_map(|s| summary_stat(s, stat)).collect();
                 if v.iter().any(|&x| x <= 0.0) {
-                    Err("a run's value is 0".into())
+                    Err(NoInterval::ZeroRun)
                 } else {
                     let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
                     let r = l.len() as f64;
@@ -44,12 +59,12 @@ pub fn stat_interval(d: &ClassData, stat: &str, conf: Confidence) -> Option<Stat
     } else if let Some(p) = p {
         match quantile_ci(&d.bins, p, conf) {
             QuantileInterval::Ci(c) => Ok((c.lo, c.hi)),
-            QuantileInterval::TooFew { n, needed } => Err(format!("too few samples (needs {needed}, has {n})")),
+            QuantileInterval::TooFew { n, needed } => Err(NoInterval::FewSamples { needs: needed, has: n }),
         }
     } else if stat == "mean" {
-        mean_ci::mean_ci(&d.bins, value, conf).ok_or_else(|| "fewer than 2 samples".to_string())
+        mean_ci::mean_ci(&d.bins, value, conf).ok_or(NoInterval::FewerThanTwo)
     } else {
-        Err("an extreme of one run has no interval".into())
+        Err(NoInterval::Extreme)
     };
     Some(StatInterval { stat: stat.into(), value, interval })
 }
@@ -66,7 +81,7 @@ mod tests {
         let p50 = stat_interval(&d, "p50", c).unwrap();
         let (lo, hi) = p50.interval.unwrap();
         assert!(lo < p50.value && p50.value < hi);
-        assert!(stat_interval(&d, "p99.99", c).unwrap().interval.unwrap_err().contains("36887"));
+        assert!(stat_interval(&d, "p99.99", c).unwrap().interval.unwrap_err().to_string().contains("36887"));
         assert!(stat_interval(&d, "max", c).unwrap().interval.is_err());
         let mut r = d.clone();
         r.runs = [100u64, 110, 90].iter().map(|&v| Summary { count: 2000, max: v, ..Default::default() }).collect();

@@ -19,6 +19,7 @@ use crate::scenario::{set_path, Scenario, ScenarioError};
 pub mod primitives;
 pub mod profile_out;
 pub mod run_form;
+pub mod session;
 
 use run_form::{label, measured_form, model_form, RunForm};
 
@@ -60,6 +61,9 @@ pub enum CalibrateError {
     /// The profile could not be written.
     #[error("calibrated profile: {0}")]
     Profile(String),
+    /// No cost to fit and no primitive to compose the paths from.
+    #[error("calibrate: no cost to fit: no guess/derived cost is exercised by the training paths (name some with --free)")]
+    NoFreeCost,
     /// A `--primitives` file that cannot identify a cost: which primitive, and why.
     #[error("--primitives {file}{}: {why}", primitive.as_ref().map(|p| format!(": primitive `{p}`")).unwrap_or_default())]
     Primitive { file: String, primitive: Option<String>, why: String },
@@ -201,7 +205,7 @@ pub fn plan(base: &Scenario, ms: &[Measured], train: &[String], fit_samples: u64
     let host = same_host(ms)?;
     let (paths, mut skipped) = measured_paths(ms, train)?;
     let mut doc = base.doc.clone();
-    let set = |doc: &mut toml::Table, k: &str, v: toml::Value| set_path(doc, k, v).map_err(CalibrateError::Profile);
+    let set = |doc: &mut toml::Table, k: &str, v: toml::Value| set_path(doc, k, v).map_err(|e| CalibrateError::Profile(e.to_string()));
     set(&mut doc, "workload.samples", toml::Value::Integer(fit_samples.min(1_000_000) as i64))?;
     if let Some(poll) = ms[0].result.meta.platform.get("host.kvm.halt_poll_ns").and_then(|v| v.parse::<f64>().ok()) {
         let mut t = toml::Table::new();

@@ -372,7 +372,7 @@ impl Primitives {
     pub fn apply(&self, base: &Scenario) -> Result<Scenario, CalibrateError> {
         let mut doc = base.doc.clone();
         for (cost, t) in self.costs() {
-            set_path(&mut doc, &format!("platform.costs.{cost}"), toml::Value::Table(t)).map_err(CalibrateError::Profile)?;
+            set_path(&mut doc, &format!("platform.costs.{cost}"), toml::Value::Table(t)).map_err(|e| CalibrateError::Profile(e.to_string()))?;
         }
         let text = toml::to_string(&doc).map_err(|e| CalibrateError::Profile(e.to_string()))?;
         Ok(Scenario::parse(&text, &base.file, &base.name, base.dir.clone())?)

@@ -28,17 +28,28 @@ fn keep(all: BTreeMap<String, String>) -> RunForm {
     all.into_iter().filter(|(k, _)| KEY_FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), if k == "bench" || k == "wait" || k == "via" { v } else { number(&v) })).collect()
 }
 
+/// Why a measured configuration has no counterpart in the model (it is left out, with this).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoModelForm {
+    #[error("disable_hlt_exits = true is not modelled by kvm-x86")]
+    HltExitsDisabled,
+    #[error("period given in cycles (period_cycles); the model takes period_us")]
+    PeriodInCycles,
+    #[error("no `bench` parameter: not a result of `irqlab run`")]
+    NotARun,
+}
+
 /// The run form of a measured configuration, or why the model has no counterpart.
-pub fn measured_form(c: &ConfigResult, host: &BTreeMap<String, String>) -> Result<RunForm, String> {
+pub fn measured_form(c: &ConfigResult, host: &BTreeMap<String, String>) -> Result<RunForm, NoModelForm> {
     let p = &c.params;
     if p.get("disable_hlt_exits").is_some_and(|v| v == "true") {
-        return Err("disable_hlt_exits = true is not modelled by kvm-x86".into());
+        return Err(NoModelForm::HltExitsDisabled);
     }
     if p.contains_key("period_cycles") {
-        return Err("period given in cycles (period_cycles); the model takes period_us".into());
+        return Err(NoModelForm::PeriodInCycles);
     }
     if !p.contains_key("bench") {
-        return Err("no `bench` parameter: not a result of `irqlab run`".into());
+        return Err(NoModelForm::NotARun);
     }
     let mut all = p.clone();
     if all.get("halt_poll_ns").is_some_and(|v| v == "host default") {
@@ -111,9 +122,9 @@ mod tests {
     #[test]
     fn unmodelled_measurements_say_why() {
         let m = measured(&[("bench", "timer"), ("disable_hlt_exits", "true")]);
-        assert!(measured_form(&m, &host()).unwrap_err().contains("disable_hlt_exits"));
-        assert!(measured_form(&measured(&[("bench", "timer"), ("period_cycles", "1000")]), &host()).is_err());
-        assert!(measured_form(&measured(&[("x", "y")]), &host()).is_err());
+        assert!(measured_form(&m, &host()).unwrap_err().to_string().contains("disable_hlt_exits"));
+        assert_eq!(measured_form(&measured(&[("bench", "timer"), ("period_cycles", "1000")]), &host()), Err(NoModelForm::PeriodInCycles));
+        assert_eq!(measured_form(&measured(&[("x", "y")]), &host()), Err(NoModelForm::NotARun));
         assert!(model_form(&ConfigResult::new("no note")).is_none());
     }
 

@@ -158,3 +158,72 @@ fn written_profile_parses_with_fitted_costs_measured_and_the_rest_unchanged() {
     assert_eq!((poll.value, poll.basis), (200000.0, Basis::Measured));
     assert!(text.contains("# Not identified: x — why"));
 }
+
+#[test]
+fn a_calibration_hands_over_each_stage_in_order_and_stops_at_the_callers_error() {
+    use session::{calibrate, Job, Step};
+    let ms = moved_measurements();
+    let host = same_host(&ms).unwrap();
+    let (t, free) = (train(), vec!["hrtimer_expiry".to_string()]);
+    let job = Job {
+        measured: &ms,
+        host: &host,
+        primitives: None,
+        scenario: "kvm-x86-host",
+        train: &t,
+        free: &free,
+        fit_samples: 500,
+        max_iters: 15,
+        restarts: 0,
+        loo: false,
+        command: "irqlab calibrate …",
+    };
+    let mut steps = Vec::new();
+    let text = calibrate::<CalibrateError>(&job, &mut |s| {
+        steps.push(match s {
+            Step::Planned(p) => format!("planned {}", p.paths.len()),
+            Step::Fitting(f) => format!("fitting {}", f.join(",")),
+            Step::Fitted(r) => format!("fitted {}", r.free.len()),
+            Step::Compared(rows) => format!("compared {}", rows.len()),
+            other => format!("{other:?}"),
+        });
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(steps, ["planned 9", "fitting hrtimer_expiry", "fitted 1", "compared 9"]);
+    let out = Platform::parse(&text, "host.toml").unwrap();
+    assert_eq!(out.costs["hrtimer_expiry"].basis, Basis::Measured);
+    // The caller's error stops the calibration where it is raised: no fit is made.
+    let mut seen = 0;
+    let e = calibrate(&job, &mut |s| {
+        seen += 1;
+        match s {
+            Step::Planned(_) => Err(CalibrateError::NoInput),
+            _ => Ok(()),
+        }
+    })
+    .unwrap_err();
+    assert_eq!((e, seen), (CalibrateError::NoInput, 1));
+}
+
+#[test]
+fn a_free_choice_says_what_it_leaves_unidentified_and_why() {
+    let c = FreeChoice { chosen: vec!["a".into()], kept: Vec::new(), check_only: vec!["b".into(), "c".into()], unused: vec!["d".into()] };
+    let u = c.unidentified();
+    assert_eq!(u.iter().map(|x| x.0.to_vec()).collect::<Vec<_>>(), [vec!["b".to_string(), "c".into()], vec!["d".into()]]);
+    assert!(u[0].1.contains("held-out") && u[1].1.contains("no measured path"), "{u:?}");
+}
+
+#[test]
+fn against_marks_only_the_default_training_paths_that_were_measured() {
+    let ms = moved_measurements();
+    let (all, _) = measured_paths(&ms, &[]).unwrap();
+    let timer = all.iter().find(|p| p.label == "timer-hlt").unwrap().file.clone();
+    let ms: Vec<Measured> = ms.into_iter().filter(|m| m.file != timer).collect();
+    assert!(matches!(measured_paths(&ms, &train()), Err(CalibrateError::UnknownTrain(..))));
+    let (paths, _) = session::against_paths(&ms, &[], &train()).unwrap();
+    let mut marked: Vec<&str> = paths.iter().filter(|p| p.train).map(|p| p.label.as_str()).collect();
+    marked.sort();
+    assert_eq!(marked, ["device-irqfd", "ipi-oneway"]);
+    assert!(session::against_paths(&ms, &["timer-hlt".into()], &train()).is_err(), "a path named by --train must exist");
+}

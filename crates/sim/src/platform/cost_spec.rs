@@ -60,12 +60,30 @@ pub struct ParamSpec {
     pub basis: Basis,
 }
 
+/// Why a cost entry does not make a distribution; the text says what was expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CostSpecError {
+    #[error("`source` must say where this number comes from")]
+    NoSource,
+    #[error("expected exactly one of: ns | cycles | min_ns+max_ns | mean_ns+sd_ns | median_ns+p99_ns | values_ns; got [{0}]")]
+    Fields(String),
+    #[error("dist = \"{kind}\" needs `{field}`")]
+    Needs { kind: String, field: &'static str },
+    #[error("`cycles` needs the profile's cpu_ghz > 0")]
+    NoCpuGhz,
+    #[error("dist = \"constant\" needs exactly one of `ns` or `cycles`")]
+    Constant,
+    #[error("unknown dist \"{0}\", expected one of constant, uniform, normal, lognormal, empirical")]
+    UnknownDist(String),
+    #[error(transparent)]
+    Dist(#[from] DistError),
+}
+
 impl CostSpec {
     /// Turn the entry into a validated distribution. `cpu_ghz` converts `cycles`.
-    /// The error string says what was expected.
-    pub fn to_dist(&self, cpu_ghz: f64) -> Result<CostDist, String> {
+    pub fn to_dist(&self, cpu_ghz: f64) -> Result<CostDist, CostSpecError> {
         if self.source.trim().is_empty() {
-            return Err("`source` must say where this number comes from".into());
+            return Err(CostSpecError::NoSource);
         }
         let set = [
             ("ns", self.ns.is_some()),
@@ -87,28 +105,28 @@ impl CostSpec {
                 ["mean_ns", "sd_ns"] => "normal".into(),
                 ["median_ns", "p99_ns"] => "lognormal".into(),
                 ["values_ns"] => "empirical".into(),
-                _ => return Err(format!("expected exactly one of: ns | cycles | min_ns+max_ns | mean_ns+sd_ns | median_ns+p99_ns | values_ns; got [{}]", given.join(", "))),
+                _ => return Err(CostSpecError::Fields(given.join(", "))),
             },
         };
-        let need = |v: Option<f64>, name: &str| v.ok_or_else(|| format!("dist = \"{kind}\" needs `{name}`"));
+        let need = |v: Option<f64>, field: &'static str| v.ok_or_else(|| CostSpecError::Needs { kind: kind.clone(), field });
         let dist = match kind.as_str() {
             "constant" => match (self.ns, self.cycles) {
                 (Some(ns), None) => CostDist::Constant { ns },
                 (None, Some(c)) => {
                     if !(cpu_ghz > 0.0) {
-                        return Err("`cycles` needs the profile's cpu_ghz > 0".into());
+                        return Err(CostSpecError::NoCpuGhz);
                     }
                     CostDist::Constant { ns: c / cpu_ghz }
                 }
-                _ => return Err("dist = \"constant\" needs exactly one of `ns` or `cycles`".into()),
+                _ => return Err(CostSpecError::Constant),
             },
             "uniform" => CostDist::Uniform { min_ns: need(self.min_ns, "min_ns")?, max_ns: need(self.max_ns, "max_ns")? },
             "normal" => CostDist::Normal { mean_ns: need(self.mean_ns, "mean_ns")?, sd_ns: need(self.sd_ns, "sd_ns")? },
             "lognormal" => CostDist::lognormal(need(self.median_ns, "median_ns")?, need(self.p99_ns, "p99_ns")?),
-            "empirical" => CostDist::Empirical { values_ns: self.values_ns.clone().ok_or_else(|| "dist = \"empirical\" needs `values_ns`".to_string())? },
-            other => return Err(format!("unknown dist \"{other}\", expected one of constant, uniform, normal, lognormal, empirical")),
+            "empirical" => CostDist::Empirical { values_ns: self.values_ns.clone().ok_or_else(|| CostSpecError::Needs { kind: kind.clone(), field: "values_ns" })? },
+            other => return Err(CostSpecError::UnknownDist(other.into())),
         };
-        dist.validate().map_err(|e: DistError| e.to_string())?;
+        dist.validate()?;
         Ok(dist)
     }
 }
@@ -131,11 +149,11 @@ mod tests {
 
     #[test]
     fn rejects_negative_ambiguous_and_unsourced() {
-        let e = spec("ns = -3\nsource = \"x\"\nbasis = \"guess\"").to_dist(1.0).unwrap_err();
+        let e = spec("ns = -3\nsource = \"x\"\nbasis = \"guess\"").to_dist(1.0).unwrap_err().to_string();
         assert!(e.contains("non-negative"), "{e}");
-        let e = spec("ns = 3\nmedian_ns = 4\nsource = \"x\"\nbasis = \"guess\"").to_dist(1.0).unwrap_err();
+        let e = spec("ns = 3\nmedian_ns = 4\nsource = \"x\"\nbasis = \"guess\"").to_dist(1.0).unwrap_err().to_string();
         assert!(e.contains("exactly one of"), "{e}");
-        let e = spec("ns = 3\nsource = \" \"\nbasis = \"guess\"").to_dist(1.0).unwrap_err();
+        let e = spec("ns = 3\nsource = \" \"\nbasis = \"guess\"").to_dist(1.0).unwrap_err().to_string();
         assert!(e.contains("source"), "{e}");
         assert!(toml::from_str::<CostSpec>("ns = 3\nsource = \"x\"\nbasis = \"rumour\"").is_err());
         assert!(toml::from_str::<CostSpec>("ns = 3\nsource = \"x\"").is_err(), "basis is required");

@@ -85,7 +85,7 @@ pub struct Platform {
 
 fn resolve_costs(file: &str, prefix: &str, specs: &BTreeMap<String, CostSpec>, ghz: f64, into: &mut BTreeMap<String, Cost>) -> Result<(), PlatformError> {
     for (k, spec) in specs {
-        let dist = spec.to_dist(ghz).map_err(|message| PlatformError::Invalid { file: file.into(), key: format!("{prefix}costs.{k}"), message })?;
+        let dist = spec.to_dist(ghz).map_err(|e| PlatformError::Invalid { file: file.into(), key: format!("{prefix}costs.{k}"), message: e.to_string() })?;
         into.insert(k.clone(), Cost { dist, source: spec.source.clone(), basis: spec.basis });
     }
     Ok(())

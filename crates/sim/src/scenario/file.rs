@@ -363,7 +363,7 @@ impl Scenario {
                     return Err(err("a key no configuration sets (choose configurations with --config)".into(), format!("set by configuration `{name}` as `{ck}`")));
                 }
             }
-            set_path(&mut self.doc, k, v.clone()).map_err(|e| err("a settable place in the scenario".into(), e))?;
+            set_path(&mut self.doc, k, v.clone()).map_err(|e| err("a settable place in the scenario".into(), e.to_string()))?;
             self.sets.push((k.clone(), super::sweep::show(v)));
         }
         Ok(())

@@ -12,7 +12,20 @@ pub struct Point {
     /// Seed derived from the scenario seed and `params`.
     pub seed: u64,
     /// The scenario document with this point's overrides applied, or why they could not be.
-    pub doc: Result<toml::Table, String>,
+    pub doc: Result<toml::Table, PathError>,
+}
+
+/// Why a dotted key cannot be set in a scenario document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("`{0}` is not a dotted key")]
+    NotDotted(String),
+    #[error("`{path}`: `{part}` indexes an array; expected a number")]
+    NotAnIndex { path: String, part: String },
+    #[error("`{path}`: index {index} out of range (array has {len})")]
+    OutOfRange { path: String, index: usize, len: usize },
+    #[error("`{path}`: `{prefix}` is a {kind}, not a table")]
+    NotATable { path: String, prefix: String, kind: &'static str },
 }
 
 pub(crate) fn show(v: &toml::Value) -> String {
@@ -23,10 +36,10 @@ pub(crate) fn show(v: &toml::Value) -> String {
 }
 
 /// Set a dotted key (`hypervisor.vwfi`, `vm.0.vcpus`) in a document, creating tables as needed.
-pub fn set_path(doc: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
+pub fn set_path(doc: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), PathError> {
     let parts: Vec<&str> = path.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err(format!("`{path}` is not a dotted key"));
+        return Err(PathError::NotDotted(path.into()));
     }
     let mut cur: &mut toml::Value = doc.entry(parts[0].to_string()).or_insert_with(|| if parts.len() == 1 { value.clone() } else { toml::Value::Table(Default::default()) });
     if parts.len() == 1 {
@@ -45,16 +58,16 @@ pub fn set_path(doc: &mut toml::Table, path: &str, value: toml::Value) -> Result
                 e
             }
             toml::Value::Array(a) => {
-                let idx: usize = part.parse().map_err(|_| format!("`{path}`: `{part}` indexes an array; expected a number"))?;
+                let idx: usize = part.parse().map_err(|_| PathError::NotAnIndex { path: path.into(), part: part.to_string() })?;
                 let len = a.len();
-                let e = a.get_mut(idx).ok_or_else(|| format!("`{path}`: index {idx} out of range (array has {len})"))?;
+                let e = a.get_mut(idx).ok_or_else(|| PathError::OutOfRange { path: path.into(), index: idx, len })?;
                 if last {
                     *e = value;
                     return Ok(());
                 }
                 e
             }
-            other => return Err(format!("`{path}`: `{}` is a {}, not a table", parts[..i].join("."), other.type_str())),
+            other => return Err(PathError::NotATable { path: path.into(), prefix: parts[..i].join("."), kind: other.type_str() }),
         };
     }
     unreachable!()
@@ -188,8 +201,8 @@ mod tests {
         set_path(&mut d, "hypervisor.vwfi", "native".into()).unwrap();
         assert_eq!(d["vm"][1]["vcpus"].as_integer(), Some(8));
         assert_eq!(d["hypervisor"]["vwfi"].as_str(), Some("native"));
-        assert!(set_path(&mut d, "vm.5.vcpus", 1.into()).unwrap_err().contains("out of range"));
-        assert!(set_path(&mut d, "hypervisor.vwfi.x", 1.into()).unwrap_err().contains("not a table"));
+        assert!(set_path(&mut d, "vm.5.vcpus", 1.into()).unwrap_err().to_string().contains("out of range"));
+        assert!(set_path(&mut d, "hypervisor.vwfi.x", 1.into()).unwrap_err().to_string().contains("not a table"));
     }
 
     #[test]

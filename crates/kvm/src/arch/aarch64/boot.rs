@@ -121,17 +121,18 @@ mod tests {
 
     #[test]
     fn regions_do_not_overlap_and_fit() {
-        assert!(IMAGE + IMAGE_MAX <= DATA);
-        assert!(DATA + 0x1000 <= SAMPLES);
-        assert!(SAMPLES + RING * SAMPLE_BYTES <= RAM + RAM_SIZE, "the ring fits in guest RAM");
-        assert!(SAMPLES + RING * 16 + 16 <= ITS_TABLES, "the guest's ring (16-byte records) ends before the ITS tables");
-        assert!(ITS_TABLES % 0x1_0000 == 0 && ITS_TABLES + ITS_TABLES_SIZE <= RAM + RAM_SIZE);
-        assert!(GICD + 0x1_0000 <= GITS && GITS + 0x2_0000 <= GICR);
+        // The constant layout is checked at compile time (a failure stops the build of the tests).
+        const { assert!(IMAGE + IMAGE_MAX <= DATA) };
+        const { assert!(DATA + 0x1000 <= SAMPLES) };
+        const { assert!(SAMPLES + RING * SAMPLE_BYTES <= RAM + RAM_SIZE, "the ring fits in guest RAM") };
+        const { assert!(SAMPLES + RING * 16 + 16 <= ITS_TABLES, "the guest's ring (16-byte records) ends before the ITS tables") };
+        const { assert!(ITS_TABLES % 0x1_0000 == 0 && ITS_TABLES + ITS_TABLES_SIZE <= RAM + RAM_SIZE) };
+        const { assert!(GICD + 0x1_0000 <= GITS && GITS + 0x2_0000 <= GICR) };
         assert!(GICR + gicr_size(MAX_VCPUS) <= EXIT_MMIO);
-        assert!(EXIT_MMIO + 0x1000 <= RAM);
-        assert!(EDGE_SPI >= 32 && LEVEL_SPI < NR_IRQS);
-        assert!(EXIT_MMIO + 0x1000 <= DEVICE_BAR && DEVICE_BAR + DEVICE_BAR_MAX <= RAM, "the BAR slot sits between the exit page and RAM");
-        assert!(DEVICE_GO >= DATA + 0x100 && DEVICE_GO + 8 <= DATA + 0x1000 && DEVICE_GO % 8 == 0, "the go word is in the data page, clear of the slots");
+        const { assert!(EXIT_MMIO + 0x1000 <= RAM) };
+        const { assert!(EDGE_SPI >= 32 && LEVEL_SPI < NR_IRQS) };
+        const { assert!(EXIT_MMIO + 0x1000 <= DEVICE_BAR && DEVICE_BAR + DEVICE_BAR_MAX <= RAM, "the BAR slot sits between the exit page and RAM") };
+        const { assert!(DEVICE_GO >= DATA + 0x100 && DEVICE_GO + 8 <= DATA + 0x1000 && DEVICE_GO % 8 == 0, "the go word is in the data page, clear of the slots") };
         assert_eq!(record(RING + 2), record(2));
     }
 }

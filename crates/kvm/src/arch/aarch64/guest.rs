@@ -3,20 +3,20 @@
 //! a ring in guest RAM (memory report), completion written to the unbacked exit page — and the
 //! ring read back as the run loop's records.
 use armguest::abi::{EXIT_DONE, EXIT_ERROR, EXIT_ITS, EXIT_PARKED, EXIT_UNKNOWN_BENCH, RING_HEADER, RING_RECORD, SIGNAL_DEVICE_READY};
-use armguest::{Bench, Device, DeviceIrq, MmioTrigger, Params, Report, Trigger, Wait};
+use armguest::{Device, DeviceIrq, MmioTrigger, Params, Program, Report, Trigger, Wait};
 
 use super::boot;
 use crate::abi::{done, RING};
 use crate::arch::VmError;
-use crate::config::{BenchConfig, BenchKind, WaitMode, DISCARDED_FIRST};
+use crate::config::{Bench, BenchConfig, WaitMode, DISCARDED_FIRST};
 
 /// The guest image ready to load at `boot::IMAGE`, for `cfg` with the counter at `counter_khz`.
 pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, VmError> {
     let image = armguest::image().map_err(|e| VmError::Guest(e.to_string()))?;
     let bench = match cfg.kind {
-        BenchKind::Timer => Bench::Timer,
-        BenchKind::Ipi => Bench::Ipi,
-        BenchKind::Device => Bench::Device(Device { irq: device_irq(cfg.via), self_trigger: false, mmio: cfg.via.is_vfio().then(|| edu_trigger(cfg.vfio_trigger)) }),
+        Bench::Timer => Program::Timer,
+        Bench::Ipi => Program::Ipi,
+        Bench::Device => Program::Device(Device { irq: device_irq(cfg.via), self_trigger: false, mmio: cfg.via.is_vfio().then(|| edu_trigger(cfg.vfio_trigger)) }),
     };
     let params = Params {
         bench,
@@ -77,12 +77,12 @@ pub fn record_addr(k: u64) -> u64 {
 /// (`guest_offset`: the guest − host counter offset) is `[t0 − offset, t0 + latency, 0]`: start on
 /// the host's counter and arrival on the guest's, like a host-triggered one, so the same
 /// arithmetic gives the latency and places the sample on the host's time line.
-pub fn as_record(kind: BenchKind, guest_offset: Option<i64>, pair: [u64; 2]) -> [u64; 3] {
+pub fn as_record(kind: Bench, guest_offset: Option<i64>, pair: [u64; 2]) -> [u64; 3] {
     match (kind, guest_offset) {
-        (BenchKind::Ipi, _) => [pair[0], pair[0].wrapping_add(pair[1] & 0xffff_ffff), pair[0].wrapping_add(pair[1] >> 32)],
-        (BenchKind::Timer, _) => [pair[0], pair[1], 0],
-        (BenchKind::Device, Some(off)) => [pair[0].wrapping_sub(off as u64), pair[0].wrapping_add(pair[1]), 0],
-        (BenchKind::Device, None) => [0, pair[1], 0],
+        (Bench::Ipi, _) => [pair[0], pair[0].wrapping_add(pair[1] & 0xffff_ffff), pair[0].wrapping_add(pair[1] >> 32)],
+        (Bench::Timer, _) => [pair[0], pair[1], 0],
+        (Bench::Device, Some(off)) => [pair[0].wrapping_sub(off as u64), pair[0].wrapping_add(pair[1]), 0],
+        (Bench::Device, None) => [0, pair[1], 0],
     }
 }
 
@@ -105,16 +105,16 @@ mod tests {
 
     #[test]
     fn records_land_where_the_run_loop_reads_them() {
-        assert_eq!(main_cycles(BenchKind::Timer, &as_record(BenchKind::Timer, None, [7, 1234]), 0), 1234);
-        assert_eq!(as_record(BenchKind::Timer, None, [7, 1234])[0], 7, "the deadline");
-        let ipi = as_record(BenchKind::Ipi, None, [5000, 900 << 32 | 300]);
-        assert_eq!(main_cycles(BenchKind::Ipi, &ipi, 0), 300);
+        assert_eq!(main_cycles(Bench::Timer, &as_record(Bench::Timer, None, [7, 1234]), 0), 1234);
+        assert_eq!(as_record(Bench::Timer, None, [7, 1234])[0], 7, "the deadline");
+        let ipi = as_record(Bench::Ipi, None, [5000, 900 << 32 | 300]);
+        assert_eq!(main_cycles(Bench::Ipi, &ipi, 0), 300);
         assert_eq!((ipi[0], ipi[2] - ipi[0]), (5000, 900), "t0 and the round trip");
         // Guest-triggered device: guest t0 10_000, latency 40, guest − host offset −3_000.
-        let dev = as_record(BenchKind::Device, Some(-3_000), [10_000, 40]);
-        assert_eq!(main_cycles(BenchKind::Device, &dev, -3_000), 40, "the latency, whatever the offset");
+        let dev = as_record(Bench::Device, Some(-3_000), [10_000, 40]);
+        assert_eq!(main_cycles(Bench::Device, &dev, -3_000), 40, "the latency, whatever the offset");
         assert_eq!(dev[0], 13_000, "start on the host's counter");
-        assert_eq!(main_cycles(BenchKind::Device, &as_record(BenchKind::Device, None, [3, 777]), 0), 777, "host-triggered: the host fills start");
+        assert_eq!(main_cycles(Bench::Device, &as_record(Bench::Device, None, [3, 777]), 0), 777, "host-triggered: the host fills start");
         assert_eq!(record_addr(0), boot::SAMPLES + 16);
         assert_eq!(record_addr(RING + 1), record_addr(1));
     }
@@ -134,31 +134,31 @@ mod tests {
         // This test runs only in aarch64 builds, which need the cross binutils that also
         // assemble the guest: a missing image is a build fault, not a reason to pass.
         armguest::image().expect("the arm64 guest image is built wherever the aarch64 target builds");
-        let cfg = BenchConfig { kind: BenchKind::Ipi, vcpus: 2, samples: 10, ..Default::default() };
+        let cfg = BenchConfig { kind: Bench::Ipi, vcpus: 2, samples: 10, ..Default::default() };
         let img = prepared_image(&cfg, 62_500).unwrap();
         let p = armguest::read_params(&img).unwrap();
         assert_eq!((p.gicd_base, p.gicr_base, p.exit_addr), (boot::GICD, boot::GICR, boot::EXIT_MMIO));
         assert_eq!(p.samples, 10 + DISCARDED_FIRST);
         assert_eq!(p.period_ticks, cfg.period_cycles(62_500));
         assert_eq!(p.report, Report::Memory { ring_addr: boot::SAMPLES, ring_records: RING });
-        let dev = |via| armguest::read_params(&prepared_image(&BenchConfig { kind: BenchKind::Device, vcpus: 1, via, ..cfg.clone() }, 62_500).unwrap()).unwrap();
-        let Bench::Device(d) = dev(crate::config::DeviceVia::Msi).bench else { panic!("device bench") };
+        let dev = |via| armguest::read_params(&prepared_image(&BenchConfig { kind: Bench::Device, vcpus: 1, via, ..cfg.clone() }, 62_500).unwrap()).unwrap();
+        let Program::Device(d) = dev(crate::config::DeviceVia::Msi).bench else { panic!("device bench") };
         assert_eq!(d.irq, device_irq(crate::config::DeviceVia::Msi));
         assert!(!d.self_trigger, "the host triggers");
-        let Bench::Device(d) = dev(crate::config::DeviceVia::Level).bench else { panic!("device bench") };
+        let Program::Device(d) = dev(crate::config::DeviceVia::Level).bench else { panic!("device bench") };
         assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
         assert_eq!(d.mmio, None, "a host thread triggers the level path");
         // The assigned device: the guest writes edu's raise register in the BAR slot, after the go.
-        let Bench::Device(d) = dev(crate::config::DeviceVia::VfioMsi).bench else { panic!("device bench") };
+        let Program::Device(d) = dev(crate::config::DeviceVia::VfioMsi).bench else { panic!("device bench") };
         assert_eq!(d.irq, device_irq(crate::config::DeviceVia::Msi), "the MSI reaches the same LPI through the vITS");
         let m = d.mmio.expect("the guest triggers the assigned device");
         assert_eq!((m.trigger_addr, m.ack_addr, m.go_addr), (boot::DEVICE_BAR + 0x60, boot::DEVICE_BAR + 0x64, boot::DEVICE_GO));
-        let Bench::Device(d) = dev(crate::config::DeviceVia::VfioIntx).bench else { panic!("device bench") };
+        let Program::Device(d) = dev(crate::config::DeviceVia::VfioIntx).bench else { panic!("device bench") };
         assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
         assert!(d.mmio.is_some());
-        let Bench::Device(d) = armguest::read_params(
+        let Program::Device(d) = armguest::read_params(
             &prepared_image(
-                &BenchConfig { kind: BenchKind::Device, vcpus: 1, via: crate::config::DeviceVia::VfioMsi, vfio_trigger: crate::config::VfioTrigger::Dma, ..cfg.clone() },
+                &BenchConfig { kind: Bench::Device, vcpus: 1, via: crate::config::DeviceVia::VfioMsi, vfio_trigger: crate::config::VfioTrigger::Dma, ..cfg.clone() },
                 62_500,
             )
             .unwrap(),

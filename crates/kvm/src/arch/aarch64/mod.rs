@@ -5,8 +5,9 @@ use kvm_ioctls::VcpuFd;
 
 use crate::arch::VmError;
 use crate::arch::{Arch, DescribeHost, TraceDialect, Trigger};
-use crate::config::{BenchConfig, BenchKind, ConfigError};
+use crate::config::{Bench, BenchConfig, ConfigError};
 use crate::exit::Exit;
+use crate::tracefs::TraceError;
 
 pub mod assigned;
 pub mod boot;
@@ -53,12 +54,12 @@ impl Arch for Aarch64 {
         if let Some(on) = cfg.gicv4 {
             let state = crate::vfio::gicv4::State::from_log(&crate::vfio::gicv4::kernel_log());
             let flag = format!("--gicv4 {}", if on { "on" } else { "off" });
-            state.check(on).map_err(|why| ConfigError::HostCannot { flag: flag.clone(), why })?;
-            if on && !(cfg.kind == BenchKind::Device && cfg.via == crate::config::DeviceVia::VfioMsi) {
+            state.check(on).map_err(|why| ConfigError::HostCannot { flag: flag.clone(), why: why.to_string() })?;
+            if on && !(cfg.kind == Bench::Device && cfg.via == crate::config::DeviceVia::VfioMsi) {
                 return cannot(&flag, "KVM maps an MSI to a vLPI for direct injection only for a VFIO-assigned device's MSI (the irq-bypass producer): use `device --via vfio-msi`; other paths always take KVM's software path");
             }
         }
-        if cfg.kind == BenchKind::Device && cfg.via.is_vfio() {
+        if cfg.kind == Bench::Device && cfg.via.is_vfio() {
             crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref())
                 .map_err(|e| ConfigError::HostCannot { flag: crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name()), why: e.to_string() })?;
         }
@@ -101,12 +102,12 @@ impl TraceDialect for Aarch64 {
         "mono_raw"
     }
 
-    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String> {
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), TraceError> {
         use armguest::abi::{PPI_VTIMER, SGI_PING};
         match cfg.kind {
-            BenchKind::Timer => Ok((0, PPI_VTIMER as u32)),
-            BenchKind::Ipi => Ok((1, SGI_PING as u32)),
-            BenchKind::Device => Ok((0, trigger::intid_for(cfg.via))),
+            Bench::Timer => Ok((0, PPI_VTIMER as u32)),
+            Bench::Ipi => Ok((1, SGI_PING as u32)),
+            Bench::Device => Ok((0, trigger::intid_for(cfg.via))),
         }
     }
 }
@@ -131,12 +132,12 @@ mod tests {
     #[test]
     fn breakdown_targets_are_the_guests_intids() {
         use crate::config::DeviceVia;
-        assert_eq!(Aarch64::trace_target(&BenchConfig::default()), Ok((0, 27)));
-        assert_eq!(Aarch64::trace_target(&BenchConfig { kind: BenchKind::Ipi, ..Default::default() }), Ok((1, 0)));
-        let line = BenchConfig { kind: BenchKind::Device, via: DeviceVia::Line, ..Default::default() };
-        assert_eq!(Aarch64::trace_target(&line), Ok((0, boot::EDGE_SPI)));
-        let vfio = BenchConfig { kind: BenchKind::Device, via: DeviceVia::VfioMsi, ..Default::default() };
-        assert_eq!(Aarch64::trace_target(&vfio), Ok((0, boot::ITS_LPI)), "the vLPI the device's MSI becomes");
+        assert_eq!(Aarch64::trace_target(&BenchConfig::default()).unwrap(), (0, 27));
+        assert_eq!(Aarch64::trace_target(&BenchConfig { kind: Bench::Ipi, ..Default::default() }).unwrap(), (1, 0));
+        let line = BenchConfig { kind: Bench::Device, via: DeviceVia::Line, ..Default::default() };
+        assert_eq!(Aarch64::trace_target(&line).unwrap(), (0, boot::EDGE_SPI));
+        let vfio = BenchConfig { kind: Bench::Device, via: DeviceVia::VfioMsi, ..Default::default() };
+        assert_eq!(Aarch64::trace_target(&vfio).unwrap(), (0, boot::ITS_LPI), "the vLPI the device's MSI becomes");
     }
 
     #[test]
@@ -153,7 +154,7 @@ mod tests {
     fn duration_and_stop_above_are_accepted_for_every_bench_and_device_path() {
         use crate::config::DeviceVia;
         let early = |kind, via| BenchConfig { kind, via, duration: Some(std::time::Duration::from_secs(2)), stop_above_ns: Some(50_000), ..Default::default() };
-        for kind in [BenchKind::Timer, BenchKind::Ipi, BenchKind::Device] {
+        for kind in [Bench::Timer, Bench::Ipi, Bench::Device] {
             for via in [DeviceVia::Irqfd, DeviceVia::Msi, DeviceVia::Line, DeviceVia::Level] {
                 assert_eq!(Aarch64::check_flags(&early(kind, via)), Ok(()), "{kind:?} --via {}", via.name());
             }
@@ -161,13 +162,13 @@ mod tests {
         // The assigned-device paths need a device bound to vfio-pci (none under qemu-user, or
         // one on a real host): whatever the answer, it is never about stopping early.
         for via in [DeviceVia::VfioMsi, DeviceVia::VfioIntx] {
-            if let Err(e) = Aarch64::check_flags(&early(BenchKind::Device, via)) {
+            if let Err(e) = Aarch64::check_flags(&early(Bench::Device, via)) {
                 let e = e.to_string();
                 assert!(e.contains(via.name()) && !e.contains("--duration") && !e.contains("--stop-above"), "{e}");
             }
         }
         // The x86-only flags are still refused, naming the flag and the architecture.
-        let e = Aarch64::check_flags(&BenchConfig { pv_ipi: true, ..early(BenchKind::Device, DeviceVia::Msi) }).unwrap_err();
+        let e = Aarch64::check_flags(&BenchConfig { pv_ipi: true, ..early(Bench::Device, DeviceVia::Msi) }).unwrap_err();
         assert_eq!(e, ConfigError::WrongArch { flag: "--pv-ipi".into(), arch: "aarch64" });
     }
 }

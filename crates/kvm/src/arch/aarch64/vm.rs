@@ -31,7 +31,7 @@ pub struct Vm {
     pub its: Option<DeviceFd>,
     pub caps: BTreeMap<String, String>,
     pub in_force: Vec<(String, String)>,
-    kind: crate::config::BenchKind,
+    kind: crate::config::Bench,
     /// `--via vfio-*`: the assigned device, its BAR0 a memory slot at `boot::DEVICE_BAR`.
     pub assigned: Option<crate::vfio::device::Assigned>,
     /// Guest − host counter, read through KVM_REG_ARM_TIMER_CNT between two host readings.
@@ -68,7 +68,7 @@ impl Vm {
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
         unsafe { fd.set_user_memory_region(region) }.map_err(VmError::setup("KVM_SET_USER_MEMORY_REGION"))?;
         mem.write_slice(&image, GuestAddress(boot::IMAGE)).map_err(|e| VmError::Memory(e.to_string()))?;
-        let vfio = cfg.kind == crate::config::BenchKind::Device && cfg.via.is_vfio();
+        let vfio = cfg.kind == crate::config::Bench::Device && cfg.via.is_vfio();
         let assigned = if vfio { Some(assign(&fd, cfg, &mut caps)?) } else { None };
         let gicv4 = crate::vfio::gicv4::State::from_log(&crate::vfio::gicv4::kernel_log());
         in_force.push(("gicv4".into(), gicv4.name().into()));

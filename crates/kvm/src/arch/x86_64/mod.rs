@@ -13,17 +13,18 @@ use kvm_ioctls::VcpuFd;
 
 use crate::arch::VmError;
 use crate::arch::{Arch, DescribeHost, TraceDialect, Trigger};
-use crate::config::{BenchConfig, BenchKind, ConfigError};
+use crate::config::{Bench, BenchConfig, ConfigError};
 use crate::exit::Exit;
+use crate::tracefs::TraceError;
 
 /// The x86_64 micro-VMM.
 pub struct X86_64;
 
-fn kind_code(k: BenchKind) -> u64 {
+fn kind_code(k: Bench) -> u64 {
     match k {
-        BenchKind::Timer => crate::abi::bench::TIMER,
-        BenchKind::Ipi => crate::abi::bench::IPI,
-        BenchKind::Device => crate::abi::bench::DEVICE,
+        Bench::Timer => crate::abi::bench::TIMER,
+        Bench::Ipi => crate::abi::bench::IPI,
+        Bench::Device => crate::abi::bench::DEVICE,
     }
 }
 
@@ -39,7 +40,7 @@ impl Arch for X86_64 {
         if let Some(g) = cfg.gicv4 {
             return Err(ConfigError::WrongArch { flag: format!("--gicv4 {}", if g { "on" } else { "off" }), arch: Self::NAME });
         }
-        if cfg.kind == crate::config::BenchKind::Device && cfg.via.is_vfio() {
+        if cfg.kind == crate::config::Bench::Device && cfg.via.is_vfio() {
             return Err(ConfigError::HostCannot {
                 flag: format!("--via {}", cfg.via.name()),
                 why: "VFIO device assignment is wired on arm64 only (the GICv4 direct-injection path); on x86_64 use irqfd, msi, line or level".into(),
@@ -92,7 +93,7 @@ impl TraceDialect for X86_64 {
         "x86-tsc"
     }
 
-    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), String> {
+    fn trace_target(cfg: &BenchConfig) -> Result<(u32, u32), TraceError> {
         Ok(crate::tracefs::path::target_of(cfg))
     }
 }
