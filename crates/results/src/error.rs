@@ -23,6 +23,6 @@ pub enum ResultsError {
     #[error("{what}: result schema version {found}, but this irqlab reads version {expected}")]
     SchemaVersion { what: String, found: u64, expected: u32 },
     /// A stored histogram could not be decoded.
-    #[error("histogram of class `{class}` cannot be decoded: {message}")]
-    Histogram { class: String, message: String },
+    #[error("histogram of class `{class}` cannot be decoded: {source}")]
+    Histogram { class: String, source: crate::latency::HistogramError },
 }

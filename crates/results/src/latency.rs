@@ -71,7 +71,7 @@ impl LatencyClass {
     /// encoded size, the inflated size and the declared range are bounded before anything is
     /// allocated for them (see [`decode_histogram`]).
     pub fn histogram(&self, class: &str) -> Result<Histogram<u64>, ResultsError> {
-        decode_histogram(&self.histogram).map_err(|message| ResultsError::Histogram { class: class.into(), message })
+        decode_histogram(&self.histogram).map_err(|source| ResultsError::Histogram { class: class.into(), source })
     }
 }
 
@@ -100,40 +100,69 @@ fn be_u64(b: &[u8], at: usize) -> Option<u64> {
 /// range up to `u64::MAX`), so the header is checked here first: the payload length must match
 /// the bytes present and the range must lie within what irqlab records (lowest ≥ 1, highest ≤
 /// [`HIST_HIGH_NS`], at most [`HIST_SIGFIG`] digits). Only then is the inflated V2 form decoded.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramError> {
     use std::io::Read as _;
     if text.len() > MAX_HISTOGRAM_TEXT {
-        return Err(format!("{} characters of base64; at most {MAX_HISTOGRAM_TEXT} expected", text.len()));
+        return Err(HistogramError::TooLong(text.len()));
     }
-    let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| e.to_string())?;
-    let truncated = || "truncated header".to_string();
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text)?;
+    let truncated = || HistogramError::TruncatedHeader;
     let v2 = match be_u32(&bytes, 0).ok_or_else(truncated)? {
         V2_COOKIE => bytes,
         V2_COMPRESSED_COOKIE => {
             let len = be_u32(&bytes, 4).ok_or_else(truncated)? as usize;
-            let deflated = bytes.get(8..).filter(|d| d.len() == len).ok_or_else(|| format!("declares {len} compressed bytes, holds {}", bytes.len().saturating_sub(8)))?;
+            let deflated = bytes.get(8..).filter(|d| d.len() == len).ok_or_else(|| HistogramError::CompressedLength { declared: len, held: bytes.len().saturating_sub(8) })?;
             let mut out = Vec::new();
-            flate2::read::ZlibDecoder::new(deflated).take(MAX_V2_BYTES + 1).read_to_end(&mut out).map_err(|e| format!("deflate: {e}"))?;
+            flate2::read::ZlibDecoder::new(deflated).take(MAX_V2_BYTES + 1).read_to_end(&mut out).map_err(HistogramError::Deflate)?;
             if out.len() as u64 > MAX_V2_BYTES {
-                return Err(format!("inflates to more than {MAX_V2_BYTES} bytes"));
+                return Err(HistogramError::InflatesTooLarge);
             }
             out
         }
-        other => return Err(format!("not an HdrHistogram V2 encoding (cookie {other:#010x})")),
+        other => return Err(HistogramError::Cookie(other)),
     };
     if be_u32(&v2, 0) != Some(V2_COOKIE) {
-        return Err("inflated data is not an HdrHistogram V2 encoding".into());
+        return Err(HistogramError::InflatedNotV2);
     }
     let payload = be_u32(&v2, 4).ok_or_else(truncated)? as usize;
     let digits = be_u32(&v2, 12).ok_or_else(truncated)?;
     let (low, high) = (be_u64(&v2, 16).ok_or_else(truncated)?, be_u64(&v2, 24).ok_or_else(truncated)?);
     if v2.len() < V2_HEADER || payload != v2.len() - V2_HEADER {
-        return Err(format!("declares a {payload}-byte payload, holds {}", v2.len().saturating_sub(V2_HEADER)));
+        return Err(HistogramError::PayloadLength { declared: payload, held: v2.len().saturating_sub(V2_HEADER) });
     }
     if low < 1 || high > HIST_HIGH_NS || low > high || digits > HIST_SIGFIG as u32 {
-        return Err(format!("range {low}..{high} at {digits} digits; expected within 1..{HIST_HIGH_NS} at most {HIST_SIGFIG} digits"));
+        return Err(HistogramError::Range { low, high, digits });
     }
-    Deserializer::new().deserialize(&mut &v2[..]).map_err(|e| format!("{e:?}"))
+    Deserializer::new().deserialize(&mut &v2[..]).map_err(|e| HistogramError::V2(format!("{e:?}")))
+}
+
+/// Why a stored histogram was refused; checked before anything is allocated for it.
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramError {
+    #[error("{0} characters of base64; at most {MAX_HISTOGRAM_TEXT} expected")]
+    TooLong(usize),
+    #[error("{0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("truncated header")]
+    TruncatedHeader,
+    #[error("declares {declared} compressed bytes, holds {held}")]
+    CompressedLength { declared: usize, held: usize },
+    #[error("deflate: {0}")]
+    Deflate(std::io::Error),
+    #[error("inflates to more than {MAX_V2_BYTES} bytes")]
+    InflatesTooLarge,
+    #[error("not an HdrHistogram V2 encoding (cookie {0:#010x})")]
+    Cookie(u32),
+    #[error("inflated data is not an HdrHistogram V2 encoding")]
+    InflatedNotV2,
+    #[error("declares a {declared}-byte payload, holds {held}")]
+    PayloadLength { declared: usize, held: usize },
+    #[error("range {low}..{high} at {digits} digits; expected within 1..{HIST_HIGH_NS} at most {HIST_SIGFIG} digits")]
+    Range { low: u64, high: u64, digits: u32 },
+    /// The header was sound; the hdrhistogram deserializer refused the counts (its error's Debug
+    /// form, the only description that crate's error gives).
+    #[error("{0}")]
+    V2(String),
 }
 
 /// Collects latency samples of one class.

@@ -38,7 +38,7 @@ pub use compare::{compare, compare_mapped, summary_stat, CompareRow, Comparison,
 pub use csv::{escape_control, to_csv, to_csv_in, LatencyUnit};
 pub use error::ResultsError;
 pub use io::{from_json_str, read_json, read_text_capped, sync_dir, to_json_string, write_atomic, write_json, MAX_RESULT_BYTES};
-pub use latency::{decode_histogram, LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
+pub use latency::{decode_histogram, HistogramError, LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
 pub use question::Question;
 pub use repetitions::{Repetition, Repetitions, RepetitionsError};
 pub use run::{ConfigResult, Figure, Provenance, ReferenceOutcome, ReferenceRole, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};

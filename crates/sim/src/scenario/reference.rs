@@ -43,22 +43,43 @@ enum StatKind<'a> {
     Figure(&'a str),
 }
 
-fn parse_stat(stat: &str) -> Result<StatKind<'_>, String> {
+/// Why a reference's `stat` names nothing irqlab computes; the text is what the row's key expects.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum StatError {
+    #[error("`figure:` needs a figure name")]
+    EmptyFigure,
+    #[error("`ratio:` needs a stat or figure name")]
+    EmptyRatio,
+    #[error("one of {}, `figure:NAME` or `ratio:...`", LATENCY_STATS.join(", "))]
+    Unknown,
+}
+
+/// Why a configuration that ran has no value for a reference: it failed (an `OUT`-less row that
+/// says so), or it has no such class or figure (an error of the scenario).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum ValueError {
+    #[error("configuration `{config}` failed: {error}")]
+    Failed { config: String, error: String },
+    #[error("configuration `{config}` has no {what} `{name}` (it has: {})", if have.is_empty() { "none".to_string() } else { have.join(", ") })]
+    NotProduced { config: String, what: &'static str, name: String, have: Vec<String> },
+}
+
+fn parse_stat(stat: &str) -> Result<StatKind<'_>, StatError> {
     if let Some(name) = stat.strip_prefix("figure:") {
-        return if name.is_empty() { Err("`figure:` needs a figure name".into()) } else { Ok(StatKind::Figure(name)) };
+        return if name.is_empty() { Err(StatError::EmptyFigure) } else { Ok(StatKind::Figure(name)) };
     }
     if LATENCY_STATS.contains(&stat) {
         return Ok(StatKind::Latency(stat));
     }
-    Err(format!("one of {}, `figure:NAME` or `ratio:...`", LATENCY_STATS.join(", ")))
+    Err(StatError::Unknown)
 }
 
 impl Reference {
     /// The stat of numerator and denominator (`ratio:X` → X).
-    fn inner_stat(&self) -> Result<StatKind<'_>, String> {
+    fn inner_stat(&self) -> Result<StatKind<'_>, StatError> {
         match self.stat.strip_prefix("ratio:") {
             Some(x) if LATENCY_STATS.contains(&x) => Ok(StatKind::Latency(x)),
-            Some(x) => parse_stat(x).or_else(|_| if x.is_empty() { Err("`ratio:` needs a stat or figure name".into()) } else { Ok(StatKind::Figure(x)) }),
+            Some(x) => parse_stat(x).or_else(|_| if x.is_empty() { Err(StatError::EmptyRatio) } else { Ok(StatKind::Figure(x)) }),
             None => parse_stat(&self.stat),
         }
     }
@@ -72,7 +93,7 @@ impl Reference {
         if !known(&self.config) {
             return Err(bad("config", &format!("a configuration of this scenario ({})", list()), &format!("`{}`", self.config)));
         }
-        let kind = self.inner_stat().map_err(|e| bad("stat", &e, &format!("`{}`", self.stat)))?;
+        let kind = self.inner_stat().map_err(|e| bad("stat", &e.to_string(), &format!("`{}`", self.stat)))?;
         match (&kind, self.class.is_empty()) {
             (StatKind::Latency(_), true) => return Err(bad("class", "the latency class this stat is of (e.g. `timer`)", &"nothing")),
             (StatKind::Figure(_), false) => return Err(bad("class", "no class for a figure", &format!("`{}`", self.class))),
@@ -100,17 +121,14 @@ impl Reference {
 /// The model's value of a statistic and, when the configuration ran with several seeds, its
 /// spread over them (the value is then the median). `Ok(None)`: the configuration was not run;
 /// `Err`: why there is no value (the caller distinguishes "not run" from "failed").
-fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<Option<(f64, Option<Spread>)>, String> {
+fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<Option<(f64, Option<Spread>)>, ValueError> {
     let Some(c) = r.configs.iter().find(|c| c.name == config) else {
         return Ok(None);
     };
     if let Some(e) = &c.error {
-        return Err(format!("configuration `{config}` failed: {e}"));
+        return Err(ValueError::Failed { config: config.into(), error: e.clone() });
     }
-    let unknown = |what: &str, name: &str, have: Vec<&String>| {
-        let have: Vec<&str> = have.into_iter().map(String::as_str).collect();
-        format!("configuration `{config}` has no {what} `{name}` (it has: {})", if have.is_empty() { "none".into() } else { have.join(", ") })
-    };
+    let unknown = |what: &'static str, name: &str, have: Vec<&String>| ValueError::NotProduced { config: config.into(), what, name: name.into(), have: have.into_iter().cloned().collect() };
     let seeds = c.seed_spread.as_ref().filter(|s| s.seeds.len() > 1);
     let (value, spread) = match kind {
         StatKind::Figure(name) => {
@@ -134,15 +152,13 @@ fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<
 pub fn check_references(file: &str, refs: &[Reference], r: &RunResult) -> Result<Vec<ReferenceOutcome>, ScenarioError> {
     let mut out = Vec::with_capacity(refs.len());
     for (i, rf) in refs.iter().enumerate() {
-        let kind = rf.inner_stat().map_err(|e| ScenarioError::invalid(file, &format!("reference[{i}].stat"), e, &rf.stat))?;
+        let kind = rf.inner_stat().map_err(|e| ScenarioError::invalid(file, &format!("reference[{i}].stat"), e.to_string(), &rf.stat))?;
         let one = |config: &str| -> Result<Result<(f64, Option<Spread>), String>, ScenarioError> {
             match stat_of(r, config, &rf.class, &kind) {
                 Ok(Some(v)) => Ok(Ok(v)),
                 Ok(None) => Ok(Err(format!("not run: configuration `{config}` was not part of this run"))),
-                Err(e) if e.starts_with("configuration") && e.contains("has no") => {
-                    Err(ScenarioError::invalid(file, &format!("reference[{i}]"), "a class/figure the model produces", e))
-                }
-                Err(e) => Ok(Err(e)),
+                Err(e @ ValueError::NotProduced { .. }) => Err(ScenarioError::invalid(file, &format!("reference[{i}]"), "a class/figure the model produces", e)),
+                Err(e @ ValueError::Failed { .. }) => Ok(Err(e.to_string())),
             }
         };
         let num = one(&rf.config)?;
@@ -188,6 +204,27 @@ mod tests {
 
     fn err(r: &Reference) -> String {
         r.validate("s.toml", 3, &["a".into(), "b".into()]).unwrap_err().to_string()
+    }
+
+    /// Whether a reference names a class the model did not produce is decided by the error's
+    /// kind, not by its text: a failed configuration whose message happens to read "configuration
+    /// … has no …" is a row without a model value, not an error of the scenario.
+    #[test]
+    fn a_failed_configuration_is_a_missing_value_whatever_its_message_says() {
+        use results::{ConfigResult, LatencyRecorder, ResultKind, RunMeta};
+        let mut r = RunResult::new(RunMeta::named("t", "s", 0, ResultKind::Predicted));
+        r.configs.push(ConfigResult::failed("a", Default::default(), "configuration `q` has no latency class `x`".into()));
+        let mut b = ConfigResult::failed("b", Default::default(), String::new());
+        b.error = None;
+        let mut ipi = LatencyRecorder::new(0);
+        ipi.record(100);
+        b.classes.insert("ipi".into(), ipi.finish());
+        r.configs.push(b);
+        let out = check_references("s.toml", &[row("")], &r).unwrap();
+        assert_eq!(out[0].model, None);
+        assert_eq!(out[0].missing.as_deref(), Some("configuration `a` failed: configuration `q` has no latency class `x`"));
+        let e = check_references("s.toml", &[row("config = \"b\"")], &r).unwrap_err().to_string();
+        assert!(e.contains("reference[0]") && e.contains("configuration `b` has no latency class `timer` (it has: ipi)"), "{e}");
     }
 
     #[test]
