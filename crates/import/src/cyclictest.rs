@@ -163,7 +163,8 @@ fn columns(file: &str, lineno: usize, rest: &str, want: Option<usize>, what: &st
 fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError> {
     let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
     let mut threads: Option<usize> = None;
-    let mut tail: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    // label → (its line, one value per thread)
+    let mut tail: BTreeMap<&str, (usize, Vec<f64>)> = BTreeMap::new();
     let mut seen_header = false;
     let labels = ["# Total:", "# Min Latencies:", "# Avg Latencies:", "# Max Latencies:", "# Histogram Overflows:"];
     for (i, line) in text.lines().enumerate() {
@@ -177,7 +178,7 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
             if tail.contains_key(label) {
                 return Err(ImportError::line(file, n, format!("one `{label}` line"), "a second one"));
             }
-            tail.insert(label, columns(file, n, &l[label.len()..], threads, "a count or latency")?);
+            tail.insert(label, (n, columns(file, n, &l[label.len()..], threads, "a count or latency")?));
             continue;
         }
         if !seen_header || l.starts_with('#') || l.is_empty() || tail.contains_key("# Total:") {
@@ -198,6 +199,12 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
         return Err(ImportError::other(file, "no `# Histogram` line: expected cyclictest -h/--histogram output"));
     }
     let t = threads.ok_or_else(|| ImportError::other(file, "`# Histogram` has no rows"))?;
+    // A summary line before the first histogram row was read before the thread count was known.
+    for (n, v) in tail.values() {
+        if v.len() != t {
+            return Err(ImportError::line(file, *n, format!("{t} columns (one per thread, as the histogram rows)"), format!("{} columns", v.len())));
+        }
+    }
     for lb in &labels[..4] {
         if !tail.contains_key(lb) {
             return Err(ImportError::other(file, format!("no `{lb}` line after the histogram (truncated?)")));
@@ -211,7 +218,7 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
             buckets.push((scaled(file, &format!("histogram row {b}"), *b, scale)?, c[k]));
         }
         let whole = |label: &str| -> Result<u64, ImportError> {
-            let v = finite(file, &format!("`{label}` thread {k}"), tail[label][k], false)?;
+            let v = finite(file, &format!("`{label}` thread {k}"), tail[label].1[k], false)?;
             if v.fract() != 0.0 || v > super::MAX_COUNT as f64 {
                 return Err(ImportError::other(file, format!("`{label}` thread {k}: expected a whole count, found {v}")));
             }
@@ -223,12 +230,12 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
             return Err(ImportError::other(file, format!("thread {k}: histogram rows sum to {in_hist}, `# Total:` says {total} (truncated?)")));
         }
         let overflow = if tail.contains_key("# Histogram Overflows:") { whole("# Histogram Overflows:")? } else { 0 };
-        let max = scaled_f(file, &format!("`# Max Latencies:` thread {k}"), tail["# Max Latencies:"][k], scale as f64)?;
+        let max = scaled_f(file, &format!("`# Max Latencies:` thread {k}"), tail["# Max Latencies:"].1[k], scale as f64)?;
         if overflow > 0 {
             buckets.push((top.saturating_mul(scale).min(max), overflow));
         }
-        let min = scaled_f(file, &format!("`# Min Latencies:` thread {k}"), tail["# Min Latencies:"][k], scale as f64)?;
-        let mean = finite(file, &format!("`# Avg Latencies:` thread {k}"), tail["# Avg Latencies:"][k], false)? * scale as f64;
+        let min = scaled_f(file, &format!("`# Min Latencies:` thread {k}"), tail["# Min Latencies:"].1[k], scale as f64)?;
+        let mean = finite(file, &format!("`# Avg Latencies:` thread {k}"), tail["# Avg Latencies:"].1[k], false)? * scale as f64;
         let exact = Exact { min: Some(min), max: Some(max), mean: Some(mean), overflow, resolution: scale, ..Default::default() };
         let why = format!("all {overflow} samples are above the histogram (`# Histogram Overflows:`)");
         out.push(Thread { label: format!("t{k}"), buckets, exact, why });

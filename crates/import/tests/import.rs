@@ -245,6 +245,9 @@ fn fuzz_found_inputs_are_refused_naming_file_and_place() {
         ("rtla-timerlat", "fuzz/rtla-samples-above-max.txt", "buckets within the stated max"),
         ("irqlab", "fuzz/irqlab-p50-above-max.json", "summary contradicts itself"),
         ("rtla-timerlat", "fuzz/rtla-two-headers.txt", "one `Index …` header per file"),
+        // issue 36's 10 M run: `# Max Latencies:` (one column) before the first histogram row
+        // (two threads) — an index out of bounds before.
+        ("cyclictest", "fuzz/cyclictest-summary-before-rows.txt", "2 columns (one per thread, as the histogram rows)"),
     ] {
         let (n, text) = data(name);
         let e = import_err(format, &n, &text);
