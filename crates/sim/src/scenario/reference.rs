@@ -79,7 +79,7 @@ impl Reference {
     fn inner_stat(&self) -> Result<StatKind<'_>, StatError> {
         match self.stat.strip_prefix("ratio:") {
             Some(x) if LATENCY_STATS.contains(&x) => Ok(StatKind::Latency(x)),
-            Some(x) => parse_stat(x).or_else(|_| if x.is_empty() { Err(StatError::EmptyRatio) } else { Ok(StatKind::Figure(x)) }),
+            Some(x) => parse_stat(x).or(if x.is_empty() { Err(StatError::EmptyRatio) } else { Ok(StatKind::Figure(x)) }),
             None => parse_stat(&self.stat),
         }
     }
@@ -128,7 +128,8 @@ fn stat_of(r: &RunResult, config: &str, class: &str, kind: &StatKind) -> Result<
     if let Some(e) = &c.error {
         return Err(ValueError::Failed { config: config.into(), error: e.clone() });
     }
-    let unknown = |what: &'static str, name: &str, have: Vec<&String>| ValueError::NotProduced { config: config.into(), what, name: name.into(), have: have.into_iter().cloned().collect() };
+    let unknown =
+        |what: &'static str, name: &str, have: Vec<&String>| ValueError::NotProduced { config: config.into(), what, name: name.into(), have: have.into_iter().cloned().collect() };
     let seeds = c.seed_spread.as_ref().filter(|s| s.seeds.len() > 1);
     let (value, spread) = match kind {
         StatKind::Figure(name) => {
