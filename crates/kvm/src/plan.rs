@@ -22,20 +22,23 @@
 //! with the bounded reader ([`results::read_text_capped`]); the plan's name is returned as the
 //! file wrote it (the CLI makes it a directory name, as it does for a scenario's name).
 //!
-//! Why not `sim`'s sweep engine (`sim::scenario::sweep`'s expansion): it yields the same order
-//! and the same `key=value` names, but it drops the document keys `sweep`, `configs`, `reference`
-//! and `question` before applying a point, so a `[run]` table naming one of them would be read
-//! without it instead of refused as an unknown key; and it derives per-point seeds a measured run
-//! has no use for. The cartesian product here is twelve lines; sharing the key checks, the value
-//! parser and the did-you-mean with `sim` is what keeps the two readers alike.
+//! The sweep is expanded by `sim`'s engine ([`sim::scenario::Axes`]: the same order, first axis
+//! slowest, and the same `key=value` names as a scenario's points); what a combination is applied
+//! to is a `[run]` table here, read strictly, not a scenario document (whose points drop the
+//! document keys `sweep`, `configs`, `reference`, `question` and derive per-point seeds a
+//! measured run has no use for). The value parser and the did-you-mean are `sim`'s too.
 //!
 //! Layer: contracts and data (it reads only [`crate::config`] and [`crate::abi`]).
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use sim::scenario::did_you_mean;
+use sim::scenario::{did_you_mean, show_value as show, Axes};
 
 use crate::config::BenchConfig;
+
+/// Most points one matrix file may make: each is at least one VM boot, and a sweep whose product
+/// is larger was a typo, not a plan (checked before any point is built).
+pub const MAX_POINTS: usize = 10_000;
 
 /// The keys a `[run]` table, a `[sweep]` and `--set` may name.
 pub const RUN_KEYS: &[&str] = &[
@@ -266,10 +269,6 @@ fn to_table(t: &RunTable) -> toml::Table {
     toml::Table::try_from(t).expect("a RunTable serialises to a table")
 }
 
-fn show(v: &toml::Value) -> String {
-    v.as_str().map(String::from).unwrap_or_else(|| v.to_string())
-}
-
 /// The points of a run. `flags`: the command line's settings (the benchmark subcommand's, or the
 /// defaults under `--matrix`); `matrix`: the matrix file; `sets`: `--set` overrides; `configs`:
 /// `--config` names to keep. Returns the run's name (the matrix file's `name` as written, its stem,
@@ -293,7 +292,7 @@ pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String
     if let Some((k, _)) = sets.iter().find(|(k, _)| m.sweep.contains_key(k)) {
         return Err(PlanError::Matrix(format!("--set {k}: {file} sweeps `{k}`; pick its points with --config instead")));
     }
-    let mut combos: Vec<Vec<(String, toml::Value)>> = vec![vec![]];
+    let mut axes: Vec<(String, Vec<toml::Value>)> = Vec::with_capacity(m.sweep.len());
     for (k, v) in &m.sweep {
         let vals = v.as_array().filter(|a| !a.is_empty()).ok_or_else(|| PlanError::Matrix(format!("{file}: key `sweep.{k}`: expected a non-empty array")))?;
         if !RUN_KEYS.contains(&k.as_str()) {
@@ -304,25 +303,18 @@ pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String
                 "{file}: key `sweep.{k}`: value `{dup}` appears twice; each value of a sweep is one point, and two points with one name cannot be told apart"
             )));
         }
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                vals.iter().map(move |x| {
-                    let mut c = c.clone();
-                    c.push((k.clone(), x.clone()));
-                    c
-                })
-            })
-            .collect();
+        axes.push((k.clone(), vals.clone()));
     }
+    let axes = Axes(&axes);
+    let n = axes.combos().filter(|n| *n <= MAX_POINTS).ok_or_else(|| PlanError::Matrix(format!("{file}: `[sweep]` makes more than {MAX_POINTS} points")))?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-    let mut pts: Vec<Point> = combos
-        .into_iter()
-        .map(|combo| {
+    let mut pts: Vec<Point> = (0..n)
+        .map(|i| {
+            let combo = axes.combo(i);
             let mut table = to_table(flags);
             table.extend(m.run.clone());
-            let label: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={}", show(v))).collect();
-            table.extend(combo);
+            let label = Axes::label(&combo);
+            table.extend(combo.into_iter().map(|(k, v)| (k.to_string(), v.clone())));
             table.extend(sets.iter().cloned());
             let name = if label.is_empty() { stem.clone() } else { label.join(", ") };
             let cfg = read_table(table).and_then(|t| config_from(&t)).map_err(|e| PlanError::Point { file: file.clone(), source: Box::new(e) });
@@ -447,6 +439,25 @@ mod tests {
         std::fs::write(&f, "[run]\nbench = \"timer\"\nsamples = 9223372036854775808\n").unwrap();
         let e = points(&flags, Some(&f), &[], &[]).unwrap_err().to_string();
         assert!(e.contains("line 3 (`samples = 9223372036854775808`)"), "{e}");
+        // 101 × 100 points: refused before any is built (each would be a VM boot).
+        let many = |n: usize| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        std::fs::write(&f, format!("[run]\nbench = \"timer\"\n[sweep]\nsamples = [{}]\nwarmup = [{}]\n", many(101), many(100))).unwrap();
+        let e = points(&flags, Some(&f), &[], &[]).unwrap_err().to_string();
+        assert!(e.contains("`[sweep]` makes more than 10000 points"), "{e}");
+    }
+
+    /// A matrix's points come in the order and with the names of `sim`'s expansion of the same
+    /// axes (one sweep engine): the first axis slowest.
+    #[test]
+    fn matrix_points_follow_the_shared_sweep_engine() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("m.toml");
+        std::fs::write(&f, "[run]\nbench = \"device\"\n[sweep]\nvia = [\"msi\", \"line\"]\nwait = [\"hlt\", \"busy\"]\n").unwrap();
+        let names: Vec<String> = points(&RunTable::default(), Some(&f), &[], &[]).unwrap().1.into_iter().map(|p| p.0).collect();
+        assert_eq!(names, ["via=msi, wait=hlt", "via=msi, wait=busy", "via=line, wait=hlt", "via=line, wait=busy"]);
+        let axes = [("via".to_string(), vec!["msi".into(), "line".into()]), ("wait".to_string(), vec!["hlt".into(), "busy".into()])];
+        let shared: Vec<String> = (0..4).map(|i| Axes::label(&Axes(&axes).combo(i)).join(", ")).collect();
+        assert_eq!(names, shared);
     }
 
     #[test]

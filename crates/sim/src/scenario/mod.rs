@@ -31,7 +31,7 @@ pub use overrides::parse_set;
 pub use question::check_questions;
 pub use reference::{check_references, Reference, LATENCY_STATS};
 pub use shipped::{shipped_scenario, SHIPPED_SCENARIOS};
-pub use sweep::{get_path, set_path, PathError, Point};
+pub use sweep::{get_path, set_path, show as show_value, Axes, PathError, Point};
 
 /// ", did you mean `x`?" when one of `known` is close to `got`, else "".
 pub fn did_you_mean<'a>(got: &str, known: impl IntoIterator<Item = &'a str>) -> String {
