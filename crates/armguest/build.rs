@@ -37,6 +37,12 @@ fn assemble(out: &Path, src: &Path, cross: &str) -> Result<(), String> {
     if images[0] != images[1] {
         return Err("guest/bench.S is not position-independent: linked at two bases, the images differ (use adr, never an absolute address)".into());
     }
+    // The guest's symbols (image offsets, linked at 0), for the lab's path census.
+    let nm = Command::new(format!("{cross}nm")).arg(out.join("bench0.elf")).output().map_err(|e| format!("cannot run {cross}nm: {e}"))?;
+    if !nm.status.success() {
+        return Err(format!("{cross}nm failed: {}", String::from_utf8_lossy(&nm.stderr).trim()));
+    }
+    std::fs::write(out.join("symbols.txt"), &nm.stdout).map_err(|e| e.to_string())?;
     std::fs::write(out.join("bench.bin"), &images[0]).map_err(|e| e.to_string())
 }
 

@@ -117,6 +117,22 @@ pub use params::{patch, read_params, Device, DeviceIrq, GuestError, MmioTrigger,
 #[cfg(armguest_image)]
 static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bench.bin"));
 
+#[cfg(armguest_image)]
+static SYMBOLS: &str = include_str!(concat!(env!("OUT_DIR"), "/symbols.txt"));
+
+/// The guest's symbols as `nm` prints them, addresses as offsets into [`image`] (it is linked
+/// at 0): the lab's path census names guest PCs and finds the vectors and dispatch labels here.
+pub fn symbols() -> Result<&'static str, GuestError> {
+    #[cfg(armguest_image)]
+    {
+        Ok(SYMBOLS)
+    }
+    #[cfg(not(armguest_image))]
+    {
+        Err(GuestError::NotBuilt(env!("ARMGUEST_MISSING").to_string()))
+    }
+}
+
 /// The assembled guest image with its default parameters, or why it was not built.
 pub fn image() -> Result<&'static [u8], GuestError> {
     #[cfg(armguest_image)]

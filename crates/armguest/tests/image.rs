@@ -34,6 +34,29 @@ mod needs_arm_guest {
 
     #[test]
     #[ignore = "needs the aarch64 cross binutils (the armguest image): scripts/test.sh runs it where they are"]
+    fn symbols_name_the_vectors_and_dispatch_labels_inside_the_image() {
+        let img = image();
+        let syms = armguest::symbols().unwrap();
+        let addr = |name: &str| {
+            syms.lines()
+                .find_map(|l| l.strip_suffix(&format!(" {name}")).and_then(|a| u64::from_str_radix(a.split_whitespace().next()?, 16).ok()))
+                .unwrap_or_else(|| panic!("no {name} in:\n{syms}"))
+        };
+        let v = addr("vectors");
+        assert_eq!(v % 0x800, 0, "VBAR_EL1 needs 2 KiB alignment");
+        // The IRQ entries (current EL, SP0 and SPx) branch to irq_entry: B with a forward offset.
+        for entry in [v + 0x80, v + 0x280] {
+            let op = u32::from_le_bytes(img[entry as usize..entry as usize + 4].try_into().unwrap());
+            assert_eq!(op >> 26, 0b000101, "a branch at {entry:#x}");
+            assert_eq!(entry + u64::from(op & 0x03ff_ffff) * 4, addr("irq_entry"));
+        }
+        for label in ["irq_timer", "irq_ping", "irq_pong", "irq_device"] {
+            assert!(addr(label) < img.len() as u64, "{label} inside the image");
+        }
+    }
+
+    #[test]
+    #[ignore = "needs the aarch64 cross binutils (the armguest image): scripts/test.sh runs it where they are"]
     fn image_is_small_and_page_aligned_data() {
         let img = image();
         assert!(img.len() < 64 * 1024, "{} bytes", img.len());

@@ -206,6 +206,13 @@ pub struct XenArgs {
     /// Bound on the whole QEMU session, seconds (default: 60 s + samples × (period + 200 ms); 5× under --icount).
     #[arg(long)]
     pub timeout_s: Option<u64>,
+    /// Count what the code executed on each interrupt's path (QEMU TCG plugin; docs/path-census.md).
+    #[arg(long)]
+    pub census: bool,
+    /// Xen's symbol map (`xen-syms.map`) for the census, with --xen FILE (Debian's Xen and
+    /// --xen-src builds bring theirs).
+    #[arg(long, value_name = "FILE", requires = "census")]
+    pub xen_syms: Option<PathBuf>,
     /// The bench arguments, after `--`.
     #[arg(last = true, required = true)]
     pub bench: Vec<String>,

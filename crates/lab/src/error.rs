@@ -23,6 +23,8 @@ pub enum LabError {
     XenBuild(#[from] crate::xen_build::BuildError),
     #[error(transparent)]
     FioBuild(#[from] crate::fio_build::FioBuildError),
+    #[error(transparent)]
+    Census(#[from] crate::census::CensusError),
 }
 
 impl LabError {
@@ -31,6 +33,7 @@ impl LabError {
             LabError::Usage(_) => 2,
             LabError::Guest(armguest::GuestError::Invalid { .. }) => 2,
             LabError::XenBuild(e) => e.exit_code(),
+            LabError::Census(e) => e.exit_code(),
             _ => 1,
         }
     }

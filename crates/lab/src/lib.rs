@@ -3,6 +3,7 @@
 //! the kernel's kvm events — can be fuzzed (fuzz/fuzz_targets/lab_console.rs) and tested.
 pub mod ab;
 pub mod ab_verdict;
+pub mod census;
 pub mod cli;
 pub mod delivery;
 pub mod deps;
@@ -28,3 +29,4 @@ pub mod vfio;
 pub mod watch;
 pub mod xen;
 pub mod xen_build;
+pub mod xen_census;

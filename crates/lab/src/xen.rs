@@ -126,7 +126,11 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     out.write_new("xen.dts", xen_dts.as_bytes())?;
     let xen_dtb = work.join("xen.dtb");
     run_tool(std::process::Command::new(&dtc).args(["-q", "-I", "dts", "-O", "dtb", "-o"]).arg(&xen_dtb).arg(out.path("xen.dts")), "dtc (compile)")?;
-    let args = machine.xen_args(&xen, &xen_dtb, &modules.iter().map(|(p, a, _)| (p.clone(), *a)).collect::<Vec<_>>());
+    let mut args = machine.xen_args(&xen, &xen_dtb, &modules.iter().map(|(p, a, _)| (p.clone(), *a)).collect::<Vec<_>>());
+    let census = crate::xen_census::prepare(x, &qemu_bin, &xen, built.as_ref(), modules[0].2.len() as u64, out.path("census.txt"))?;
+    if let Some((plan, plugin)) = &census {
+        args.extend(plan.qemu_args(&plugin.path)?);
+    }
     let log_path = out.path("console.log");
     eprintln!(
         "irqlab-lab: booting Xen ({sched}, vwfi={vwfi}, neighbour {:?}{}) under QEMU TCG; console → {}",
@@ -145,6 +149,9 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     extra.insert("qemu".to_string(), format!("qemu-system-aarch64 {}", machine.xen_args(Path::new("XEN"), Path::new("DTB"), &[]).join(" ")));
     if let Some(ic) = &icount {
         extra.insert("icount".to_string(), ic.clone());
+    }
+    if census.is_some() {
+        extra.insert("census".to_string(), "on (QEMU TCG plugin; raw counts in census.txt)".to_string());
     }
     extra.extend(xen_params(&xen, built.as_ref()));
     let ns_per_insn = icount.as_deref().and_then(icount_ns_per_insn);
@@ -196,6 +203,9 @@ pub fn run(x: &XenArgs, b: &BenchArgs, command: Vec<String>) -> Result<i32, LabE
     let freq = c.figures.get("counter_freq").map(|f| f.value as u64);
     if freq != Some(QEMU_COUNTER_HZ) {
         c.notes.push(format!("the guest's counter runs at {freq:?} Hz, not QEMU's {QEMU_COUNTER_HZ}: --period-us was converted at {QEMU_COUNTER_HZ} Hz"));
+    }
+    if let Some((plan, plugin)) = &census {
+        crate::xen_census::finish(plan, plugin, icount.as_deref(), c)?;
     }
     result.provenance = Some(output::provenance(command));
     let failed = c.error.clone();

@@ -101,6 +101,13 @@ pub struct Built {
 }
 
 impl Built {
+    /// Xen's `xen-syms.map` kept with the build (builds cached before it was kept have none).
+    pub fn syms_map(&self) -> Option<PathBuf> {
+        self.binary.parent().map(|d| d.join("xen-syms.map")).filter(|p| p.is_file())
+    }
+}
+
+impl Built {
     /// The record as result parameters (`xen.tree`, `xen.patches`, `xen.config`, …).
     pub fn params(&self) -> Vec<(String, String)> {
         let r = &self.record;
@@ -403,6 +410,9 @@ pub fn ensure(s: &XenSource, cache: &Path) -> Result<Built, BuildError> {
     std::fs::create_dir_all(&stage).map_err(io(&stage))?;
     std::fs::copy(&bin, stage.join("xen")).map_err(io(&bin))?;
     std::fs::copy(&cfg, stage.join("config")).map_err(io(&cfg))?;
+    // Xen's symbol map (written beside xen-syms by Xen's link step): the census names functions
+    // from it. A build without one still boots; its census counts by exception level only.
+    let _ = std::fs::copy(root.join("xen/xen-syms.map"), stage.join("xen-syms.map"));
     let record = BuildRecord {
         tree: s.src.display().to_string(),
         tree_sha256: tree_hash,

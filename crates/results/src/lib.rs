@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 mod breakdown;
+pub mod census;
 mod compare;
 mod csv;
 mod error;

@@ -107,6 +107,9 @@ pub struct ConfigResult {
     pub traces: Vec<crate::SampleTrace>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_choice: Option<crate::TraceChoice>,
+    /// The lab's path census (`irqlab-lab ... --census`): what the code executed per interrupt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub census: Option<crate::census::Census>,
 }
 
 impl ConfigResult {
