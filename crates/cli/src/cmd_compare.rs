@@ -138,10 +138,16 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
     let opts = VerdictOptions { confidence: results::stats::Confidence::new(a.confidence)?, effect: a.effect };
     let verdicts = results::stats::pairs::verdicts_with(&ra, &rb, &o.comparison, opts.confidence, a.paired)?;
     match format {
-        CompareFormat::Table => out(&format!("{}{}", o.text, verdict_text(&verdicts, &opts, a.unit.into())))?,
+        CompareFormat::Table => {
+            let census = report::census::census_compare_text(&ra, &rb, report::census::TOP).unwrap_or_default();
+            out(&format!("{}{}{census}", o.text, verdict_text(&verdicts, &opts, a.unit.into())))?
+        }
         CompareFormat::Json => {
             let mut v: serde_json::Value = serde_json::from_str(&o.text)?;
             v["verdicts"] = verdict_json(&verdicts, &opts);
+            if let Some(c) = report::census::census_compare_json(&ra, &rb) {
+                v["census"] = c;
+            }
             out_data(&format!("{}\n", serde_json::to_string_pretty(&v)?))?
         }
         CompareFormat::Csv => out_data(&o.text)?,

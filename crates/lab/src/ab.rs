@@ -490,6 +490,7 @@ fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbEr
             c.notes.push(format!("irqlab-lab ab: figures not in every run left out: {}", dropped.join(", ")));
         }
     }
+    crate::census::pool_side(&runs, &mut r);
     results::write_json(&dir.join("result.json"), &r)?;
     Ok(r)
 }

@@ -28,8 +28,12 @@ pub fn verdict(
     let v = results::stats::pairs::verdicts(ra, rb, &o.comparison, conf)?;
     text += &o.text;
     text += &verdict_text(&v, &opts, LatencyUnit::Us);
+    text += &report::census::census_compare_text(ra, rb, report::census::TOP).unwrap_or_default();
     let mut cj: serde_json::Value = serde_json::from_str(&j.text).map_err(|e| AbError::Compare(e.to_string()))?;
     cj["verdicts"] = verdict_json(&v, &opts);
+    if let Some(c) = report::census::census_compare_json(ra, rb) {
+        cj["census"] = c;
+    }
     if repeat == 1 {
         text += "note: --single-run: one boot per side; the verdicts rest on each run's own samples and cannot see boot-to-boot spread\n";
     }

@@ -229,6 +229,9 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
         if let Some((title, html)) = crate::sample_paths::sample_paths_html(r, unit) {
             references.push(Section { anchor: format!("paths-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
         }
+        if let Some((title, html)) = crate::census::census_html(r, crate::census::TOP) {
+            references.push(Section { anchor: format!("census-{ri}"), title: format!("{label}: {title}"), html, parts: vec![] });
+        }
     }
     let answers: Vec<Section> = runs
         .iter()
@@ -244,6 +247,10 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     if let [(la, a), (lb, b)] = runs {
         if let Some((title, html)) = crate::verdict_table::verdict_html(a, b, unit) {
             references.push(Section { anchor: "verdicts".into(), title: format!("{title} ({lb} against {la})"), html, parts: vec![] });
+        }
+        if let Some(text) = crate::census::census_compare_text(a, b, crate::census::TOP) {
+            let html = format!("<pre>{}</pre>", text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;"));
+            references.push(Section { anchor: "census-diff".into(), title: format!("path census, {lb} − {la}"), html, parts: vec![] });
         }
     }
     let classes: Vec<Section> = by_class.into_iter().enumerate().map(|(i, (class, series))| cdf_section(i, &class, series, unit)).collect();

@@ -13,11 +13,13 @@
 //! - [`sweep`], [`pivot`] and [`heatmap`]: sweep axes, the summary pivot table and heatmaps of a
 //!   statistic over two axes;
 //! - [`intervals`]: each statistic's confidence interval with an error bar (HTML);
+//! - [`census`]: the lab's path census (instructions per path, by function) and its B − A;
 //! - [`html`]: one self-contained HTML file with all of the above inline.
 #![forbid(unsafe_code)]
 
 pub mod answer;
 pub mod answer_view;
+pub mod census;
 pub mod compare_table;
 pub mod format;
 pub mod heatmap;

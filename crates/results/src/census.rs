@@ -125,7 +125,7 @@ fn items(c: &PathCensus) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
     m.insert("insns/path".to_string(), c.insns.median);
     for (el, n) in &c.by_el {
-        m.insert(format!("{el} insns/path"), per_path(*n, c.paths));
+        m.insert(format!("{el} insns/path (mean)"), per_path(*n, c.paths));
     }
     for f in &c.functions {
         *m.entry(format!("fn {}:{}", f.side, f.name)).or_insert(0.0) += per_path(f.insns, c.paths);
@@ -167,6 +167,11 @@ pub fn diff(a: &Census, b: &Census) -> Vec<CensusDelta> {
 pub fn verdict(a: &Census, b: &Census, class: &str) -> String {
     match (a.classes.get(class), b.classes.get(class)) {
         (Some(x), Some(y)) if x.insns == y.insns && items(x) == items(y) => "identical".to_string(),
+        (Some(x), Some(y)) if x.insns.median == y.insns.median => {
+            let (ix, iy) = (items(x), items(y));
+            let n = ix.keys().chain(iy.keys()).collect::<std::collections::BTreeSet<_>>().into_iter().filter(|k| ix.get(*k) != iy.get(*k)).count();
+            format!("changed: {n} items differ; the median path is {} instructions on both sides", x.insns.median)
+        }
         (Some(x), Some(y)) => {
             let d = y.insns.median - x.insns.median;
             format!("changed by {d:+} instructions per path ({} → {})", x.insns.median, y.insns.median)
@@ -210,6 +215,9 @@ mod tests {
         assert!(d.windows(2).all(|w| w[0].change().abs() >= w[1].change().abs()));
         assert_eq!(verdict(&a, &b, "timer"), "changed by +10 instructions per path (100 → 110)");
         assert_eq!(verdict(&a, &a, "timer"), "identical");
+        let mut c = a.clone();
+        c.classes.get_mut("timer").unwrap().functions[0].insns += 20;
+        assert_eq!(verdict(&a, &c, "timer"), "changed: 1 items differ; the median path is 100 instructions on both sides");
         assert!(diff(&a, &a).is_empty());
     }
 

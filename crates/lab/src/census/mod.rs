@@ -155,6 +155,22 @@ pub fn figures(c: &results::census::Census) -> BTreeMap<String, (f64, &'static s
     f
 }
 
+/// One A/B side's census from its runs (imported as repetitions, which keep no census): per
+/// configuration the runs' censuses, equal under -icount; where they differ the first run's is
+/// kept and a note names how many runs differ.
+pub fn pool_side(runs: &[results::RunResult], into: &mut results::RunResult) {
+    for c in &mut into.configs {
+        let all: Vec<&results::census::Census> = runs.iter().filter_map(|r| r.configs.iter().find(|x| x.name == c.name)?.census.as_ref()).collect();
+        let Some(first) = all.first() else { continue };
+        let differ = all.iter().filter(|x| x.classes != first.classes).count();
+        let mut census = (*first).clone();
+        if differ > 0 {
+            census.notes.push(format!("{differ} of {} runs counted other paths than the first (without -icount the paths taken vary); the first run's census is shown", all.len()));
+        }
+        c.census = Some(census);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +184,25 @@ mod tests {
         assert_eq!(a[0], "-plugin");
         assert!(a[1].starts_with("/c/libcensus.so,out=/o/census.txt,close=0x40081"), "{}", a[1]);
         assert!(a[1].contains(",range=0x200000:0x300000:hyp,range=0x40080000:0x40083000:guest"), "{}", a[1]);
+    }
+
+    #[test]
+    fn a_side_keeps_the_census_and_says_when_runs_differ() {
+        let run = |n: u64| {
+            let mut r = results::RunResult::new(results::RunMeta::named("t", "s", 1, results::ResultKind::Measured));
+            let mut c = results::ConfigResult::new("x");
+            let p = results::census::PathCensus { paths: n, ..Default::default() };
+            c.census = Some(results::census::Census { classes: [("timer".to_string(), p)].into(), ..Default::default() });
+            r.configs.push(c);
+            r
+        };
+        let mut into = run(0);
+        into.configs[0].census = None;
+        pool_side(&[run(5), run(5)], &mut into);
+        assert_eq!(into.configs[0].census.as_ref().unwrap().classes["timer"].paths, 5);
+        assert!(into.configs[0].census.as_ref().unwrap().notes.is_empty());
+        pool_side(&[run(5), run(6), run(7)], &mut into);
+        assert!(into.configs[0].census.as_ref().unwrap().notes[0].starts_with("2 of 3 runs counted other paths"));
     }
 
     #[test]
