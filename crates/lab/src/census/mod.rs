@@ -77,8 +77,9 @@ pub fn guest_image(base: u64, len: u64) -> Result<(Image, Vec<u64>, Classes), Ce
     let tags = GUEST_TAGS.iter().filter_map(|(sym, class)| syms.addr(sym).map(|a| (a, class.to_string()))).collect();
     // IRQ from the current EL with SP_EL0 (entry 1) or SP_ELx (entry 5): both go to irq_entry.
     let close = vec![vectors + 0x80, vectors + 0x280];
+    let classes = Classes { tags, guest: Some(syms.clone()) };
     let img = Image { side: "guest".into(), el: "EL1".into(), range: (base, base + len), symbols: Some(syms), vectors: Some(vectors), no_symbols: None };
-    Ok((img, close, Classes { tags }))
+    Ok((img, close, classes))
 }
 
 /// A Xen census plan: Xen's symbols (or why there are none, with Xen's text range then taken as
