@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use sim::arch::arm::its::{Command, Vmapp};
 
-use crate::cli::Gic;
+use crate::config::{Gic, ItsConvertConfig};
 use crate::its_trace::{self, ItsCmd, TraceError, TraceEvent};
 
 /// The largest redistributor number an its-check script takes (`rd N …`).
@@ -273,7 +273,7 @@ pub fn convert_file(t: &Path, gic: Gic, command: &[String]) -> Result<Converted,
 }
 
 /// `irqlab-lab its-convert`: a trace given by the user; a garbled one is bad input (exit 2).
-pub fn convert_command(a: &crate::cli::ItsConvertArgs) -> Result<i32, crate::error::LabError> {
+pub fn convert_command(a: &ItsConvertConfig) -> Result<i32, crate::error::LabError> {
     let out = script_path(&a.trace);
     if out.exists() && !a.force {
         return Err(crate::error::LabError::Usage(format!("{} already exists; not replacing it (use --force)", out.display())));

@@ -2,7 +2,7 @@
 //! aarch64 irqlab inside (tests/data/fake-irqlab.c, built with aarch64-linux-gnu-gcc -static):
 //! the whole path — kernel and busybox fetched, initramfs, /init, arguments with `--out`
 //! replaced, files back over the serial console — is exercised, ~35 s here. The real irqlab is
-//! cross-built by `irqlab-lab kvm` itself once crates/kvm builds for aarch64.
+//! cross-built by scripts/arm-lab.sh (and scripts/test.sh), never by `irqlab-lab kvm` itself.
 //! The boot needs QEMU and the cross gcc (`needs_cross_lab`): ignored with the reason, run by
 //! scripts/test.sh where they are, a failure with CI set where they are not.
 use std::process::Command;

@@ -5,10 +5,20 @@
 //! delivery counts of each repetition ([`crate::delivery`]), summed, with per-I/O ratios.
 use import::{import_files, ImportOptions};
 use results::RunResult;
+use std::time::Duration;
 
+use crate::config::Job;
 use crate::delivery::Counts;
-use crate::dom0::{Job, Rep};
 use crate::error::LabError;
+
+/// One boot's outcome.
+pub struct Rep {
+    pub fio_json: String,
+    pub console: String,
+    pub counts: Option<Counts>,
+    pub start_to_fio_end: Option<Duration>,
+    pub wall: Duration,
+}
 
 /// What ran, for the result.
 pub struct Context {
