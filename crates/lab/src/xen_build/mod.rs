@@ -491,5 +491,4 @@ fn install(parent: &Path, dir: &Path, key: &str, (bin, cfg): (&Path, &Path), rec
 }
 
 #[cfg(test)]
-#[path = "xen_build_tests.rs"]
 mod tests;
