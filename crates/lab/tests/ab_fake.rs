@@ -234,3 +234,33 @@ fn several_benches_in_xen_are_refused_before_any_boot() {
     assert!(e.to_string().contains("one A/B per bench"), "{e}");
     assert!(f.calls.is_empty() && !out.exists());
 }
+
+#[test]
+fn a_side_whose_xen_series_or_settings_cannot_build_is_refused_before_any_boot() {
+    // Issue 45: a patch that does not apply, or a --xen-config symbol no Kconfig declares, passed
+    // the A/B's validation and failed at run 1 with exit 1.
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("xen-fake");
+    std::fs::create_dir_all(tree.join("xen/arch/arm")).unwrap();
+    std::fs::write(tree.join("xen/Kconfig"), "config UNSUPPORTED\n\tbool \"u\"\n").unwrap();
+    std::fs::write(tree.join("xen/arch/arm/Kconfig"), "config HAS_ITS\n\tbool \"its\"\n").unwrap();
+    std::fs::write(tree.join("xen/arch/arm/gic.c"), "int a;\n").unwrap();
+    let bad = d.path().join("0001-bad.patch");
+    std::fs::write(&bad, "Subject: [PATCH] nope\n---\n--- a/xen/arch/arm/gic.c\n+++ b/xen/arch/arm/gic.c\n@@ -1 +1 @@\n-int b;\n+int c;\n").unwrap();
+    let text = d.path().join("xen.txt");
+    std::fs::write(&text, "not a hypervisor\n").unwrap();
+    let (t, o) = (tree.display(), d.path().join("ab").display().to_string());
+    let cases = [
+        (format!("ab xen --a '--xen-src {t}' --b '--xen-src {t} --patches {}' -- timer --out {o}", bad.display()), "side B (--b '--xen-src", "0001-bad.patch does not apply"),
+        (format!("ab xen --a '--xen-src {t}' --b '--xen-src {t} --xen-config GICV4=y' -- timer --out {o}"), "side B", "--xen-config GICV4=y: no `config GICV4`"),
+        (format!("ab xen --a '--xen {}' --b '' -- timer --out {o}", text.display()), "side A", "not a Xen/arm64 hypervisor binary"),
+    ];
+    for (cmd, side, says) in cases {
+        let mut f = Fake::new(1, 1);
+        let e = run(&args(&cmd), &mut f, vec![]).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{cmd}: {e}");
+        assert!(e.to_string().contains(side) && e.to_string().contains(says), "{cmd}: {e}");
+        assert!(f.calls.is_empty(), "{cmd}: booted");
+    }
+    assert_eq!(std::fs::read_to_string(tree.join("xen/arch/arm/gic.c")).unwrap(), "int a;\n", "the tree is never patched in place");
+}
