@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use results::vocab::Bench;
+use results::vocab::{Bench, Wait};
 
 use crate::ab::{parse_fail_on, AbConfig, AbMode, FailOn};
-use crate::config::{BenchConfig, FioConfig, Gic, GuestConfig, GuestWait, ItsConvertConfig, Job, KvmConfig, LabDevice, Neighbour, Sched, Vwfi, XenConfig};
+use crate::config::{BenchConfig, FioConfig, Gic, GuestConfig, ItsConvertConfig, Job, KvmConfig, LabDevice, Neighbour, Sched, Vwfi, XenConfig};
 
 #[derive(Debug, Parser)]
 #[command(name = "irqlab-lab", about = "irqlab's Arm lab: Debian's Xen (dom0less) or arm64 KVM under QEMU TCG", version)]
@@ -211,8 +211,8 @@ pub struct BenchArgs {
     pub warmup: u64,
     #[arg(long, default_value_t = 1000.0, value_parser = parse_period)]
     pub period_us: f64,
-    #[arg(long, value_enum, default_value_t = GuestWait::Wfi)]
-    pub wait: GuestWait,
+    #[arg(long, value_enum, default_value_t = Wait::Hlt)]
+    pub wait: Wait,
     /// Directory for result.json, console.log and xen.dts.
     #[arg(long)]
     pub out: PathBuf,
@@ -447,7 +447,7 @@ mod tests {
         let Mode::Xen(x) = c.mode else { panic!("not xen") };
         assert_eq!((x.sched, x.vwfi, x.neighbour, x.icount), (Sched::Credit, Vwfi::Native, Neighbour::Busy, false));
         let b = BenchArgs::parse_words(&x.bench).unwrap();
-        assert_eq!((b.bench, b.samples, b.warmup, b.wait), (Bench::Ipi, 8, 4, GuestWait::Wfi));
+        assert_eq!((b.bench, b.samples, b.warmup, b.wait), (Bench::Ipi, 8, 4, Wait::Hlt));
         assert_eq!(b.out, PathBuf::from("/tmp/o"));
     }
 

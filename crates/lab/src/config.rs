@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use clap::ValueEnum;
-use results::vocab::Bench;
+use results::vocab::{Bench, Wait};
 
 /// The GIC QEMU emulates. The lab's own word for QEMU's `gic-version=3|4` machine option (QEMU 7.2's
 /// `4` is GICv4.0); `results::vocab` names the architecture's generations.
@@ -156,14 +156,6 @@ pub struct XenConfig {
     pub instrument: Instrument,
 }
 
-/// How the benchmark guest waits for its interrupt (armguest's two programs' loops).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum GuestWait {
-    #[default]
-    Wfi,
-    Busy,
-}
-
 /// The benchmark guest's run (the Xen domU, or `guest` for a board).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchConfig {
@@ -172,7 +164,8 @@ pub struct BenchConfig {
     pub samples: u64,
     pub warmup: u64,
     pub period_us: f64,
-    pub wait: GuestWait,
+    /// How the guest waits (the shared vocabulary's word: `hlt`, named `wfi` on arm64, or `busy`).
+    pub wait: Wait,
     /// Directory for result.json, console.log and xen.dts.
     pub out: PathBuf,
 }

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use armguest::console::{self, ConsoleHost, ConsoleMeta};
-use armguest::{Params, Program, Wait};
+use armguest::{Params, Program};
 
-use crate::config::{BenchConfig, GuestConfig, GuestWait, Neighbour, Sched, XenConfig};
+use crate::config::{BenchConfig, GuestConfig, Neighbour, Sched, XenConfig};
 use crate::error::LabError;
 use crate::qemu::{self, Machine, QemuCmd};
 use crate::session::Session;
@@ -82,7 +82,7 @@ pub fn guest_params_at(b: &BenchConfig, hz: u64) -> Params {
             // `device` never reaches here: the shell refuses it (`cli::xen_bench`).
             results::vocab::Bench::Timer | results::vocab::Bench::Device => Program::Timer,
         },
-        wait: if b.wait == GuestWait::Busy { Wait::Busy } else { Wait::Wfi },
+        wait: b.wait,
         period_ticks: (b.period_us * hz as f64 / 1e6).round().max(1.0) as u64,
         samples: b.samples,
         warmup: b.warmup,
@@ -347,10 +347,10 @@ pub fn write_guest(g: &GuestConfig, b: &BenchConfig) -> Result<i32, LabError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::vocab::Bench;
+    use results::vocab::{Bench, Wait};
 
     fn bench() -> BenchConfig {
-        BenchConfig { bench: Bench::Timer, samples: 10, warmup: 2, period_us: 1000.0, wait: GuestWait::Wfi, out: "/tmp/x".into() }
+        BenchConfig { bench: Bench::Timer, samples: 10, warmup: 2, period_us: 1000.0, wait: Wait::Hlt, out: "/tmp/x".into() }
     }
 
     #[test]
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn period_is_converted_at_qemus_counter_rate() {
-        let p = guest_params(&BenchConfig { period_us: 200.0, wait: GuestWait::Busy, ..bench() });
+        let p = guest_params(&BenchConfig { period_us: 200.0, wait: Wait::Busy, ..bench() });
         assert_eq!(p.period_ticks, 12_500);
         assert_eq!(p.wait, Wait::Busy);
         assert_eq!((p.samples, p.warmup), (10, 2));

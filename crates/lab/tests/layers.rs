@@ -7,7 +7,9 @@
 //! installs the host's tools). A module that breaks a rule fails this test with the file, the
 //! line and the two layers; a module with no layer fails it too.
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use testkit::layers::{code, crate_paths, module_of, sources};
 
 /// The layer of a top-level module of the crate (`src/<name>.rs` or `src/<name>/`).
 fn layer(module: &str) -> Option<(u8, &'static str)> {
@@ -30,55 +32,6 @@ fn leaf_allows(from: &str, to: &str) -> Option<bool> {
     }
 }
 
-/// The top-level module a source file belongs to (`src/kvm/init.rs` → `kvm`).
-fn module_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).expect("under src");
-    let first = rel.components().next().expect("a path").as_os_str().to_string_lossy().to_string();
-    first.trim_end_matches(".rs").to_string()
-}
-
-/// The code of a line without its `//` comment (doc comments name modules freely).
-fn code(line: &str) -> &str {
-    match line.find("//") {
-        Some(i) => &line[..i],
-        None => line,
-    }
-}
-
-/// The top-level modules a source text names through `crate::`, with their line numbers.
-fn crate_paths(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
-    for (n, line) in text.lines().enumerate() {
-        let mut rest = code(line);
-        while let Some(i) = rest.find("crate::") {
-            let before = rest[..i].chars().last();
-            rest = &rest[i + "crate::".len()..];
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                continue; // `some_crate::…`
-            }
-            if let Some(group) = rest.strip_prefix('{') {
-                let inner = &group[..group.find('}').unwrap_or(group.len())];
-                out.extend(inner.split(',').map(|item| ident(item.trim())).filter(|s| !s.is_empty()).map(|s| (n + 1, s)));
-            } else if !ident(rest).is_empty() {
-                out.push((n + 1, ident(rest)));
-            }
-        }
-    }
-    out
-}
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).expect("read src") {
-        let p = e.expect("entry").path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// What the lab must not do at run time, found in a code line.
 fn run_time_install(code: &str) -> Option<&'static str> {
     if code.contains("Command::new(\"cargo\")") {
@@ -94,9 +47,7 @@ fn run_time_install(code: &str) -> Option<&'static str> {
 
 /// Every broken rule in the sources under `src`, as readable lines; and every edge seen.
 fn check(src: &Path) -> (Vec<String>, BTreeSet<(String, String)>) {
-    let mut files = Vec::new();
-    sources(src, &mut files);
-    files.sort();
+    let files = sources(src);
     let mut bad = Vec::new();
     let mut edges = BTreeSet::new();
     for f in &files {
