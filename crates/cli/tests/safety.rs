@@ -349,6 +349,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn run_force_keeps_the_old_result_and_samples_when_every_point_fails() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         ok(irqlab(&["run", "timer", "--samples", "200", "--out", "t", "--samples-out", "s.tsv", "--format", "csv"], d.path()));
@@ -364,6 +365,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn run_samples_out_refuses_a_foreign_file_and_the_matrix_file_before_measuring() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("mine.tsv"), "precious").unwrap();
@@ -385,6 +387,7 @@ mod needs_chattr {
     #[test]
     #[ignore = "needs chattr +i (root, a filesystem with the immutable flag): scripts/test.sh runs it where it works"]
     fn a_file_that_cannot_be_carried_across_is_named_with_what_to_do() {
+        testkit::require(testkit::Resource::Chattr);
         let d = tempfile::tempdir().unwrap();
         let r = sim_result(d.path(), "o");
         std::fs::write(d.path().join("o/notes.txt"), "theirs").unwrap();

@@ -8,11 +8,11 @@ use report::compare_table::{compare_output, CompareFormat};
 use report::verdict_table::{verdict_json, verdict_text, VerdictOptions};
 use results::LatencyUnit;
 
-use crate::ab::{AbArgs, AbError};
+use crate::ab::{AbConfig, AbError};
 
 /// (exit status, the text printed, the comparison as JSON, the verdict as JSON).
 pub fn verdict(
-    a: &AbArgs,
+    a: &AbConfig,
     ra: &results::RunResult,
     rb: &results::RunResult,
     an: &Path,

@@ -14,7 +14,9 @@
 //! [`run`] and [`irqlab_fn!`] replace the `irqlab()` helper each test file used to define.
 pub mod probe;
 
-pub use probe::{probe, require, Missing, Resource};
+pub mod layers;
+
+pub use probe::{probe, require, Missing, Resource, XEN_SERIES_DEFAULT};
 
 use std::path::Path;
 use std::process::{Command, Output};

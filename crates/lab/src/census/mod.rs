@@ -51,6 +51,12 @@ impl CensusError {
     }
 }
 
+impl From<CensusError> for crate::error::LabError {
+    fn from(e: CensusError) -> Self {
+        crate::error::LabError::Part { code: e.exit_code(), source: Box::new(e) }
+    }
+}
+
 /// The largest plugin output read back (a census of a few hundred paths is a few MiB).
 const MAX_OUTPUT: u64 = 1 << 30;
 

@@ -9,6 +9,10 @@
 //! pull in clap.
 use serde::{Deserialize, Serialize};
 
+pub mod sweep;
+
+pub use sweep::did_you_mean;
+
 /// Which benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
