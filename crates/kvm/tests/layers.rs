@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use testkit::layers::{code, crate_paths, module_of, sources};
+use testkit::layers::{code, crate_paths, scan};
 
 /// The layer of a top-level module of the crate (`src/<name>.rs` or `src/<name>/`).
 fn layer(module: &str) -> Option<(u8, &'static str)> {
@@ -22,35 +22,22 @@ fn layer(module: &str) -> Option<(u8, &'static str)> {
 
 /// Every upward import in the sources under `src`, as readable lines; and every edge seen.
 fn check(src: &Path) -> (Vec<String>, BTreeSet<(String, String)>) {
-    let files = sources(src);
-    let mut bad = Vec::new();
-    let mut edges = BTreeSet::new();
-    for f in &files {
-        let from = module_of(src, f);
-        let text = std::fs::read_to_string(f).expect("read source");
-        let (from_layer, from_name) = layer(&from).unwrap_or_else(|| panic!("{}: module `{from}` has no layer in tests/layers.rs", f.display()));
-        for (line, to) in crate_paths(&text) {
-            let Some((to_layer, to_name)) = layer(&to) else { continue }; // a re-exported item (`crate::KvmError`)
-            if to != from {
-                edges.insert((from.clone(), to.clone()));
-            }
-            if to_layer > from_layer {
-                bad.push(format!("{}:{line}: `{from}` ({from_name}) imports `crate::{to}` ({to_name}), a layer above it", f.display()));
-            }
-            if from == "config" && to != "config" && to != "abi" {
-                bad.push(format!("{}:{line}: `config` is a leaf (only the guest contract below it), but names `crate::{to}`", f.display()));
-            }
+    let scan = scan(src, layer);
+    let mut bad = scan.bad.clone();
+    for i in scan.imports.iter().filter(|i| i.from == "config" && i.to != "abi") {
+        bad.push(format!("{}:{}: `config` is a leaf (only the guest contract below it), but names `crate::{}`", i.file.display(), i.line, i.to));
+    }
+    for (f, text) in &scan.texts {
+        if f.strip_prefix(src).expect("under src") == Path::new("arch/mod.rs") {
+            continue;
         }
-        let rel = f.strip_prefix(src).expect("under src");
-        if rel != Path::new("arch/mod.rs") {
-            for (n, l) in text.lines().enumerate() {
-                if code(l).contains("#[cfg(target_arch") {
-                    bad.push(format!("{}:{}: #[cfg(target_arch)] outside arch/mod.rs", f.display(), n + 1));
-                }
+        for (n, l) in text.lines().enumerate() {
+            if code(l).contains("#[cfg(target_arch") {
+                bad.push(format!("{}:{}: #[cfg(target_arch)] outside arch/mod.rs", f.display(), n + 1));
             }
         }
     }
-    (bad, edges)
+    (bad, scan.edges())
 }
 
 #[test]

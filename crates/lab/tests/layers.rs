@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use testkit::layers::{code, crate_paths, module_of, sources};
+use testkit::layers::{code, crate_paths, scan};
 
 /// The layer of a top-level module of the crate (`src/<name>.rs` or `src/<name>/`).
 fn layer(module: &str) -> Option<(u8, &'static str)> {
@@ -47,36 +47,19 @@ fn run_time_install(code: &str) -> Option<&'static str> {
 
 /// Every broken rule in the sources under `src`, as readable lines; and every edge seen.
 fn check(src: &Path) -> (Vec<String>, BTreeSet<(String, String)>) {
-    let files = sources(src);
-    let mut bad = Vec::new();
-    let mut edges = BTreeSet::new();
-    for f in &files {
-        let from = module_of(src, f);
-        let text = std::fs::read_to_string(f).expect("read source");
-        let Some((from_layer, from_name)) = layer(&from) else {
-            bad.push(format!("{}: module `{from}` has no layer in tests/layers.rs", f.display()));
-            continue;
-        };
-        for (line, to) in crate_paths(&text) {
-            let Some((to_layer, to_name)) = layer(&to) else { continue }; // a re-exported item
-            if to == from {
-                continue;
-            }
-            edges.insert((from.clone(), to.clone()));
-            if to_layer > from_layer {
-                bad.push(format!("{}:{line}: `{from}` ({from_name}) imports `crate::{to}` ({to_name}), a layer above it", f.display()));
-            }
-            if leaf_allows(&from, &to) == Some(false) {
-                bad.push(format!("{}:{line}: `{from}` is a leaf, but names `crate::{to}`", f.display()));
-            }
-        }
+    let scan = scan(src, layer);
+    let mut bad = scan.bad.clone();
+    for i in scan.imports.iter().filter(|i| leaf_allows(&i.from, &i.to) == Some(false)) {
+        bad.push(format!("{}:{}: `{}` is a leaf, but names `crate::{}`", i.file.display(), i.line, i.from, i.to));
+    }
+    for (f, text) in &scan.texts {
         for (n, l) in text.lines().enumerate() {
             if let Some(what) = run_time_install(code(l)) {
                 bad.push(format!("{}:{}: {what} at run time (scripts/ensure-deps.sh and scripts/arm-lab.sh do that)", f.display(), n + 1));
             }
         }
     }
-    (bad, edges)
+    (bad, scan.edges())
 }
 
 #[test]

@@ -59,3 +59,59 @@ pub fn sources(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// One `crate::` import between two top-level modules: where, from which, to which.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    pub file: PathBuf,
+    pub line: usize,
+    pub from: String,
+    pub to: String,
+}
+
+/// A layer: its number (lower is more basic) and name, for the messages.
+pub type Layer = (u8, &'static str);
+
+/// What a crate's sources do against its layers: every import between two modules with a layer
+/// (`imports`), the broken rules as readable lines (`bad`: an import of a layer above, a module
+/// without a layer) and each file's text for a crate's own rules (`texts`).
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub imports: Vec<Import>,
+    pub bad: Vec<String>,
+    pub texts: Vec<(PathBuf, String)>,
+}
+
+impl Scan {
+    /// The edges seen, `(from, to)`.
+    pub fn edges(&self) -> std::collections::BTreeSet<(String, String)> {
+        self.imports.iter().map(|i| (i.from.clone(), i.to.clone())).collect()
+    }
+}
+
+/// Scans the sources under `src` with `layer` (a module's layer; a name it does not know is a
+/// re-exported item when imported, and a failure when it is a file's own module).
+pub fn scan(src: &Path, layer: impl Fn(&str) -> Option<Layer>) -> Scan {
+    let mut s = Scan::default();
+    for f in sources(src) {
+        let from = module_of(src, &f);
+        let text = std::fs::read_to_string(&f).expect("read source");
+        match layer(&from) {
+            None => s.bad.push(format!("{}: module `{from}` has no layer in tests/layers.rs", f.display())),
+            Some((from_layer, from_name)) => {
+                for (line, to) in crate_paths(&text) {
+                    let Some((to_layer, to_name)) = layer(&to) else { continue };
+                    if to == from {
+                        continue;
+                    }
+                    if to_layer > from_layer {
+                        s.bad.push(format!("{}:{line}: `{from}` ({from_name}) imports `crate::{to}` ({to_name}), a layer above it", f.display()));
+                    }
+                    s.imports.push(Import { file: f.clone(), line, from: from.clone(), to });
+                }
+            }
+        }
+        s.texts.push((f, text));
+    }
+    s
+}
