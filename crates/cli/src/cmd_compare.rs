@@ -187,21 +187,22 @@ fn gate(
     }
     let g = results::stats::gate::gate(ra, rb, comparison, verdicts, f.stat.as_deref(), conf).map_err(|e| CliError(e.to_string()))?;
     let list = |v: &[String]| results::escape_control(&v.join("; "));
-    if !g.not_checked.is_empty() {
-        note(&format!("irqlab: compare: --fail-on did not check (no interval for this data): {}\n", list(&g.not_checked)));
+    let (not_checked, table_only) = (g.not_checked(), g.table_only());
+    if !not_checked.is_empty() {
+        note(&format!("irqlab: compare: --fail-on did not check (no interval at the gate's level {:.4}): {}\n", g.level, list(&not_checked)));
     }
-    if !g.table_only.is_empty() {
+    if !table_only.is_empty() {
         note(&format!(
             "irqlab: compare: slower in the table at {} but not at the gate's corrected level {:.4} (one-sided, {} checks): {}\n",
             conf.level(),
             g.level,
             g.checks,
-            list(&g.table_only)
+            list(&table_only)
         ));
     }
     match g.outcome {
         GateOutcome::Unchecked => {
-            note(&format!("irqlab: compare: --fail-on could not check everything it gates (exit 5): {}\n", list(&g.unchecked)));
+            note(&format!("irqlab: compare: --fail-on could not check everything it gates (exit 5): {}\n", list(&g.unchecked())));
             Ok(Outcome::Unchecked)
         }
         GateOutcome::Slower => {
@@ -210,7 +211,7 @@ fn gate(
                 g.checks,
                 g.level,
                 conf.level(),
-                list(&g.slower)
+                list(&g.slower())
             ));
             Ok(Outcome::Regression)
         }

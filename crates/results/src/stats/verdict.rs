@@ -67,7 +67,8 @@ impl ClassData {
 }
 
 /// The one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Word {
     /// B's statistic is resolvably lower than A's.
     Faster,
@@ -131,6 +132,10 @@ pub struct Verdict {
     pub basis: Basis,
     /// The minimum samples a percentile needs (so the table can say why a p99.99 is not one).
     pub needs_samples: Option<u64>,
+    /// The sample count that limits a percentile's interval: the smaller side's (one run per
+    /// side) or the shortest run's (repetitions). With [`Self::needs_samples`] it says whether an
+    /// interval exists at another level ([`super::gate`] asks at its corrected one).
+    pub samples: u64,
 }
 
 impl Verdict {
@@ -181,6 +186,7 @@ pub fn compare_stat(a: &ClassData, b: &ClassData, stat: &str, conf: Confidence) 
         word: Verdict::word_of(interval),
         basis,
         needs_samples,
+        samples: a.bins.count().min(b.bins.count()),
     };
     let none = |reason: String| mk(None, Basis::None { reason });
     if va <= 0.0 || vb <= 0.0 {
@@ -251,9 +257,18 @@ fn between_runs(a: &ClassData, b: &ClassData, stat: &str, conf: Confidence, need
     let (xa, xb) = (vals(&ra), vals(&rb));
     let gm = |v: &[f64]| (v.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / v.len() as f64).exp();
     let (ga, gb) = (gm(&xa), gm(&xb));
-    let mut v =
-        Verdict { stat: stat.into(), a: ga, b: gb, ratio: ratio(ga, gb), interval: None, word: Word::NoDifference, basis: Basis::None { reason: String::new() }, needs_samples };
     let shortest = ra.iter().chain(&rb).map(|s| s.count).min().unwrap_or(0);
+    let mut v = Verdict {
+        stat: stat.into(),
+        a: ga,
+        b: gb,
+        ratio: ratio(ga, gb),
+        interval: None,
+        word: Word::NoDifference,
+        basis: Basis::None { reason: String::new() },
+        needs_samples,
+        samples: shortest,
+    };
     if let Some(need) = needs_samples.filter(|&need| shortest < need) {
         v.basis = Basis::None { reason: format!("too few samples: {stat} needs {need} per run at {}, a run has {shortest}", pct(conf)) };
         return v;
