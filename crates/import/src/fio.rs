@@ -25,6 +25,21 @@ use results::ConfigResult;
 
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
 
+/// Above any device one fio job drives (NVMe arrays reach a few million IOPS per job).
+const MAX_IOPS: f64 = 1e9;
+/// 1 TB/s per job: above any storage one host drives.
+const MAX_BW: f64 = 1e12;
+
+/// A rate fio printed, as a figure: finite, ≥ 0 and below `max` (issue 45: negative and absurd
+/// IOPS or bandwidth became figures).
+fn rate(file: &str, key: &str, v: f64, max: f64) -> Result<f64, ImportError> {
+    if v.is_finite() && (0.0..max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ImportError::key(file, key, format!("a rate ≥ 0 and below {max:e}"), v.to_string()))
+    }
+}
+
 pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Parsed, ImportError> {
     let start = text.find('{').ok_or_else(|| ImportError::other(file, "no JSON object: expected fio --output-format=json output"))?;
     // fio may print warnings before its JSON: blanked, so error lines stay the file's own.
@@ -55,6 +70,11 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
             for (k, v) in opts {
                 c.params.insert(format!("fio.{k}"), v.as_str().map(String::from).unwrap_or_else(|| v.to_string()));
             }
+        }
+        // fio's per-job `error` (an errno): the job stopped early, its figures cover what ran.
+        match job.get("error").and_then(Value::as_i64) {
+            Some(0) | None => {}
+            Some(e) => c.notes.push(format!("fio reported error {e} for this job (an errno: the job stopped early); its latencies and rates cover only the I/O before it")),
         }
         let active: Vec<&str> = DIRECTIONS.iter().copied().filter(|d| job.get(*d).and_then(|x| x.pointer("/clat_ns/N")).and_then(Value::as_u64).unwrap_or(0) > 0).collect();
         for d in &active {
@@ -94,10 +114,10 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
                 c.notes.push(format!("class `{class}`: histogram rebuilt from fio's printed percentiles (plain json); use --output-format=json+ for fio's bins"));
             }
             if let Some(iops) = dir.get("iops").and_then(Value::as_f64) {
-                c.set_figure(&fig, iops, "IOPS");
+                c.set_figure(&fig, rate(file, &key("iops"), iops, MAX_IOPS)?, "IOPS");
             }
             if let Some(bw) = dir.get("bw_bytes").and_then(Value::as_f64) {
-                c.set_figure(&fig.replacen("iops", "bw", 1), bw, "B/s");
+                c.set_figure(&fig.replacen("iops", "bw", 1), rate(file, &key("bw_bytes"), bw, MAX_BW)?, "B/s");
             }
         }
         if active.is_empty() {

@@ -190,3 +190,35 @@ fn arm64_console_refuses_wrapping_samples_full_warmup_and_zero_samples() {
     let e = console(&console_log(&[], 0, 0), "zero.log", meta()).unwrap_err().to_string();
     assert!(e.contains("zero.log") && e.contains("samples=0"), "{e}");
 }
+
+/// Issue 45: a fio job that reports an error was imported without a note, and negative or absurd
+/// IOPS or bandwidth became figures.
+#[test]
+fn fio_job_errors_are_noted_and_absurd_rates_refused() {
+    let base: serde_json::Value = serde_json::from_str(&data("fio-plus.json")).unwrap();
+    let dir = ["read", "write", "trim"].into_iter().find(|d| base["jobs"][0][*d]["clat_ns"]["N"].as_u64().unwrap_or(0) > 0).unwrap();
+    let mut doc = base.clone();
+    doc["jobs"][0]["error"] = 5.into();
+    let r = one("fio", "err.json", &doc.to_string()).unwrap();
+    assert!(r.configs[0].notes.iter().any(|n| n.contains("fio reported error 5")), "{:?}", r.configs[0].notes);
+    for (k, v) in [("iops", -3.0), ("iops", 1e15), ("bw_bytes", -1.0), ("bw_bytes", 1e18)] {
+        let mut doc = base.clone();
+        doc["jobs"][0][dir][k] = v.into();
+        let e = one("fio", "rate.json", &doc.to_string()).unwrap_err();
+        assert!(e.contains(k) && e.contains("a rate ≥ 0"), "{k} = {v}: {e}");
+    }
+}
+
+/// Issue 45: a UTF-8 BOM in cyclictest JSON was reported as a missing unit; a re-saved copy of
+/// one run (CRLF, re-serialised JSON) counted as another repetition.
+#[test]
+fn a_bom_is_read_past_and_a_resaved_copy_is_not_a_repetition() {
+    let text = data("cyclictest.json");
+    let plain = one("cyclictest", "c.json", &text).unwrap();
+    let bom = one("cyclictest", "bom.json", &format!("\u{feff}{text}")).unwrap();
+    assert_eq!(plain.configs[0].classes, bom.configs[0].classes);
+    let resaved = serde_json::to_string(&serde_json::from_str::<serde_json::Value>(&text).unwrap()).unwrap().replace('\n', "\r\n");
+    let opts = ImportOptions { tsc_ghz: Some(2.0), unit: None, ..Default::default() };
+    let e = import_files("cyclictest", &[("a.json".into(), text.clone()), ("b.json".into(), resaved)], &opts, "t").unwrap_err().to_string();
+    assert!(e.contains("b.json") && e.contains("same samples as a.json"), "{e}");
+}

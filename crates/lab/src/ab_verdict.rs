@@ -25,7 +25,7 @@ pub fn verdict(
     let j = compare_output(ra, rb, &an, &bn, &[], LatencyUnit::Us, CompareFormat::Json);
     let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Usage(e.to_string()))?;
     let opts = VerdictOptions { confidence: conf, effect: 0.05 };
-    let v = results::stats::pairs::verdicts(ra, rb, &o.comparison, conf)?;
+    let v = results::stats::pairs::verdicts(ra, rb, &o.comparison, conf)?.recommend(0.05, conf);
     text += &o.text;
     text += &verdict_text(&v, &opts, LatencyUnit::Us);
     let mut cj: serde_json::Value = serde_json::from_str(&j.text).map_err(|e| AbError::Compare(e.to_string()))?;

@@ -49,7 +49,16 @@ pub struct RatioBootstrap {
     /// Standard deviations of each side's bootstrap ln(percentile) (for sizing experiments).
     pub sd_a: f64,
     pub sd_b: f64,
+    /// A side's law lies on both sides of an empty gap ([`Law::split`]): the percentile sits
+    /// between two modes, and its spread does not shrink as 1/√n, so it sizes no experiment.
+    pub between_modes: bool,
 }
+
+/// A gap between support points wider than this factor, with at least [`SPLIT_MASS`] of the law
+/// on each side, makes a law two-point ([`RatioBootstrap::between_modes`]).
+pub const SPLIT_GAP: f64 = 1.5;
+/// See [`SPLIT_GAP`].
+pub const SPLIT_MASS: f64 = 1e-3;
 
 /// The rank ⌈p·n⌉ (at least 1) that HDR's `value_at_quantile` reads.
 fn rank(p: f64, n: u64) -> u64 {
@@ -133,6 +142,14 @@ impl Law {
         self.cdf.iter().enumerate().map(|(i, &c)| (c - if i == 0 { 0.0 } else { self.cdf[i - 1] }, self.ln[i]))
     }
 
+    /// Whether the law has at least [`SPLIT_MASS`] on each side of a gap between consecutive
+    /// support points wider than a factor [`SPLIT_GAP`]: the resampled percentile jumps between two
+    /// modes (issue 45 item 4).
+    fn split(&self) -> bool {
+        let gap = SPLIT_GAP.ln();
+        (1..self.ln.len()).any(|i| self.ln[i] - self.ln[i - 1] > gap && self.cdf[i - 1] >= SPLIT_MASS && self.cdf[i - 1] <= 1.0 - SPLIT_MASS)
+    }
+
     fn sd(&self) -> f64 {
         let m: f64 = self.points().map(|(w, v)| w * v).sum();
         self.points().map(|(w, v)| w * (v - m).powi(2)).sum::<f64>().max(0.0).sqrt()
@@ -205,7 +222,7 @@ pub fn quantile_ratio(a: &Bins, b: &Bins, p: f64, conf: Confidence) -> Option<Ra
     let (la, lb) = (Law::of(a, p)?, Law::of(b, p)?);
     let lo = diff_quantile(&la, &lb, conf.tail());
     let hi = diff_quantile(&la, &lb, 1.0 - conf.tail());
-    Some(RatioBootstrap { lo: lo.exp(), hi: hi.exp(), sd_a: la.sd(), sd_b: lb.sd() })
+    Some(RatioBootstrap { lo: lo.exp(), hi: hi.exp(), sd_a: la.sd(), sd_b: lb.sd(), between_modes: la.split() || lb.split() })
 }
 
 #[cfg(test)]
@@ -250,6 +267,7 @@ mod tests {
         let g = Bins::from_samples(&gap);
         let gx = quantile_ratio(&g, &g, 0.99, Confidence::default()).unwrap();
         assert!(gx.lo < 0.2 && gx.hi > 5.0, "{gx:?}");
+        assert!(gx.between_modes && !x.between_modes, "{gx:?} {x:?}");
         // a Bonferroni level costs nothing more and is wider
         let y = quantile_ratio(&a, &a, 0.5, Confidence::new(0.999_999).unwrap()).unwrap();
         assert!(y.lo < x.lo && y.hi > x.hi, "{y:?} vs {x:?}");

@@ -20,6 +20,11 @@
 //! windows"). Where the count falls below k by a discrete step, the level is the one of k, which is
 //! conservative. A statistic without an interval *at the gate's level* is a cannot-check, named.
 //!
+//! **Early samples** (`CLASS_early`, how early interrupts arrived before their deadline): a larger
+//! value is worse, so the per-statistic checks trip on B arriving *earlier*; and with `slower`
+//! the share of early samples is checked per main class wherever either side has some — one early
+//! sample on one side only is a count to compare, not a class missing (see [`super::early`]).
+//!
 //! **What makes the outcome `Unchecked` (exit 5).** Anything structural (above); with
 //! `slower:STAT`, that statistic not checkable anywhere it was asked; with `slower` (any), the
 //! gate being able to check nothing at all. With `slower` the statistics it cannot check (a
@@ -31,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::compare::Comparison;
 use crate::run::RunResult;
 
+use super::early::early_shares;
 use super::exceedance::parse_threshold;
 use super::order_ci::{min_samples, percentile_of};
 use super::pairs::{verdicts_beyond, verdicts_with, Verdicts};
@@ -219,8 +225,10 @@ fn structural(a: &RunResult, b: &RunResult, comparison: &Comparison, table: &Ver
             }
         }
     }
-    // Class only in one side, or in other units (the verdicts' own notes).
-    for m in table.mismatches.iter().filter(|m| m.contains(" is only in ") || m.contains(": no verdict")) {
+    // Class only in one side, or in other units (the verdicts' own notes); an `_early` class in
+    // one side only is the other side having no early sample, checked as a share (`early`).
+    let early_only = |m: &str| m.contains(&format!("{}` is only in ", super::early::SUFFIX));
+    for m in table.mismatches.iter().filter(|m| (m.contains(" is only in ") && !early_only(m)) || m.contains(": no verdict")) {
         items.push(GateCheck::whole(None, m.clone()));
     }
     items
@@ -242,8 +250,10 @@ pub fn gate(a: &RunResult, b: &RunResult, comparison: &Comparison, table: &Verdi
         let level = level_for(k, conf)?;
         Ok(asked.iter().filter(|(_, _, v)| has_interval_at(v, level)).count())
     };
+    // The share of early samples is checked wherever either side has some (super::early).
+    let early_count = if stat.is_none() { early_shares(a, b, comparison, conf).iter().filter(|e| e.interval.is_some()).count() } else { 0 };
     let mut k = 1;
-    while possible(k)? > k {
+    while possible(k)? + early_count > k {
         k += 1;
     }
     let gate_conf = level_for(k, conf)?;
@@ -259,6 +269,17 @@ pub fn gate(a: &RunResult, b: &RunResult, comparison: &Comparison, table: &Verdi
         };
         checks += usize::from(!matches!(result, CheckResult::CannotCheck { .. }));
         items.push(GateCheck { config: Some(config.to_string()), class: Some(class.to_string()), stat: Some(plain.stat.clone()), scale: Scale::Ratio, result });
+    }
+    if stat.is_none() {
+        for e in early_shares(a, b, comparison, gate_conf) {
+            let result = match e.interval {
+                Some(interval) if interval.0 > 0.0 => CheckResult::Tripped { estimate: e.difference(), interval },
+                Some(interval) => CheckResult::Passed { estimate: e.difference(), interval, table_slower: false },
+                None => CheckResult::CannotCheck { reason: "a side has no samples".into(), blocks: false },
+            };
+            checks += usize::from(e.interval.is_some());
+            items.push(GateCheck { config: Some(e.config), class: Some(e.class), stat: Some("early share".into()), scale: Scale::Difference, result });
+        }
     }
     Ok(finish(items, checks, gate_conf))
 }
@@ -444,5 +465,27 @@ mod tests {
         let back: GateReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, g);
         assert_eq!(g.items.len(), 9, "one item per statistic of the one class");
+    }
+
+    /// Issue 45 item 3: one early sample on one side only exited 5 ("class `timer_early` is only
+    /// in B"); it is a share to compare, and many more early samples trip the gate.
+    #[test]
+    fn early_samples_are_a_share_not_a_missing_class() {
+        let side = |early: u64| {
+            let mut c = config_n("x", 10_000, 5_000);
+            if early > 0 {
+                let mut e = LatencyRecorder::new(0);
+                (0..early).for_each(|i| e.record(300 + i));
+                c.classes.insert("timer_early".into(), e.finish());
+            }
+            result(vec![c])
+        };
+        let (a, one, many) = (side(0), side(1), side(200));
+        let g = run_gate(&a, &one, None);
+        assert_eq!(g.outcome, GateOutcome::Pass, "{g:?}");
+        assert!(g.items.iter().any(|c| c.stat.as_deref() == Some("early share") && matches!(c.result, CheckResult::Passed { .. })), "{g:?}");
+        let g = run_gate(&a, &many, None);
+        assert_eq!(g.outcome, GateOutcome::Slower, "{g:?}");
+        assert!(g.slower().iter().any(|s| s.starts_with("x timer early share (B − A 0.040")), "{g:?}");
     }
 }

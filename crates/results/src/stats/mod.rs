@@ -18,6 +18,7 @@
 //! - [`pairs`]: the verdicts of every paired class of a comparison, and what did not pair;
 //! - [`gate`]: the one-sided regression gate of `compare --fail-on`, which names what it
 //!   could not check instead of passing;
+//! - [`early`]: early samples (before the deadline): which way is worse, and their share;
 //! - [`exceedance`]: the share of samples beyond a threshold and B − A of it (Newcombe's
 //!   interval), the statistic that catches a change in a rare slow path;
 //! - [`ks`]: the two-sample Kolmogorov–Smirnov test on whole distributions;
@@ -29,6 +30,7 @@
 pub mod bins;
 pub mod bootstrap;
 pub mod coverage;
+pub mod early;
 pub mod exceedance;
 pub mod gate;
 pub mod interval;

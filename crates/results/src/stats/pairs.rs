@@ -50,6 +50,17 @@ pub const KS_ONE_RUN: &str = "one run per side: cannot see run-to-run variance";
 /// Why there is no KS test with repetitions.
 pub const KS_NOT_WITH_RUNS: &str = "not tested: KS over pooled runs ignores run-to-run variance (the per-statistic verdicts above account for it)";
 
+impl Verdicts {
+    /// Each verdict with what would resolve a relative `effect` at `conf` ([`super::power`]),
+    /// so that formatting only lays it out (issue 44 item 3).
+    pub fn recommend(mut self, effect: f64, conf: Confidence) -> Verdicts {
+        for v in self.classes.iter_mut().flat_map(|c| c.stats.iter_mut()) {
+            v.needed = super::power::needed(v, effect, conf);
+        }
+        self
+    }
+}
+
 impl ClassVerdicts {
     pub fn get(&self, stat: &str) -> Option<&Verdict> {
         self.stats.iter().find(|v| v.stat == stat)
