@@ -104,12 +104,26 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
                 }
                 (b, false)
             } else if let Some(pct) = clat.get("percentile").and_then(Value::as_object) {
-                (from_percentiles(file, &key("clat_ns.percentile"), pct, n, exact.max.unwrap_or(0))?, true)
+                let missing = missing_percentiles(pct);
+                if !missing.is_empty() {
+                    // Not rebuilt: a percentile fio did not print would be made up (issue 45).
+                    let name = if active.len() == 1 { "io".to_string() } else { format!("io.{d}") };
+                    printed_as_figures(&mut c, &name, pct, n, &exact);
+                    c.notes.push(format!(
+                        "class `{name}`: not rebuilt from fio's printed percentiles, which lack {} (fio --percentile_list); its count, min, mean, max and printed percentiles are figures `{name}.*`; use --output-format=json+ for fio's bins, or include 50:90:99:99.9 in --percentile_list",
+                        missing.join(", ")
+                    ));
+                    (Vec::new(), false)
+                } else {
+                    (from_percentiles(file, &key("clat_ns.percentile"), pct, n, exact.max.unwrap_or(0))?, true)
+                }
             } else {
                 return Err(ImportError::key(file, &key("clat_ns"), "`bins` (json+) or `percentile` (json)", "neither"));
             };
             let (class, fig) = if active.len() == 1 { ("io".to_string(), "iops".to_string()) } else { (format!("io.{d}"), format!("iops.{d}")) };
-            c.classes.insert(class.clone(), class_from_buckets(file, &key("clat_ns"), &buckets, exact)?);
+            if !buckets.is_empty() {
+                c.classes.insert(class.clone(), class_from_buckets(file, &key("clat_ns"), &buckets, exact)?);
+            }
             if rebuilt {
                 c.notes.push(format!("class `{class}`: histogram rebuilt from fio's printed percentiles (plain json); use --output-format=json+ for fio's bins"));
             }
@@ -126,7 +140,7 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         configs.push(c);
     }
     super::unique(file, "jobs[].jobname", "configuration name", configs.iter().map(|c| c.name.as_str()))?;
-    if configs.iter().all(|c| c.classes.is_empty()) {
+    if configs.iter().all(|c| c.classes.is_empty() && c.figures.is_empty()) {
         return Err(ImportError::key(file, "jobs", "at least one job with completed I/O (clat_ns.N > 0)", "none"));
     }
     let mut host = BTreeMap::new();
@@ -141,6 +155,28 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         s
     });
     Ok(Parsed { origin: Origin { tool: "fio".into(), version: Some(version.into()), command, host }, configs, kind: results::ResultKind::Measured })
+}
+
+/// The percentiles a summary holds that fio's printed list lacks (`p50` … `p99.9`; p99.99 is
+/// rarely printed and a rebuilt histogram marks it as such through its note).
+fn missing_percentiles(pct: &serde_json::Map<String, Value>) -> Vec<&'static str> {
+    let printed: Vec<f64> = pct.keys().filter_map(|k| k.parse::<f64>().ok()).collect();
+    [(50.0, "p50"), (90.0, "p90"), (99.0, "p99"), (99.9, "p99.9")].into_iter().filter(|(p, _)| !printed.iter().any(|q| (q - p).abs() < 1e-6)).map(|(_, n)| n).collect()
+}
+
+/// A direction whose percentiles cannot be rebuilt: fio's own figures, as figures.
+fn printed_as_figures(c: &mut ConfigResult, name: &str, pct: &serde_json::Map<String, Value>, n: u64, exact: &Exact) {
+    c.set_figure(&format!("{name}.count"), n as f64, "samples");
+    for (k, v) in [("min", exact.min.map(|v| v as f64)), ("max", exact.max.map(|v| v as f64)), ("mean", exact.mean)] {
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            c.set_figure(&format!("{name}.{k}"), v, "ns");
+        }
+    }
+    for (p, v) in pct {
+        if let (Ok(p), Some(v)) = (p.parse::<f64>(), v.as_u64()) {
+            c.set_figure(&format!("{name}.p{}", (p * 1e6).round() / 1e6), v as f64, "ns");
+        }
+    }
 }
 
 /// Each printed percentile's share of the N samples at its value; what lies above the last one

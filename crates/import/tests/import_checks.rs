@@ -222,3 +222,20 @@ fn a_bom_is_read_past_and_a_resaved_copy_is_not_a_repetition() {
     let e = import_files("cyclictest", &[("a.json".into(), text.clone()), ("b.json".into(), resaved)], &opts, "t").unwrap_err().to_string();
     assert!(e.contains("b.json") && e.contains("same samples as a.json"), "{e}");
 }
+
+/// Issue 45: fio plain JSON with a --percentile_list lacking p90/p99 had those made up (the max
+/// or the next printed value) and compare called them slower with zero-width intervals.
+#[test]
+fn fio_percentiles_not_printed_are_not_made_up() {
+    let mut doc: serde_json::Value = serde_json::from_str(&data("fio-plus.json")).unwrap();
+    let dir = ["read", "write", "trim"].into_iter().find(|d| doc["jobs"][0][*d]["clat_ns"]["N"].as_u64().unwrap_or(0) > 0).unwrap();
+    let clat = &mut doc["jobs"][0][dir]["clat_ns"];
+    clat.as_object_mut().unwrap().remove("bins");
+    clat["percentile"] = serde_json::json!({"50.000000": 20000, "97.000000": 40000});
+    let r = one("fio", "plain.json", &doc.to_string()).unwrap();
+    let c = &r.configs[0];
+    assert!(c.classes.is_empty(), "percentiles made up: {:?}", c.classes.keys());
+    assert_eq!(c.figures["io.p97"].value, 40_000.0);
+    assert!(c.figures.contains_key("io.count") && c.figures.contains_key("io.max"), "{:?}", c.figures.keys());
+    assert!(c.notes.iter().any(|n| n.contains("lack p90, p99, p99.9") && n.contains("json+")), "{:?}", c.notes);
+}
