@@ -25,6 +25,22 @@ use results::ConfigResult;
 
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
 
+/// `--output-format=json,normal` (issue 45: accepted before, then refused without a hint): fio
+/// prints its normal report after the JSON, from the first job header line
+/// (`NAME: (groupid=0, jobs=1): err= 0: …`, fio's `stat.c show_thread_status_normal`). Returns the
+/// JSON part and the normal report, if any.
+fn split_normal(text: &str) -> (&str, Option<&str>) {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if !t.starts_with('"') && t.contains(": (groupid=") {
+            return (&text[..at], Some(&text[at..]));
+        }
+        at += line.len();
+    }
+    (text, None)
+}
+
 /// Above any device one fio job drives (NVMe arrays reach a few million IOPS per job).
 const MAX_IOPS: f64 = 1e9;
 /// 1 TB/s per job: above any storage one host drives.
@@ -44,7 +60,8 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
     let start = text.find('{').ok_or_else(|| ImportError::other(file, "no JSON object: expected fio --output-format=json output"))?;
     // fio may print warnings before its JSON: blanked, so error lines stay the file's own.
     let blanked: String = text[..start].chars().map(|c| if c == '\n' { '\n' } else { ' ' }).chain(text[start..].chars()).collect();
-    let doc = strict_json(&blanked, file, "complete fio JSON")?;
+    let (json, normal) = split_normal(&blanked);
+    let doc = strict_json(json, file, "complete fio JSON (with --output-format=json,normal, fio's normal report follows it from a `NAME: (groupid=` line)")?;
     let version = doc.get("fio version").and_then(Value::as_str).ok_or_else(|| ImportError::key(file, "fio version", "fio's version string (is this fio JSON?)", "nothing"))?;
     let jobs = doc.get("jobs").and_then(Value::as_array).ok_or_else(|| ImportError::key(file, "jobs", "an array of jobs", "nothing"))?;
     let mut configs = Vec::new();
@@ -154,6 +171,11 @@ pub(super) fn parse(text: &str, file: &str, _opts: &ImportOptions) -> Result<Par
         }
         s
     });
+    if normal.is_some() {
+        for c in &mut configs {
+            c.notes.push("fio's normal report after the JSON (--output-format=json,normal) was not read: the JSON holds the same figures".into());
+        }
+    }
     Ok(Parsed { origin: Origin { tool: "fio".into(), version: Some(version.into()), command, host }, configs, kind: results::ResultKind::Measured })
 }
 

@@ -239,3 +239,18 @@ fn fio_percentiles_not_printed_are_not_made_up() {
     assert!(c.figures.contains_key("io.count") && c.figures.contains_key("io.max"), "{:?}", c.figures.keys());
     assert!(c.notes.iter().any(|n| n.contains("lack p90, p99, p99.9") && n.contains("json+")), "{:?}", c.notes);
 }
+
+/// Issue 45: `--output-format=json,normal` (fio's normal report after its JSON) was accepted
+/// before, then refused as trailing text without a hint.
+#[test]
+fn fio_json_followed_by_its_normal_report_imports() {
+    let json = data("fio-plus.json");
+    let normal = "seqread: (groupid=0, jobs=1): err= 0: pid=4242: Sat Nov 28 05:00:00 2026\n  read: IOPS=1000, BW=3906KiB/s\n\nRun status group 0 (all jobs):\n";
+    let plain = one("fio", "f.json", &json).unwrap();
+    let both = one("fio", "fn.json", &format!("{json}{normal}")).unwrap();
+    assert_eq!(plain.configs[0].classes, both.configs[0].classes);
+    assert!(both.configs[0].notes.iter().any(|n| n.contains("json,normal")), "{:?}", both.configs[0].notes);
+    // other trailing text is still refused, now with the hint
+    let e = one("fio", "t.json", &format!("{json}garbage\n")).unwrap_err();
+    assert!(e.contains("groupid="), "{e}");
+}
