@@ -254,3 +254,19 @@ fn fio_json_followed_by_its_normal_report_imports() {
     let e = one("fio", "t.json", &format!("{json}garbage\n")).unwrap_err();
     assert!(e.contains("groupid="), "{e}");
 }
+
+/// Issue 45: genuine fio JSON with an option given twice (`--bs=4k --bs=8k`) was refused as a
+/// repeated key; fio applies the later one, and so does the import — only in the option objects.
+#[test]
+fn a_fio_option_given_twice_is_fios_later_one() {
+    let json = data("fio-plus.json");
+    let at = json.find("\"job options\" : {").or_else(|| json.find("\"job options\": {")).expect("fio-plus.json has job options");
+    let open = at + json[at..].find('{').unwrap() + 1;
+    let twice = format!("{}\n\"iodepth_low\" : \"4\",\n\"iodepth_low\" : \"8\",{}", &json[..open], &json[open..]);
+    assert!(!json.contains("iodepth_low"), "the sample must not set it already");
+    let r = one("fio", "twice.json", &twice).unwrap();
+    assert_eq!(r.configs[0].params["fio.iodepth_low"], "8");
+    // elsewhere a repeated key is still refused
+    let e = one("fio", "dup.json", &json.replacen("\"jobs\"", "\"fio version\" : \"x\",\n\"jobs\"", 1)).unwrap_err();
+    assert!(e.contains("given twice"), "{e}");
+}
