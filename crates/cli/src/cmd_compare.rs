@@ -5,12 +5,15 @@
 //! contains 1), or no interval (and why) — with what would resolve `--effect`, and for one run
 //! per side the KS test on the whole distribution (`results::stats`, `report::verdict_table`).
 //! Runs made alternately (A B A B: start times that interleave, or `--paired`) are compared
-//! pair by pair. Exit status 1 when nothing pairs. With `--fail-on slower[:STAT]`
-//! (`results::stats::gate`, issue 36): 4 when B is resolvably slower on a gated statistic
-//! (one-sided, Bonferroni over the checks that can trip); 5 when something the gate covers could
+//! pair by pair. `--share-above T` adds the share of samples beyond T (B − A, Newcombe's
+//! interval; `results::stats::exceedance`). Exit status 1 when nothing pairs. With
+//! `--fail-on slower[:STAT]` (`results::stats::gate`, issues 36 and 45): 4 when B is resolvably
+//! slower on a gated statistic (one-sided, Bonferroni over the k checks the gate can make at its
+//! own level; `slower:share>T` gates the share beyond T); 5 when something the gate covers could
 //! not be compared — nothing paired, a configuration without a partner or failed on either side,
-//! a class in one side only, `slower:STAT` without an interval — each named, so the gate never
-//! passes by accident; 0 only when everything gated was checked. A one-run-per-side comparison
+//! a class in one side only, `slower:STAT` without an interval at the gate's level, or nothing at
+//! all checkable — each named, so the gate never passes by accident; 0 only when everything gated
+//! was checked. Statistics `slower` cannot check at its level are named on stderr. A one-run-per-side comparison
 //! cannot see run-to-run variance, so the gate refuses it (exit 2) unless `--single-run` says
 //! that is understood. `irqlab compare RESULT --by PARAM=A,B` answers a question of one result
 //! instead (`cmd_compare_by`).
@@ -63,10 +66,16 @@ pub struct CompareArgs {
     /// Effect to size experiments for where no difference is resolved: `5%` or `0.05`.
     #[arg(long, value_name = "EFFECT", default_value = "5%", value_parser = parse_effect, allow_hyphen_values = true)]
     pub effect: f64,
-    /// Exit with status 4 when B is resolvably slower than A: `slower` (any statistic) or
-    /// `slower:p99` (that statistic: mean, min, p50, p90, p99, p99.9, p99.99, max, warm_max).
+    /// Exit with status 4 when B is resolvably slower than A: `slower` (any statistic),
+    /// `slower:p99` (that statistic: mean, min, p50, p90, p99, p99.9, p99.99, max, warm_max), or
+    /// `slower:share>50us` (B has resolvably more samples beyond 50 µs: catches a change in a
+    /// rare slow path that a percentile between modes cannot).
     #[arg(long, value_name = "slower[:STAT]", value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
+    /// Also compare the share of samples beyond this latency (`50us`, `2ms`, ns without a unit),
+    /// with Newcombe's interval of B − A (repeatable).
+    #[arg(long, value_name = "LATENCY", value_parser = parse_threshold)]
+    pub share_above: Vec<u64>,
     /// Let --fail-on gate a comparison with one run per side, knowing that it cannot see
     /// run-to-run variance (a host's boot-to-boot offset reads as a difference).
     #[arg(long, requires = "fail_on")]
@@ -81,8 +90,12 @@ pub struct CompareArgs {
 /// `--fail-on slower[:STAT]`.
 #[derive(Debug, Clone)]
 pub struct FailOn {
-    /// `None`: any statistic.
+    /// `None`: any statistic; `share>T` (T in ns): the share beyond T.
     pub stat: Option<String>,
+}
+
+fn parse_threshold(s: &str) -> Result<u64, String> {
+    results::stats::exceedance::parse_threshold(s).map_err(|e| e.to_string())
 }
 
 fn parse_confidence(s: &str) -> Result<f64, String> {
@@ -102,9 +115,12 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     if word != "slower" {
         return Err(format!("expected `slower` or `slower:STAT`, got `{s}`"));
     }
+    if let Some(t) = stat.as_deref().and_then(|st| st.strip_prefix("share>")) {
+        return Ok(FailOn { stat: Some(format!("share>{}", parse_threshold(t)?)) });
+    }
     if let Some(st) = &stat {
         if !results::stats::verdict::VERDICT_STATS.contains(&st.as_str()) {
-            return Err(format!("unknown statistic `{st}`; expected one of {}", results::stats::verdict::VERDICT_STATS.join(", ")));
+            return Err(format!("unknown statistic `{st}`; expected one of {}, or share>LATENCY (e.g. share>50us)", results::stats::verdict::VERDICT_STATS.join(", ")));
         }
     }
     Ok(FailOn { stat })
@@ -136,7 +152,11 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
     };
     let o = compare_output(&ra, &rb, &a.a.display().to_string(), &b.display().to_string(), &a.map, a.unit.into(), format);
     let opts = VerdictOptions { confidence: results::stats::Confidence::new(a.confidence)?, effect: a.effect };
-    let verdicts = results::stats::pairs::verdicts_with(&ra, &rb, &o.comparison, opts.confidence, a.paired)?;
+    let mut thresholds = a.share_above.clone();
+    thresholds.extend(a.fail_on.as_ref().and_then(|f| f.stat.as_deref()?.strip_prefix("share>")?.parse::<u64>().ok()));
+    thresholds.sort_unstable();
+    thresholds.dedup();
+    let verdicts = results::stats::pairs::verdicts_beyond(&ra, &rb, &o.comparison, opts.confidence, a.paired, &thresholds)?.recommend(opts.effect, opts.confidence);
     match format {
         CompareFormat::Table => {
             let census = report::census::census_compare_text(&ra, &rb, report::census::TOP).unwrap_or_default();
@@ -193,21 +213,22 @@ fn gate(
     }
     let g = results::stats::gate::gate(ra, rb, comparison, verdicts, f.stat.as_deref(), conf).map_err(|e| CliError(e.to_string()))?;
     let list = |v: &[String]| results::escape_control(&v.join("; "));
-    if !g.not_checked.is_empty() {
-        note(&format!("irqlab: compare: --fail-on did not check (no interval for this data): {}\n", list(&g.not_checked)));
+    let (not_checked, table_only) = (g.not_checked(), g.table_only());
+    if !not_checked.is_empty() {
+        note(&format!("irqlab: compare: --fail-on did not check (no interval at the gate's level {:.4}): {}\n", g.level, list(&not_checked)));
     }
-    if !g.table_only.is_empty() {
+    if !table_only.is_empty() {
         note(&format!(
             "irqlab: compare: slower in the table at {} but not at the gate's corrected level {:.4} (one-sided, {} checks): {}\n",
             conf.level(),
             g.level,
             g.checks,
-            list(&g.table_only)
+            list(&table_only)
         ));
     }
     match g.outcome {
         GateOutcome::Unchecked => {
-            note(&format!("irqlab: compare: --fail-on could not check everything it gates (exit 5): {}\n", list(&g.unchecked)));
+            note(&format!("irqlab: compare: --fail-on could not check everything it gates (exit 5): {}\n", list(&g.unchecked())));
             Ok(Outcome::Unchecked)
         }
         GateOutcome::Slower => {
@@ -216,7 +237,7 @@ fn gate(
                 g.checks,
                 g.level,
                 conf.level(),
-                list(&g.slower)
+                list(&g.slower())
             ));
             Ok(Outcome::Regression)
         }

@@ -67,7 +67,7 @@ fn report_output_refuses_its_inputs_links_into_them_and_foreign_files() {
     assert_eq!(std::fs::read(&r).unwrap(), before, "the only copy of the result is intact");
     // A file that is not an irqlab report: refused, kept; --force replaces it.
     std::fs::write(d.path().join("notes.html"), "my notes").unwrap();
-    refused(&irqlab(&["report", "R/result.json", "-o", "notes.html"], d.path()), &["notes.html", "not an irqlab report", "--force"]);
+    refused(&irqlab(&["report", "R/result.json", "-o", "notes.html"], d.path()), &["notes.html", "no record of writing this report", "--force"]);
     assert_eq!(std::fs::read_to_string(d.path().join("notes.html")).unwrap(), "my notes");
     ok(irqlab(&["report", "R/result.json", "-o", "notes.html", "--force"], d.path()));
     // An earlier irqlab report is replaced without --force, keeping its mode.

@@ -25,7 +25,7 @@ pub fn verdict(
     let j = compare_output(ra, rb, &an, &bn, &[], LatencyUnit::Us, CompareFormat::Json);
     let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Usage(e.to_string()))?;
     let opts = VerdictOptions { confidence: conf, effect: 0.05 };
-    let v = results::stats::pairs::verdicts(ra, rb, &o.comparison, conf)?;
+    let v = results::stats::pairs::verdicts(ra, rb, &o.comparison, conf)?.recommend(0.05, conf);
     text += &o.text;
     text += &verdict_text(&v, &opts, LatencyUnit::Us);
     text += &report::census::census_compare_text(ra, rb, report::census::TOP).unwrap_or_default();
@@ -48,16 +48,16 @@ pub fn verdict(
         let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Compare(e.to_string()))?;
         let g = results::stats::gate::gate(ra, rb, &o.comparison, &v, stat.as_deref(), conf).map_err(|e| AbError::Compare(e.to_string()))?;
         use results::stats::gate::GateOutcome;
-        let vj = serde_json::json!({"given": g.outcome != GateOutcome::Unchecked, "slower": g.slower, "unchecked": g.unchecked, "not_checked": g.not_checked, "table_only": g.table_only, "checks": g.checks, "level": g.level, "fail_on": a.fail_on.as_ref().map(|f| f.stat.as_deref().map(|st| format!("slower:{st}")).unwrap_or_else(|| "slower".into()))});
-        for n in &g.not_checked {
+        let vj = serde_json::json!({"given": g.outcome != GateOutcome::Unchecked, "slower": g.slower(), "unchecked": g.unchecked(), "not_checked": g.not_checked(), "table_only": g.table_only(), "checks": g.checks, "level": g.level, "fail_on": a.fail_on.as_ref().map(|f| f.stat.as_deref().map(|st| format!("slower:{st}")).unwrap_or_else(|| "slower".into()))});
+        for n in &g.not_checked() {
             text += &format!("note: not gated (no interval for this data): {}\n", results::escape_control(n));
         }
-        for n in &g.table_only {
+        for n in &g.table_only() {
             text += &format!("note: slower in the table but not at the gate's corrected level: {}\n", results::escape_control(n));
         }
         let code = match g.outcome {
             GateOutcome::Unchecked => {
-                text += &format!("verdict: not given: the gate could not check: {}\n", results::escape_control(&g.unchecked.join("; ")));
+                text += &format!("verdict: not given: the gate could not check: {}\n", results::escape_control(&g.unchecked().join("; ")));
                 5
             }
             GateOutcome::Slower => {
@@ -65,7 +65,7 @@ pub fn verdict(
                     "verdict: B is resolvably slower ({} one-sided checks, each interval at {:.4}): {}\n",
                     g.checks,
                     g.level,
-                    results::escape_control(&g.slower.join("; "))
+                    results::escape_control(&g.slower().join("; "))
                 );
                 if a.fail_on.is_some() {
                     4

@@ -2,8 +2,12 @@
 //! `fit -o` — so that nothing a user had is lost:
 //! - the command's inputs are never written over, neither directly nor through a symlink or a
 //!   hard link to them (same device and inode), `--force` or not;
-//! - an existing regular file is replaced only when irqlab wrote it (the kind's marker is in its
-//!   first 4 KiB, or it is empty), or with `--force`;
+//! - an existing regular file is replaced only when irqlab wrote it, or with `--force`. Who wrote
+//!   it is irqlab's own record, never the file's text (issue 45: a report or samples file the
+//!   user edited, or their notes that happened to begin like one, were replaced): each write leaves
+//!   a sidecar `.irqlab-owned-HASH` next to the file (HASH: of the file's name, so a 255-byte name
+//!   still has a legal sidecar name) holding the name, length and FNV-1a hash of what was written;
+//!   the file is irqlab's when that record matches its content now, or when it is empty;
 //! - a write-protected file (no write bit for its owner) is left alone, even for root;
 //! - the replacement is atomic: a temporary file next to the target (a short name, so a legal
 //!   255-byte target name works), fsync, rename, fsync of the directory; it keeps the old file's
@@ -48,22 +52,48 @@ impl Artefact {
         }
     }
 
-    fn marker(self) -> &'static [u8] {
-        match self {
-            Artefact::Report => "<title>irqlab report — ".as_bytes(),
-            Artefact::Samples => b"# config: ",
-            Artefact::Profile => b"# Calibrated platform profile, written by:",
-            Artefact::FittedCosts => b"# Fitted by:",
-            Artefact::Table => b"Measured on ",
+    /// Did irqlab write this file as it is now? Empty, or its sidecar record ([`record_path`])
+    /// names its content (length and hash, streamed: the file may be large). `real` is a
+    /// regular file ([`plan`] checked).
+    fn is_ours(self, real: &Path) -> io::Result<bool> {
+        if std::fs::metadata(real)?.len() == 0 {
+            return Ok(true);
         }
+        let Some(record) = read_record(real) else { return Ok(false) };
+        Ok(record == record_line(real, &mut std::fs::File::open(real)?)?)
     }
+}
 
-    /// Did irqlab write this file? Its first 4 KiB hold the marker, or it is empty.
-    fn is_ours(self, path: &Path) -> io::Result<bool> {
-        let mut head = Vec::with_capacity(4096);
-        std::fs::File::open(path)?.take(4096).read_to_end(&mut head)?;
-        Ok(head.is_empty() || head.windows(self.marker().len()).any(|w| w == self.marker()))
+/// The most an ownership record may hold (one line).
+const RECORD_MAX: u64 = 4096;
+
+/// The sidecar recording what irqlab wrote at `real`: `.irqlab-owned-HASH` beside it.
+fn record_path(real: &Path) -> PathBuf {
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(real.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default());
+    real.with_file_name(format!(".irqlab-owned-{:016x}", h.finish()))
+}
+
+/// The record's line for `real` holding what `content` reads: `NAME LENGTH FNV1A64`.
+fn record_line(real: &Path, content: &mut impl Read) -> io::Result<String> {
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    let (mut len, mut buf) = (0u64, vec![0u8; 64 << 10]);
+    loop {
+        let n = content.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.write(&buf[..n]);
+        len += n as u64;
     }
+    Ok(format!("{} {len} {:016x}", real.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(), h.finish()))
+}
+
+/// The record beside `real`, read bounded (a regular file of at most [`RECORD_MAX`] bytes).
+fn read_record(real: &Path) -> Option<String> {
+    results::read_text_capped(&record_path(real), RECORD_MAX).ok().map(|t| t.trim_end().to_string())
 }
 
 /// Where an output goes and what protects it.
@@ -200,6 +230,10 @@ pub fn write(t: &Target, bytes: &[u8]) -> Result<(), OutputError> {
         f.write_all(bytes).map_err(|e| io_err("write it", e))?;
         f.sync_all().map_err(|e| io_err("sync it", e))?;
         drop(f);
+        // The record first: a crash between the two leaves a record that does not match the old
+        // file (refused without --force), never a file of the user's marked as irqlab's.
+        let record = record_line(&real, &mut &bytes[..]).map_err(|e| io_err("hash it", e))?;
+        results::write_atomic(&record_path(&real), format!("{record}\n").as_bytes()).map_err(|e| io_err("write its ownership record", io::Error::other(e)))?;
         std::fs::rename(&tmp, &real).map_err(|e| io_err("rename the temporary file into place", e))?;
         results::sync_dir(&dir).map_err(|e| io_err("sync its directory", e))
     };
@@ -238,7 +272,7 @@ mod tests {
         let p = d.path().join("s.tsv");
         std::fs::write(&p, "precious").unwrap();
         let e = write(&target(&p, &[], false), b"# config: a\n").unwrap_err().to_string();
-        assert!(e.contains("not an irqlab samples file") && e.contains("--force"), "{e}");
+        assert!(e.contains("no record of writing this samples file") && e.contains("--force"), "{e}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "precious");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
         write(&target(&p, &[], true), b"# config: a\n").unwrap();
@@ -248,8 +282,31 @@ mod tests {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
         let e = write(&target(&p, &[], true), b"# config: c\n").unwrap_err().to_string();
         assert!(e.contains("write-protected (mode 0444)"), "{e}");
-        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, ["s.tsv"], "no temporary left");
+        let mut names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        assert_eq!(names, [record_path(&p).file_name().unwrap().to_str().unwrap(), "s.tsv"], "no temporary left, the record stays");
+    }
+
+    /// Issue 45: ownership was the file's text, so a file the user edited after irqlab wrote it,
+    /// or their own notes beginning like one, were replaced without --force.
+    #[test]
+    fn ownership_is_irqlabs_record_not_the_files_text() {
+        let d = tempfile::tempdir().unwrap();
+        let notes = d.path().join("notes.tsv");
+        std::fs::write(&notes, "# config: my own notes, not irqlab's\n").unwrap();
+        let e = write(&target(&notes, &[], false), b"# config: a\n").unwrap_err();
+        assert!(matches!(e, OutputError::Foreign { .. }), "{e}");
+        let p = d.path().join("s.tsv");
+        write(&target(&p, &[], false), b"# config: a\n").unwrap();
+        std::fs::write(&p, "# config: a\nedited by hand\n").unwrap();
+        let e = write(&target(&p, &[], false), b"# config: b\n").unwrap_err();
+        assert!(matches!(e, OutputError::Foreign { .. }), "an edited file is the user's: {e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "# config: a\nedited by hand\n");
+        // a record that is not a regular file (a FIFO) is not read: the file is not irqlab's
+        let q = d.path().join("q.tsv");
+        std::fs::write(&q, "x").unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(record_path(&q)).status().unwrap().success());
+        assert!(matches!(check(&target(&q, &[], false)), Err(OutputError::Foreign { .. })));
     }
 
     #[test]

@@ -5,10 +5,13 @@
 //! one thing to the VMM and another to the model. (The host model's workload adds shorthands of
 //! its own on top of [`Bench`]: `timer-hlt`, `timer-busy`, `cyclictest`.)
 //!
+//! The statistic names live in [`stat`] (one enum for every crate, issue 44 item 2).
+//!
 //! The clap derive is behind the `clap` feature, so the crates that only read results do not
 //! pull in clap.
 use serde::{Deserialize, Serialize};
 
+pub mod stat;
 pub mod sweep;
 
 pub use sweep::did_you_mean;
