@@ -119,3 +119,20 @@ fn load_refuses_unknown_names_and_reads_files() {
         Census::parse(text, name).unwrap_or_else(|e| panic!("shipped census {name}: {e}"));
     }
 }
+
+#[test]
+fn a_model_path_outside_its_census_spread_is_reported() {
+    use crate::engine::CostDist;
+    use crate::models::xen_core::timer_path::check_against_census;
+    let c = Census::parse(FIXTURE, "fixture.json").unwrap();
+    let t = timing();
+    // The fixture's vtimer path times at 1922–2002 ns on this timing (test above).
+    let k = |ns: f64| CostDist::Constant { ns };
+    let ok = check_against_census(&[&k(300.0), &k(1100.0), &k(100.0), &k(300.0), &k(150.0)], &c, GicIf::Mmio, &t).unwrap();
+    assert_eq!(ok.median_ns, 1942.0);
+    let e = check_against_census(&[&k(300.0), &k(606.0), &k(100.0), &k(300.0), &k(40.0)], &c, GicIf::Mmio, &t).unwrap_err();
+    assert!(e.contains("1346 ns") && e.contains("fixture.json#xen-vtimer-running") && e.contains("1922"), "{e}");
+    // A census of the other GIC generation is not this board's path.
+    let e = check_against_census(&[&k(300.0), &k(1100.0), &k(100.0), &k(300.0), &k(150.0)], &c, GicIf::Sysreg, &t).unwrap_err();
+    assert!(e.contains("GICv3"), "{e}");
+}

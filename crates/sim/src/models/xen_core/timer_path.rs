@@ -51,3 +51,33 @@ pub fn timer_handler(ctx: &PointCtx, model: &str, handler: &CostDist, kind: Time
         }
     }
 }
+
+/// The census path class of Xen's timer interrupt to a running vCPU (issue 42's lab run).
+pub const CENSUS_CLASS: &str = "xen-vtimer-running";
+
+/// Xen's EL2 entry code (xen/arch/arm/arm64/entry.S: the vectors, register save and restore):
+/// timed at `cpi.hyp_entry`, the rest of EL2 as C.
+pub const XEN_ENTRY_SYMBOLS: &[&str] = &["hyp_irq", "hyp_sync", "guest_irq", "guest_sync", "guest_sync_slowpath", "return_from_trap", "return_to_new_vcpu64"];
+
+/// The profile's virtual-timer path from the exception to the guest's vector (`path`: trap,
+/// the handler's cost, one list-register write, eret, guest exception entry; mean ns, warm) against the census's
+/// count of the same path timed on the board: `Err` with both figures when the profile's path
+/// lies outside the time of the census's own spread (issue 43 item 2).
+pub fn check_against_census(
+    path: &[&CostDist],
+    census: &crate::census::Census,
+    gic: crate::census::GicIf,
+    timing: &crate::platform::CoreTiming,
+) -> Result<crate::census::Spread, String> {
+    let spec = crate::census::PathSpec { class: CENSUS_CLASS, gic, enters_el2: true, entry_symbols: XEN_ENTRY_SYMBOLS };
+    let seg = crate::census::Segment::new(census, &spec, timing).map_err(|e| e.to_string())?;
+    let model: f64 = path.iter().map(|d| d.mean_ns()).sum();
+    if seg.spread.holds(model) {
+        Ok(seg.spread)
+    } else {
+        Err(format!(
+            "the profile's Xen vtimer path is {model:.0} ns; {} times it at {:.0} ns ({:.0}–{:.0} over its spread)",
+            seg.provenance, seg.spread.median_ns, seg.spread.min_ns, seg.spread.max_ns
+        ))
+    }
+}
