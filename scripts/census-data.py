@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates crates/sim/census/*.json: the lab's path census of the Xen paths the models time
+"""Regenerates crates/sim/census/lab/*.json: the lab's path census of the Xen paths the models time
 (issue 43). Each file holds the census of one lab run and the run that produced it (command,
 Xen build, irqlab commit), so a model segment can name its source. Usage, from the repository
 root after the setup command:
@@ -17,7 +17,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAB = os.path.join(ROOT, "target", "release", "irqlab-lab")
-OUT = os.path.join(ROOT, "crates", "sim", "census")
+OUT = os.path.join(ROOT, "crates", "sim", "census", "lab")
 RUNS = {
     f"xen-{bench}-{sched}-{vwfi}": ["xen", "--icount", "--census", "--sched", sched, "--vwfi", vwfi, "--", bench, "--samples", "20"]
     for bench in ["timer", "ipi"]
