@@ -19,11 +19,13 @@ fn spawn(args: &[&str], cwd: &Path) -> Child {
     bin().args(args).current_dir(cwd).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
+/// Temporaries left behind: irqlab's dot files other than its locks and its ownership records
+/// (the directory's `.irqlab-owned` marker, a file's `.irqlab-owned-HASH` sidecar).
 fn leftovers(d: &Path) -> Vec<String> {
     std::fs::read_dir(d)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with(".irqlab-") && !n.starts_with(".irqlab-lock-") && n != ".irqlab-owned")
+        .filter(|n| n.starts_with(".irqlab-") && !n.starts_with(".irqlab-lock-") && !n.starts_with(".irqlab-owned"))
         .collect()
 }
 
