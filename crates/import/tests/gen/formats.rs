@@ -72,7 +72,7 @@ pub(super) fn fio(s: &mut Src) -> Generated {
         1 => Expect::Refused("within min and max"),
         2 if plus => Expect::Refused("summing to N"),
         3 => Expect::Refused("given twice"),
-        4 => Expect::Refused("one complete fio JSON document"),
+        4 => Expect::Refused("one complete fio JSON"),
         _ => Expect::Ok(expect),
     };
     Generated { name: "gen-fio.json".into(), text, opts: opts(), expect }
