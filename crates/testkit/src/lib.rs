@@ -12,9 +12,10 @@
 //! missing instead of skipping.
 //!
 //! [`run`] and [`irqlab_fn!`] replace the `irqlab()` helper each test file used to define.
+pub mod postgres;
 pub mod probe;
 
-pub use probe::{probe, require, Missing, Resource};
+pub use probe::{postgres_bin, probe, require, Missing, Resource};
 
 use std::path::Path;
 use std::process::{Command, Output};
