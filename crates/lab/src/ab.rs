@@ -39,6 +39,8 @@ pub enum AbError {
     Results(#[from] results::ResultsError),
     #[error("{0}")]
     Compare(String),
+    #[error("the comparison could not be made")]
+    Doc(#[from] report::compare_doc::DocError),
 }
 
 impl AbError {
@@ -70,26 +72,7 @@ impl AbMode {
     }
 }
 
-/// `--fail-on slower[:STAT]`; `stat` is `None` for any statistic.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FailOn {
-    pub stat: Option<String>,
-}
-
-/// `--fail-on slower[:STAT]`, as `irqlab compare` takes it.
-pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
-    let (word, stat) = match s.split_once(':') {
-        Some((w, st)) => (w, Some(st.to_string())),
-        None => (s, None),
-    };
-    if word != "slower" {
-        return Err(format!("expected `slower` or `slower:STAT`, got `{s}`"));
-    }
-    if let Some(st) = stat.as_deref().filter(|st| !results::stats::verdict::VERDICT_STATS.contains(st)) {
-        return Err(format!("unknown statistic `{st}`; expected one of {}", results::stats::verdict::VERDICT_STATS.join(", ")));
-    }
-    Ok(FailOn { stat })
-}
+pub use results::vocab::{parse_fail_on, FailOn};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct AbArgs {
@@ -115,6 +98,15 @@ pub struct AbArgs {
     /// Confidence level of the verdicts, in (0, 1).
     #[arg(long, default_value_t = 0.95)]
     pub confidence: f64,
+    /// Write the gate as JUnit XML to FILE, one test case per check (as `irqlab compare --junit`).
+    #[arg(long, value_name = "FILE", requires = "fail_on")]
+    pub junit: Option<PathBuf>,
+    /// Append the gate as a Markdown summary to FILE (e.g. "$GITHUB_STEP_SUMMARY").
+    #[arg(long, value_name = "FILE", requires = "fail_on")]
+    pub summary_md: Option<PathBuf>,
+    /// Replace a --junit FILE that irqlab did not write.
+    #[arg(long, requires = "junit")]
+    pub force: bool,
     /// The bench and its options, once for both sides, with `--out DIR`.
     #[arg(last = true, required = true)]
     pub bench: Vec<String>,
@@ -498,6 +490,7 @@ fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbEr
 /// The whole A/B with a given runner; returns the exit status.
 pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Result<i32, AbError> {
     let (benches, out, plans) = prepare(a)?;
+    crate::ab_report::check_junit(a)?;
     std::fs::create_dir_all(&out).map_err(io(&out))?;
     let repeat = if a.single_run { 1 } else { a.repeat };
     let t0 = std::time::Instant::now();
@@ -529,6 +522,7 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
         if benches.len() > 1 { format!(", {} benches per boot ({})", benches.len(), names.join(", ")) } else { String::new() }
     );
     let mut codes = Vec::new();
+    let mut docs = Vec::new();
     for (k, name) in names.iter().enumerate() {
         let sub = |side: Side| if name.is_empty() { out.join(side.dir()) } else { out.join(side.dir()).join(name) };
         let mut sides = Vec::new();
@@ -541,7 +535,12 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
             text += &format!("\n== bench {name}: {}\n", benches[k].join(" "));
         }
         let (code, t, cj, vj) = match (&sides[0], &sides[1], &failure) {
-            (Some(ra), Some(rb), None) => crate::ab_verdict::verdict(a, ra, rb, &sub(Side::A).join("result.json"), &sub(Side::B).join("result.json"), repeat)?,
+            (Some(ra), Some(rb), None) => {
+                let v = crate::ab_verdict::verdict(a, ra, rb, &sub(Side::A).join("result.json"), &sub(Side::B).join("result.json"), repeat)?;
+                let (cj, vj) = (v.doc.json(), v.doc.gate_json());
+                docs.push((name.clone(), v.doc));
+                (v.code, v.text, cj, vj)
+            }
             (_, _, why) => {
                 let why = why.clone().unwrap_or_else(|| "a side has no result".into());
                 let t = format!(
@@ -571,6 +570,8 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
     if names.len() > 1 {
         text += &format!("\nverdicts per bench: {}\n", names.iter().zip(&codes).map(|(n, c)| format!("{n} exit {c}")).collect::<Vec<_>>().join(", "));
     }
+    let why = failure.clone().unwrap_or_else(|| "a side has no result".into());
+    crate::ab_report::write(a, &docs, &names, &why)?;
     results::write_atomic(&out.join("comparison.json"), format!("{}\n", serde_json::to_string_pretty(&doc).expect("json")).as_bytes())?;
     results::write_atomic(&out.join("comparison.txt"), text.as_bytes())?;
     print!("{text}");

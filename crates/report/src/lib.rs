@@ -20,6 +20,7 @@
 pub mod answer;
 pub mod answer_view;
 pub mod census;
+pub mod compare_doc;
 pub mod compare_table;
 pub mod format;
 pub mod heatmap;

@@ -1,0 +1,75 @@
+//! The regression gate's question, `--fail-on slower[:STAT]`: one word of the vocabulary every
+//! crate shares (issue 44 item 2), parsed here once for `irqlab compare` (crates/cli) and
+//! `irqlab-lab ab` (crates/lab), which took it as two copies before. What the gate does with it
+//! is `crate::stats::gate`.
+use crate::stats::verdict::VERDICT_STATS;
+
+/// `--fail-on slower[:STAT]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailOn {
+    /// The one statistic gated; `None` for any statistic that can be checked.
+    pub stat: Option<String>,
+}
+
+/// Why a `--fail-on` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FailOnError {
+    #[error("expected `slower` or `slower:STAT`, got `{0}`")]
+    Word(String),
+    #[error("unknown statistic `{stat}`; expected one of {}", VERDICT_STATS.join(", "))]
+    Stat { stat: String },
+}
+
+impl std::str::FromStr for FailOn {
+    type Err = FailOnError;
+
+    fn from_str(s: &str) -> Result<FailOn, FailOnError> {
+        let (word, stat) = match s.split_once(':') {
+            Some((w, st)) => (w, Some(st.to_string())),
+            None => (s, None),
+        };
+        if word != "slower" {
+            return Err(FailOnError::Word(s.to_string()));
+        }
+        if let Some(st) = stat.as_deref().filter(|st| !VERDICT_STATS.contains(st)) {
+            return Err(FailOnError::Stat { stat: st.to_string() });
+        }
+        Ok(FailOn { stat })
+    }
+}
+
+impl std::fmt::Display for FailOn {
+    /// As given on the command line: `slower` or `slower:p99`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.stat {
+            Some(s) => write!(f, "slower:{s}"),
+            None => f.write_str("slower"),
+        }
+    }
+}
+
+/// For clap's `value_parser`: the message is the error's.
+pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    s.parse().map_err(|e: FailOnError| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slower_and_slower_stat_parse_and_print_back() {
+        assert_eq!(parse_fail_on("slower").unwrap(), FailOn { stat: None });
+        assert_eq!(parse_fail_on("slower:p99.9").unwrap().stat.as_deref(), Some("p99.9"));
+        for s in ["slower", "slower:warm_max"] {
+            assert_eq!(parse_fail_on(s).unwrap().to_string(), s);
+        }
+    }
+
+    #[test]
+    fn other_words_and_statistics_are_refused_naming_the_choices() {
+        assert_eq!(parse_fail_on("faster").unwrap_err(), "expected `slower` or `slower:STAT`, got `faster`");
+        let e = parse_fail_on("slower:p42").unwrap_err();
+        assert!(e.contains("`p42`") && e.contains("p99.99") && e.contains("warm_max"), "{e}");
+    }
+}
