@@ -35,6 +35,8 @@ pub enum Artefact {
     FittedCosts,
     /// `irqlab calibrate --table` (`Measured on `, cmd_calibrate::show).
     Table,
+    /// `irqlab compare --junit` (report::compare_doc::junit::MARKER).
+    Junit,
 }
 
 impl Artefact {
@@ -45,6 +47,7 @@ impl Artefact {
             Artefact::Profile => "calibrated profile",
             Artefact::FittedCosts => "fit output",
             Artefact::Table => "calibration table",
+            Artefact::Junit => "JUnit report",
         }
     }
 
@@ -55,6 +58,7 @@ impl Artefact {
             Artefact::Profile => b"# Calibrated platform profile, written by:",
             Artefact::FittedCosts => b"# Fitted by:",
             Artefact::Table => b"Measured on ",
+            Artefact::Junit => report::compare_doc::junit::MARKER.as_bytes(),
         }
     }
 
