@@ -103,6 +103,13 @@ fn history_add_show_and_compare_against_it() {
     let o = irqlab(&["history", "show", "--class", "nope", "--label", "main", "--db", dbs]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("class `nope`") && err(&o).contains(&class), "{}", err(&o));
+    // the trend page: a point per run, a line per configuration
+    let page = t.path().join("trend.html");
+    let o = irqlab(&["report", "--history", dbs, "--label", "main", "--class", &class, "--stat", "p99", "-o", page.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<circle class=\"point\"").count(), csv.lines().count() - 1, "{html}");
+    assert_eq!(html.matches("<polyline class=\"series\"").count(), 2, "two configurations");
     // A from the last 3 accepted commits: a slow B trips the gate, a B like them does not
     let slow = sim(t.path(), "slow", 20, 1, true);
     let o = irqlab(&["compare", &slow, "--against", "history:main", "--last", "3", "--db", dbs, "--fail-on", "slower:p50"]);

@@ -34,6 +34,7 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod ticks;
+pub mod trend;
 pub mod verdict_table;
 
 pub use html::{render_html, render_html_with, ReportOptions};
