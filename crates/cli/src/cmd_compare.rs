@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use report::compare_doc::{Answer, CompareDoc, DocInputs};
 use report::verdict_table::VerdictOptions;
-use results::vocab::{parse_fail_on, FailOn};
+use results::vocab::{parse_fail_on, FailOn, GateOutputs};
 
 use crate::cmd_report::UnitArg;
 use crate::term::{note, out, out_data};
@@ -57,15 +57,8 @@ pub struct CompareArgs {
     /// irqlab-history.sqlite beside B.
     #[arg(long, value_name = "FILE|URL", requires = "against")]
     pub db: Option<String>,
-    /// Write the gate as JUnit XML to FILE: one test case per check (needs --fail-on).
-    #[arg(long, value_name = "FILE", requires = "fail_on")]
-    pub junit: Option<PathBuf>,
-    /// Append the gate as a Markdown summary to FILE (e.g. "$GITHUB_STEP_SUMMARY"; needs --fail-on).
-    #[arg(long, value_name = "FILE", requires = "fail_on")]
-    pub summary_md: Option<PathBuf>,
-    /// Replace a --junit FILE that irqlab did not write.
-    #[arg(long, requires = "junit")]
-    pub force: bool,
+    #[command(flatten)]
+    pub outputs: GateOutputs,
     /// Answer a question of one result: pair its configurations that differ only in PARAM
     /// (BASELINE vs each VARIANT) and print the change per group, as `irqlab sim` opens with.
     #[arg(long, value_name = "PARAM=BASELINE,VARIANT[,…]", value_parser = crate::cmd_compare_by::parse_by)]
@@ -146,7 +139,7 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
         (None, None) => return Err(CliError("compare: give a second result B, or --by PARAM=A,B, or --against history:LABEL".into())),
     };
     let inputs = [a.a.clone(), b_path.clone()];
-    if let Some(j) = &a.junit {
+    if let Some(j) = &a.outputs.junit {
         crate::output::file::check(&junit_target(&a, j, &inputs))?;
     }
     let opts = VerdictOptions { confidence: results::stats::Confidence::new(a.confidence)?, effect: a.effect };
@@ -170,10 +163,10 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
         FormatArg::Json => out_data(&format!("{}\n", serde_json::to_string_pretty(&doc.json())?))?,
         FormatArg::Csv => out_data(&doc.csv)?,
     }
-    if let Some(j) = &a.junit {
+    if let Some(j) = &a.outputs.junit {
         crate::output::file::write(&junit_target(&a, j, &inputs), report::compare_doc::junit::render(&doc).as_bytes())?;
     }
-    if let Some(p) = &a.summary_md {
+    if let Some(p) = &a.outputs.summary_md {
         append_summary(p, &report::compare_doc::summary_md::render(&doc), &inputs)?;
     }
     if doc.answer() == Answer::NothingPaired {
@@ -216,7 +209,7 @@ fn from_history(a: &CompareArgs, label: &str) -> Result<(results::RunResult, Str
 }
 
 fn junit_target<'a>(a: &CompareArgs, path: &'a Path, inputs: &'a [PathBuf]) -> crate::output::file::Target<'a> {
-    crate::output::file::Target { flag: "--junit", path, inputs, force: a.force, kind: crate::output::file::Artefact::Junit }
+    crate::output::file::Target { flag: "--junit", path, inputs, force: a.outputs.force, kind: crate::output::file::Artefact::Junit }
 }
 
 /// Append `text` to `path` (created if missing), as `$GITHUB_STEP_SUMMARY` is written: never an

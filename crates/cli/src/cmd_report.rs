@@ -138,11 +138,16 @@ pub fn run(a: ReportArgs) -> Result<Outcome, CliError> {
     let runs = a.results.iter().map(|p| crate::inputs::read_named(p).map(|r| (p.display().to_string(), r))).collect::<Result<Vec<_>, _>>()?;
     check_names(&a, &runs)?;
     let html = report::render_html_with(&runs, &opts)?;
-    if to_stdout {
-        out_data(&html)?;
+    emit(&a.output, &target, &html)
+}
+
+/// The page to stdout (`-o -`) or to the checked target.
+fn emit(output: &std::path::Path, target: &crate::output::file::Target, html: &str) -> Result<Outcome, CliError> {
+    if output.as_os_str() == "-" {
+        out_data(html)?;
     } else {
-        crate::output::file::write(&target, html.as_bytes())?;
-        note(&format!("wrote {}\n", a.output.display()));
+        crate::output::file::write(target, html.as_bytes())?;
+        note(&format!("wrote {}\n", output.display()));
     }
     Ok(Outcome::Ok)
 }
@@ -167,11 +172,5 @@ fn history(a: &ReportArgs, db: &str) -> Result<Outcome, CliError> {
     }
     let title = format!("history {}, label {}, {class} {}", h.name(), a.label, a.stat);
     let html = report::trend::trend_html(&title, &a.stat, &series, a.unit.into());
-    if to_stdout {
-        out_data(&html)?;
-    } else {
-        crate::output::file::write(&target, html.as_bytes())?;
-        note(&format!("wrote {}\n", a.output.display()));
-    }
-    Ok(Outcome::Ok)
+    emit(&a.output, &target, &html)
 }

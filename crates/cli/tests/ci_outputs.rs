@@ -24,6 +24,25 @@ fn err(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `irqlab history add` of each run as commit PREFIX<i>, all processes started at once.
+fn add_at_once(runs: &[String], prefix: &str, label: &str, db: &str) {
+    let children: Vec<_> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
+                .args(["history", "add", r, "--commit", &format!("{prefix}{i}"), "--label", label, "--db", db])
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", err(&o));
+    }
+}
+
 #[test]
 fn junit_and_summary_of_compare() {
     let t = tempfile::tempdir().unwrap();
@@ -68,21 +87,7 @@ fn history_add_show_and_compare_against_it() {
     let dbs = db.to_str().unwrap();
     // four commits at once, each its own process, one file
     let runs: Vec<String> = (0..4).map(|i| sim(t.path(), &format!("c{i}"), 10 + i, 1, false)).collect();
-    let children: Vec<_> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
-                .args(["history", "add", r, "--commit", &format!("c{i}"), "--label", "main", "--db", dbs])
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let o = c.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", err(&o));
-    }
+    add_at_once(&runs, "c", "main", dbs);
     let o = irqlab(&["history", "add", &runs[0], "--commit", "c0", "--label", "main", "--db", dbs]);
     assert!(o.status.success() && err(&o).contains("already stored"), "{}", err(&o));
     let class = {
@@ -140,21 +145,7 @@ mod needs_postgres {
         let url = pg.database("shared");
         let t = tempfile::tempdir().unwrap();
         let runs: Vec<String> = (0..3).map(|i| sim(t.path(), &format!("m{i}"), 30 + i, 1, false)).collect();
-        let children: Vec<_> = runs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                std::process::Command::new(env!("CARGO_BIN_EXE_irqlab"))
-                    .args(["history", "add", r, "--commit", &format!("m{i}"), "--label", "ci", "--db", &url])
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect();
-        for c in children {
-            let o = c.wait_with_output().unwrap();
-            assert!(o.status.success(), "{}", err(&o));
-        }
+        add_at_once(&runs, "m", "ci", &url);
         let slow = sim(t.path(), "slow", 40, 1, true);
         let o = irqlab(&["compare", &slow, "--against", "history:ci", "--db", &url, "--fail-on", "slower:p50"]);
         assert_eq!(o.status.code(), Some(4), "{}", err(&o));

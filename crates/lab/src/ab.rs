@@ -98,15 +98,9 @@ pub struct AbArgs {
     /// Confidence level of the verdicts, in (0, 1).
     #[arg(long, default_value_t = 0.95)]
     pub confidence: f64,
-    /// Write the gate as JUnit XML to FILE, one test case per check (as `irqlab compare --junit`).
-    #[arg(long, value_name = "FILE", requires = "fail_on")]
-    pub junit: Option<PathBuf>,
-    /// Append the gate as a Markdown summary to FILE (e.g. "$GITHUB_STEP_SUMMARY").
-    #[arg(long, value_name = "FILE", requires = "fail_on")]
-    pub summary_md: Option<PathBuf>,
-    /// Replace a --junit FILE that irqlab did not write.
-    #[arg(long, requires = "junit")]
-    pub force: bool,
+    /// --junit, --summary-md, --force: as `irqlab compare` takes them.
+    #[command(flatten)]
+    pub outputs: results::vocab::GateOutputs,
     /// The bench and its options, once for both sides, with `--out DIR`.
     #[arg(last = true, required = true)]
     pub bench: Vec<String>,

@@ -11,7 +11,7 @@ use crate::ab::{AbArgs, AbError};
 
 /// Refuse a --junit FILE that is a directory or someone else's file (exit 2, nothing booted).
 pub fn check_junit(a: &AbArgs) -> Result<(), AbError> {
-    let Some(p) = &a.junit else { return Ok(()) };
+    let Some(p) = &a.outputs.junit else { return Ok(()) };
     let mut head = Vec::new();
     match std::fs::File::open(p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -19,7 +19,7 @@ pub fn check_junit(a: &AbArgs) -> Result<(), AbError> {
         Ok(f) if f.metadata().map(|m| m.is_dir()).unwrap_or(false) => return Err(AbError::Usage(format!("--junit {}: is a directory", p.display()))),
         Ok(f) => f.take(4096).read_to_end(&mut head).map_err(|e| AbError::Usage(format!("--junit {}: {e}", p.display())))?,
     };
-    if !a.force && !junit::is_ours(&head) {
+    if !a.outputs.force && !junit::is_ours(&head) {
         return Err(AbError::Usage(format!("--junit {}: exists and is not an irqlab JUnit report; give another --junit, or --force to replace it", p.display())));
     }
     Ok(())
@@ -35,10 +35,10 @@ pub fn write(a: &AbArgs, docs: &[(String, CompareDoc)], all: &[String], why: &st
             None => Suite::NotCompared { bench: name.clone(), why: why.to_string() },
         })
         .collect();
-    if let Some(p) = &a.junit {
+    if let Some(p) = &a.outputs.junit {
         results::write_atomic(p, junit::render_suites(&suites).as_bytes())?;
     }
-    if let Some(p) = &a.summary_md {
+    if let Some(p) = &a.outputs.summary_md {
         let mut text = String::new();
         for s in &suites {
             match s {

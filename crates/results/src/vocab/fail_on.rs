@@ -48,6 +48,22 @@ impl std::fmt::Display for FailOn {
     }
 }
 
+/// Where the gate also goes, for CI (issue 46): the same flags on `irqlab compare` and
+/// `irqlab-lab ab` (flattened into each command's flags; they need `--fail-on`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+pub struct GateOutputs {
+    /// Write the gate as JUnit XML to FILE: one test case per check.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE", requires = "fail_on"))]
+    pub junit: Option<std::path::PathBuf>,
+    /// Append the gate as a Markdown summary to FILE (e.g. "$GITHUB_STEP_SUMMARY").
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE", requires = "fail_on"))]
+    pub summary_md: Option<std::path::PathBuf>,
+    /// Replace a --junit FILE that irqlab did not write.
+    #[cfg_attr(feature = "clap", arg(long, requires = "junit"))]
+    pub force: bool,
+}
+
 /// For clap's `value_parser`: the message is the error's.
 pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     s.parse().map_err(|e: FailOnError| e.to_string())

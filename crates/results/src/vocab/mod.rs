@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 mod fail_on;
-pub use fail_on::{parse_fail_on, FailOn, FailOnError};
+pub use fail_on::{parse_fail_on, FailOn, FailOnError, GateOutputs};
 
 /// Which benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
