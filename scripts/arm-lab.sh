@@ -21,8 +21,20 @@
 #       (A against B, interleaved fresh boots, irqlab compare's verdicts; exit 4 = B resolvably
 #        slower with --fail-on; see docs/patch-gate.md)
 # See docs/xen-arm-lab.md. Relative paths are taken from the current directory.
+# The lab itself builds and installs nothing: this script builds `irqlab-lab` and, for the kvm
+# and `ab kvm` modes, cross-builds this workspace's aarch64 `irqlab` (static) and passes it as
+# IRQLAB_LAB_IRQLAB (unless that is set already or --irqlab is given); scripts/ensure-deps.sh
+# installs QEMU, dtc, the cross compiler and the rustup target.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p lab
+mode="${1:-}"; [ "$mode" = ab ] && mode="ab-${2:-}"
+if { [ "$mode" = kvm ] || [ "$mode" = ab-kvm ]; } && [ -z "${IRQLAB_LAB_IRQLAB:-}" ] && [[ " $* " != *" --irqlab "* ]]; then
+  echo "arm-lab.sh: cross-building irqlab for aarch64 (cargo build --release --target aarch64-unknown-linux-gnu -p cli)" >&2
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
+    cargo build --release --quiet --manifest-path "$root/Cargo.toml" --target aarch64-unknown-linux-gnu -p cli
+  export IRQLAB_LAB_IRQLAB="$root/target/aarch64-unknown-linux-gnu/release/irqlab"
+fi
 exec "$root/target/release/irqlab-lab" "$@"

@@ -27,14 +27,14 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Ok(files) = lab::kvm::framed_files(text) {
+    if let Ok(files) = lab::frame::framed_files(text) {
         for (name, _) in files {
             assert!(!name.is_empty() && !name.contains(['/', '\\']) && !name.starts_with('.') && !name.chars().any(char::is_control), "framed file name {name:?}");
         }
     }
     let _ = lab::kvm_events::exits_by_class(text);
     if let Ok(events) = lab::its_trace::parse(text) {
-        let o = lab::its_script::Options::lab(lab::cli::Gic::V4, vec!["fuzz".into()]);
+        let o = lab::its_script::Options::lab(lab::config::Gic::V4, vec!["fuzz".into()]);
         if let Ok(c) = lab::its_script::convert(&events, &o) {
             if let Err(e) = sim::arch::arm::gicv4::script::parse(&c.text) {
                 panic!("a converted trace its-check cannot read: {e}\n{}", c.text);

@@ -64,11 +64,9 @@ pub struct MmioTrigger {
     pub ack_value: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
-    Wfi,
-    Busy,
-}
+/// How the guest waits: the shared vocabulary's word (`results::vocab::Wait`; its `Hlt` is WFI on
+/// arm64, `wfi` its accepted name), encoded as `abi::WAIT_WFI` / `abi::WAIT_BUSY`.
+pub use results::vocab::Wait;
 
 /// Where the samples go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +102,7 @@ impl Default for Params {
         let d = |f: Field| f.default_value();
         Params {
             bench: Program::Timer,
-            wait: Wait::Wfi,
+            wait: Wait::Hlt,
             period_ticks: d(Field::PeriodTicks),
             samples: d(Field::Samples),
             warmup: d(Field::Warmup),
@@ -170,7 +168,7 @@ impl Params {
         };
         let dev = device_fields(&self.bench)?;
         let wait = match self.wait {
-            Wait::Wfi => abi::WAIT_WFI,
+            Wait::Hlt => abi::WAIT_WFI,
             Wait::Busy => abi::WAIT_BUSY,
         };
         Ok(Field::ALL
@@ -372,7 +370,7 @@ pub fn read_params(image: &[u8]) -> Result<Params, GuestError> {
         v => return Err(invalid("bench", format!("unknown code {v}"))),
     };
     let wait = match g(Field::Wait) {
-        abi::WAIT_WFI => Wait::Wfi,
+        abi::WAIT_WFI => Wait::Hlt,
         abi::WAIT_BUSY => Wait::Busy,
         v => return Err(invalid("wait", format!("unknown code {v}"))),
     };

@@ -18,6 +18,7 @@ mod needs_arm_guest {
     #[test]
     #[ignore = "needs the aarch64 cross binutils (the armguest image): scripts/test.sh runs it where they are"]
     fn header_and_defaults_match_abi() {
+        testkit::require(testkit::Resource::ArmGuest);
         let img = image();
         assert_eq!(&img[abi::HEADER_MAGIC_OFFSET..abi::HEADER_MAGIC_OFFSET + 4], b"ARM\x64");
         assert_eq!(u64_at(img, abi::HEADER_TEXT_OFFSET_OFFSET), abi::TEXT_OFFSET);
@@ -58,6 +59,7 @@ mod needs_arm_guest {
     #[test]
     #[ignore = "needs the aarch64 cross binutils (the armguest image): scripts/test.sh runs it where they are"]
     fn image_is_small_and_page_aligned_data() {
+        testkit::require(testkit::Resource::ArmGuest);
         let img = image();
         assert!(img.len() < 64 * 1024, "{} bytes", img.len());
         assert_eq!(img.len() % 8, 0);
@@ -66,6 +68,7 @@ mod needs_arm_guest {
     #[test]
     #[ignore = "needs the aarch64 cross binutils (the armguest image): scripts/test.sh runs it where they are"]
     fn console_format_strings_are_in_the_image() {
+        testkit::require(testkit::Resource::ArmGuest);
         let img = image();
         let text = String::from_utf8_lossy(img);
         for s in ["@irqlab v1 ", "start bench=", "end samples=", " lost=", " warm_max=", "sum ", "device", "error its="] {

@@ -54,12 +54,13 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn timer_wfi_and_busy_report_every_sample() {
-        for wait in [Wait::Wfi, Wait::Busy] {
+        testkit::require(testkit::Resource::QemuArm);
+        for wait in [Wait::Hlt, Wait::Busy] {
             let log = qemu(&bare(Program::Timer, wait, 12), false);
             let r = parse(&log, "bare", meta()).unwrap_or_else(|e| panic!("{e}\n{log}"));
             let c = &r.configs[0];
             assert_eq!(c.classes["timer"].summary.count, 12);
-            assert_eq!(c.params["wait"], if wait == Wait::Wfi { "wfi" } else { "busy" });
+            assert_eq!(c.params["wait"], if wait == Wait::Hlt { "wfi" } else { "busy" });
             assert_eq!(c.counters["guest.spurious"], 0);
         }
     }
@@ -67,7 +68,8 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn ipi_starts_vcpu1_and_measures_both_ways() {
-        let log = qemu(&bare(Program::Ipi, Wait::Wfi, 10), false);
+        testkit::require(testkit::Resource::QemuArm);
+        let log = qemu(&bare(Program::Ipi, Wait::Hlt, 10), false);
         let r = parse(&log, "bare", meta()).unwrap_or_else(|e| panic!("{e}\n{log}"));
         let c = &r.configs[0];
         assert_eq!(c.classes["ipi"].summary.count, 10);
@@ -77,7 +79,8 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn icount_makes_the_guest_deterministic() {
-        let p = bare(Program::Timer, Wait::Wfi, 6);
+        testkit::require(testkit::Resource::QemuArm);
+        let p = bare(Program::Timer, Wait::Hlt, 6);
         let a = qemu(&p, true);
         let b = qemu(&p, true);
         assert_eq!(a, b, "same image, same -icount: same console");
@@ -86,7 +89,8 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn memory_report_counts_ring_overwrites_and_exits() {
-        let p = Params { report: Report::Memory { ring_addr: 0x4400_0000, ring_records: 4 }, exit_addr: 0x4410_0000, ..bare(Program::Timer, Wait::Wfi, 7) };
+        testkit::require(testkit::Resource::QemuArm);
+        let p = Params { report: Report::Memory { ring_addr: 0x4400_0000, ring_records: 4 }, exit_addr: 0x4410_0000, ..bare(Program::Timer, Wait::Hlt, 7) };
         let log = qemu(&p, false);
         assert!(!log.contains(" t 0 "), "no per-sample lines in memory mode: {log}");
         assert!(log.contains(" start bench=timer ") && log.contains("report=memory"), "{log}");
@@ -97,8 +101,9 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn unknown_bench_and_bad_block_are_reported() {
+        testkit::require(testkit::Resource::QemuArm);
         let image = guest_image().to_vec();
-        let mut img = armguest::patch(&image, &bare(Program::Timer, Wait::Wfi, 2)).unwrap();
+        let mut img = armguest::patch(&image, &bare(Program::Timer, Wait::Hlt, 2)).unwrap();
         // Bench code 9: the guest says so and exits.
         let off = armguest::abi::Field::Bench.offset();
         img[off..off + 8].copy_from_slice(&9u64.to_le_bytes());
@@ -160,7 +165,8 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_spi_edge_and_level_self_triggered_arrive_once_each() {
-        for (trigger, wait) in [(Trigger::Edge, Wait::Wfi), (Trigger::Level, Wait::Wfi), (Trigger::Edge, Wait::Busy)] {
+        testkit::require(testkit::Resource::QemuArm);
+        for (trigger, wait) in [(Trigger::Edge, Wait::Hlt), (Trigger::Level, Wait::Hlt), (Trigger::Edge, Wait::Busy)] {
             let log = qemu(&device(DeviceIrq::Spi { intid: 100, trigger }, wait, 8), false);
             assert!(log.contains(" start bench=device "), "{log}");
             let t = if trigger == Trigger::Level { "level" } else { "edge" };
@@ -172,9 +178,10 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_lpi_through_the_guest_programmed_its_arrives() {
+        testkit::require(testkit::Resource::QemuArm);
         // QEMU gives a CPU's GITS_TRANSLATER write requester id 0, so the self-test maps DeviceID 0.
         let irq = DeviceIrq::Lpi { intid: 8192 + 77, gits_base: GITS, device_id: 0, event_id: 5, tables_addr: ITS_TABLES };
-        for wait in [Wait::Wfi, Wait::Busy] {
+        for wait in [Wait::Hlt, Wait::Busy] {
             let log = qemu(&device(irq, wait, 8), false);
             check_device_run(&log, 8);
         }
@@ -183,12 +190,13 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_mmio_trigger_records_latencies_not_stamps() {
+        testkit::require(testkit::Resource::QemuArm);
         // The MMIO trigger with GITS_TRANSLATER as the "device register" (an assigned device's
         // raise register in irqlab's VMM): the guest stamps before its write, the handler after;
         // the acknowledge goes to a RAM word here.
         let irq = DeviceIrq::Lpi { intid: 8192 + 5, gits_base: GITS, device_id: 0, event_id: 5, tables_addr: ITS_TABLES };
         let mmio = armguest::MmioTrigger { go_addr: 0, trigger_addr: GITS + 0x1_0040, trigger_value: 5, ack_addr: 0x4430_0000, ack_value: 1 };
-        for wait in [Wait::Wfi, Wait::Busy] {
+        for wait in [Wait::Hlt, Wait::Busy] {
             let p = Params { bench: Program::Device(Device { irq, self_trigger: false, mmio: Some(mmio) }), ..bare(Program::Timer, wait, 6) };
             let log = qemu(&p, true);
             assert!(!log.contains(" error ") && !log.contains(" fault "), "{log}");
@@ -202,8 +210,9 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_lpi_memory_report_fills_the_ring() {
+        testkit::require(testkit::Resource::QemuArm);
         let irq = DeviceIrq::Lpi { intid: 9000, gits_base: GITS, device_id: 0, event_id: 0, tables_addr: ITS_TABLES };
-        let p = Params { report: Report::Memory { ring_addr: 0x4400_0000, ring_records: 16 }, exit_addr: 0x4410_0000, ..device(irq, Wait::Wfi, 5) };
+        let p = Params { report: Report::Memory { ring_addr: 0x4400_0000, ring_records: 16 }, exit_addr: 0x4410_0000, ..device(irq, Wait::Hlt, 5) };
         let log = qemu(&p, false);
         assert!(!log.contains(" d 0 "), "no per-sample lines in memory mode: {log}");
         assert!(log.contains(" sum device n=5 "), "{log}");
@@ -213,9 +222,10 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_lpi_without_an_its_there_is_an_its_error_not_a_hang() {
+        testkit::require(testkit::Resource::QemuArm);
         // GITS_BASE at zeroed RAM: no GITS_BASER<n> describes a device table.
         let irq = DeviceIrq::Lpi { intid: 8192, gits_base: 0x4430_0000, device_id: 0, event_id: 0, tables_addr: ITS_TABLES };
-        let log = qemu(&device(irq, Wait::Wfi, 2), false);
+        let log = qemu(&device(irq, Wait::Hlt, 2), false);
         assert!(log.contains(" error its=no_device_table *"), "{log}");
         assert!(matches!(parse(&log, "x", meta()), Err(armguest::console::ConsoleError::Guest { .. })), "{log}");
     }
@@ -223,9 +233,10 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_lpi_its_commands_are_what_qemu_decodes() {
+        testkit::require(testkit::Resource::QemuArm);
         let irq = DeviceIrq::Lpi { intid: 8192 + 300, gits_base: GITS, device_id: 0, event_id: 9, tables_addr: ITS_TABLES };
         let trace = ["-trace", "gicv3_its_cmd_*", "-trace", "gicv3_its_translation_write", "-trace", "gicv3_its_write", "-trace", "gicv3_redist_write"];
-        let (log, err) = qemu_with(&device(irq, Wait::Wfi, 3), false, &trace);
+        let (log, err) = qemu_with(&device(irq, Wait::Hlt, 3), false, &trace);
         check_device_run(&log, 3);
         // QEMU 7.2's trace of what it decoded (hw/intc/trace-events): the guest's five commands, in
         // order, with its fields; ITT at ITS_TABLES + 0x40000 (>> 8 in the trace); RDbase 0 is vCPU
@@ -279,8 +290,9 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_spi_trigger_mode_reaches_the_distributor() {
+        testkit::require(testkit::Resource::QemuArm);
         for trigger in [Trigger::Edge, Trigger::Level] {
-            let (log, err) = qemu_with(&device(DeviceIrq::Spi { intid: 100, trigger }, Wait::Wfi, 2), false, &["-trace", "gicv3_dist_write"]);
+            let (log, err) = qemu_with(&device(DeviceIrq::Spi { intid: 100, trigger }, Wait::Hlt, 2), false, &["-trace", "gicv3_dist_write"]);
             check_device_run(&log, 2);
             // SPI 100 = word 3 bit 4 of IGROUPR/ISENABLER/ISPENDR; priority byte 100; ICFGR word 6,
             // Int_config bit 9 (1 = edge); IROUTER<100> = vCPU 0's affinity 0.
@@ -303,9 +315,10 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_ready_signal_precedes_the_first_trigger() {
+        testkit::require(testkit::Resource::QemuArm);
         // exit_addr on QEMU virt's second flash bank (0x04000000), whose writes QEMU traces (the
         // flash takes a u64 store as two 4-byte writes).
-        let p = Params { exit_addr: 0x0400_0000, ..device(DeviceIrq::Spi { intid: 100, trigger: Trigger::Edge }, Wait::Wfi, 2) };
+        let p = Params { exit_addr: 0x0400_0000, ..device(DeviceIrq::Spi { intid: 100, trigger: Trigger::Edge }, Wait::Hlt, 2) };
         let (log, err) = qemu_with(&p, false, &["-trace", "pflash_*", "-trace", "gicv3_dist_write"]);
         check_device_run(&log, 2);
         // The low word of each u64 write to exit_addr, and the self-trigger's GICD_ISPENDR writes.
@@ -328,7 +341,8 @@ mod needs_qemu_arm {
     #[test]
     #[ignore = "needs qemu-system-aarch64 and the aarch64 cross binutils: scripts/test.sh runs it where they are"]
     fn device_lpi_under_icount_is_deterministic() {
-        let p = device(DeviceIrq::Lpi { intid: 8200, gits_base: GITS, device_id: 0, event_id: 1, tables_addr: ITS_TABLES }, Wait::Wfi, 4);
+        testkit::require(testkit::Resource::QemuArm);
+        let p = device(DeviceIrq::Lpi { intid: 8200, gits_base: GITS, device_id: 0, event_id: 1, tables_addr: ITS_TABLES }, Wait::Hlt, 4);
         let a = qemu(&p, true);
         let b = qemu(&p, true);
         check_device_run(&a, 4);

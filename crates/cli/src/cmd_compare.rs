@@ -5,12 +5,15 @@
 //! contains 1), or no interval (and why) — with what would resolve `--effect`, and for one run
 //! per side the KS test on the whole distribution (`results::stats`, `report::verdict_table`).
 //! Runs made alternately (A B A B: start times that interleave, or `--paired`) are compared
-//! pair by pair. Exit status 1 when nothing pairs. With `--fail-on slower[:STAT]`
-//! (`results::stats::gate`, issue 36): 4 when B is resolvably slower on a gated statistic
-//! (one-sided, Bonferroni over the checks that can trip); 5 when something the gate covers could
+//! pair by pair. `--share-above T` adds the share of samples beyond T (B − A, Newcombe's
+//! interval; `results::stats::exceedance`). Exit status 1 when nothing pairs. With
+//! `--fail-on slower[:STAT]` (`results::stats::gate`, issues 36 and 45): 4 when B is resolvably
+//! slower on a gated statistic (one-sided, Bonferroni over the k checks the gate can make at its
+//! own level; `slower:share>T` gates the share beyond T); 5 when something the gate covers could
 //! not be compared — nothing paired, a configuration without a partner or failed on either side,
-//! a class in one side only, `slower:STAT` without an interval — each named, so the gate never
-//! passes by accident; 0 only when everything gated was checked. A one-run-per-side comparison
+//! a class in one side only, `slower:STAT` without an interval at the gate's level, or nothing at
+//! all checkable — each named, so the gate never passes by accident; 0 only when everything gated
+//! was checked. Statistics `slower` cannot check at its level are named on stderr. A one-run-per-side comparison
 //! cannot see run-to-run variance, so the gate refuses it (exit 2) unless `--single-run` says
 //! that is understood. `irqlab compare RESULT --by PARAM=A,B` answers a question of one result
 //! instead (`cmd_compare_by`).
@@ -83,10 +86,16 @@ pub struct CompareArgs {
     /// Effect to size experiments for where no difference is resolved: `5%` or `0.05`.
     #[arg(long, value_name = "EFFECT", default_value = "5%", value_parser = parse_effect, allow_hyphen_values = true)]
     pub effect: f64,
-    /// Exit with status 4 when B is resolvably slower than A: `slower` (any statistic) or
-    /// `slower:p99` (that statistic: mean, min, p50, p90, p99, p99.9, p99.99, max, warm_max).
+    /// Exit with status 4 when B is resolvably slower than A: `slower` (any statistic),
+    /// `slower:p99` (that statistic: mean, min, p50, p90, p99, p99.9, p99.99, max, warm_max), or
+    /// `slower:share>50us` (B has resolvably more samples beyond 50 µs: catches a change in a
+    /// rare slow path that a percentile between modes cannot).
     #[arg(long, value_name = "slower[:STAT]", value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
+    /// Also compare the share of samples beyond this latency (`50us`, `2ms`, ns without a unit),
+    /// with Newcombe's interval of B − A (repeatable).
+    #[arg(long, value_name = "LATENCY", value_parser = parse_threshold)]
+    pub share_above: Vec<u64>,
     /// Let --fail-on gate a comparison with one run per side, knowing that it cannot see
     /// run-to-run variance (a host's boot-to-boot offset reads as a difference).
     #[arg(long, requires = "fail_on")]
@@ -96,6 +105,10 @@ pub struct CompareArgs {
     /// runs' recorded start times interleave; needs the same number of runs on each side.
     #[arg(long)]
     pub paired: bool,
+}
+
+fn parse_threshold(s: &str) -> Result<u64, String> {
+    results::stats::exceedance::parse_threshold(s).map_err(|e| e.to_string())
 }
 
 fn parse_confidence(s: &str) -> Result<f64, String> {
@@ -152,6 +165,7 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
         unit: a.unit.into(),
         opts,
         paired: a.paired,
+        share_above: &a.share_above,
         fail_on: a.fail_on.clone(),
     })
     .map_err(|e| CliError(crate::cmd_history::chain(&e)))?;

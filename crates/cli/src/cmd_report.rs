@@ -43,10 +43,11 @@ pub struct ReportArgs {
     pub label: String,
     /// Where to write the HTML file; `-` is stdout. A symlink is written through (the file it
     /// points to is replaced), a device or FIFO is written to in place, a directory is refused.
-    /// An input is never written over; a file that is not an irqlab report only with --force.
+    /// An input is never written over; a file irqlab has no record of writing (as it is now) only
+    /// with --force.
     #[arg(short, long, default_value = "report.html")]
     pub output: PathBuf,
-    /// Replace an existing -o file that is not an irqlab report.
+    /// Replace an existing -o file irqlab has no record of writing (as it is now).
     #[arg(long)]
     pub force: bool,
     /// Latency unit of tables and plots.
@@ -71,6 +72,10 @@ pub struct ReportArgs {
     /// (default: a figure that varies, preferring a throughput).
     #[arg(long, value_name = "FIGURE")]
     pub scatter: Option<String>,
+    /// With two results: also compare the share of samples beyond this latency (`50us`, `2ms`,
+    /// ns without a unit) in the verdicts section (repeatable).
+    #[arg(long, value_name = "LATENCY", value_parser = |s: &str| results::stats::exceedance::parse_threshold(s).map_err(|e| e.to_string()))]
+    pub share_above: Vec<u64>,
 }
 
 impl ReportArgs {
@@ -87,6 +92,7 @@ impl ReportArgs {
             class: self.class.clone(),
             heatmap,
             scatter: self.scatter.clone(),
+            share_above: self.share_above.clone(),
         })
     }
 }

@@ -120,6 +120,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn whole_loop_on_this_hosts_kvm() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/validate-host.sh");

@@ -248,6 +248,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn run_measures_on_kvm_and_matrix_keeps_good_points() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         let o = irqlab(&["run", "timer", "--samples", "300", "--out", "t", "--format", "json"], d.path());

@@ -36,6 +36,10 @@ fn verdicts_flags_and_the_gate() {
 
     let o = irqlab(&["compare", &a, &a2, "--fail-on", "slower"]);
     assert_eq!(o.status.code(), Some(0), "same configuration, other seeds: {}", String::from_utf8_lossy(&o.stderr));
+    // issue 45 item 5: the share beyond a threshold, in the table and as the gate
+    let o = irqlab(&["compare", &a, &a2, "--fail-on", "slower:share>1ms"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("share>1,000.00µs"), "{}", String::from_utf8_lossy(&o.stdout));
 
     let o = irqlab(&["compare", &a, &b, "--format", "json", "--confidence", "0.9", "--effect", "2%"]);
     assert!(o.status.success());
@@ -63,6 +67,8 @@ fn verdicts_flags_and_the_gate() {
         ("--effect", "-5%", "greater than 0"),
         ("--fail-on", "faster", "slower"),
         ("--fail-on", "slower:p42", "unknown statistic"),
+        ("--fail-on", "slower:share>fast", "threshold `fast`"),
+        ("--share-above", "0", "threshold `0`"),
     ] {
         let o = irqlab(&["compare", &a, &b, flag, value]);
         assert_eq!(o.status.code(), Some(2), "{flag} {value}");

@@ -178,6 +178,7 @@ mod needs_strace {
     #[test]
     #[ignore = "needs strace with ptrace permitted: scripts/test.sh runs it where they are"]
     fn injected_write_failures_leave_old_results_and_no_temporaries() {
+        testkit::require(testkit::Resource::Strace);
         assert!(Command::new("strace").arg("-V").output().map(|o| o.status.success()).unwrap_or(false), "this test needs strace (apt-get install strace)");
         let d = tempfile::tempdir().unwrap();
         let sc = small_demo(d.path());
@@ -225,6 +226,7 @@ mod needs_two_cpus {
     #[test]
     #[ignore = "needs taskset and 2 CPUs: scripts/test.sh runs it where they are"]
     fn run_pins_against_the_allowed_cpu_ids() {
+        testkit::require(testkit::Resource::TwoCpus);
         assert!(
             Command::new("taskset").arg("-V").output().is_ok() && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2),
             "this test needs taskset (util-linux) and 2 CPUs"
@@ -250,6 +252,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn run_watchdog_allows_a_period_longer_than_the_stall_timeout() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         let o = irqlab(&["run", "timer", "--samples", "2", "--warmup", "1", "--period-us", "1500000", "--stall-timeout-s", "0.5", "--out", "o"], d.path());

@@ -28,6 +28,7 @@ mod needs_tracefs {
     #[test]
     #[ignore = "needs /dev/kvm and tracefs (root): scripts/test.sh runs it where both are there"]
     fn breakdown_is_printed_recorded_and_reported() {
+        testkit::require(testkit::Resource::Tracefs);
         usable().unwrap_or_else(|why| panic!("this test needs /dev/kvm and tracefs: {why}"));
         let d = tempfile::tempdir().unwrap();
         let o = irqlab(&["run", "device", "--samples", "300", "--breakdown", "--trace", "2", "--out", "m"], d.path());

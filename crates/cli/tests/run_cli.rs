@@ -101,6 +101,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn duration_histogram_samples_file_and_provenance() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         let o = irqlab(&["run", "timer", "--duration", "700ms", "--period-us", "200", "--histogram", "50", "--samples-out", "s.tsv", "--out", "t"], d.path());
@@ -146,6 +147,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn stop_above_ends_the_run_at_the_crossing_sample_with_status_3() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         // Device latencies here are microseconds: 0.001 µs is crossed by the first kept sample.

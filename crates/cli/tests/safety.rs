@@ -67,7 +67,7 @@ fn report_output_refuses_its_inputs_links_into_them_and_foreign_files() {
     assert_eq!(std::fs::read(&r).unwrap(), before, "the only copy of the result is intact");
     // A file that is not an irqlab report: refused, kept; --force replaces it.
     std::fs::write(d.path().join("notes.html"), "my notes").unwrap();
-    refused(&irqlab(&["report", "R/result.json", "-o", "notes.html"], d.path()), &["notes.html", "not an irqlab report", "--force"]);
+    refused(&irqlab(&["report", "R/result.json", "-o", "notes.html"], d.path()), &["notes.html", "no record of writing this report", "--force"]);
     assert_eq!(std::fs::read_to_string(d.path().join("notes.html")).unwrap(), "my notes");
     ok(irqlab(&["report", "R/result.json", "-o", "notes.html", "--force"], d.path()));
     // An earlier irqlab report is replaced without --force, keeping its mode.
@@ -349,6 +349,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn run_force_keeps_the_old_result_and_samples_when_every_point_fails() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         ok(irqlab(&["run", "timer", "--samples", "200", "--out", "t", "--samples-out", "s.tsv", "--format", "csv"], d.path()));
@@ -364,6 +365,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn run_samples_out_refuses_a_foreign_file_and_the_matrix_file_before_measuring() {
+        testkit::require(testkit::Resource::Kvm);
         kvm::kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("mine.tsv"), "precious").unwrap();
@@ -385,6 +387,7 @@ mod needs_chattr {
     #[test]
     #[ignore = "needs chattr +i (root, a filesystem with the immutable flag): scripts/test.sh runs it where it works"]
     fn a_file_that_cannot_be_carried_across_is_named_with_what_to_do() {
+        testkit::require(testkit::Resource::Chattr);
         let d = tempfile::tempdir().unwrap();
         let r = sim_result(d.path(), "o");
         std::fs::write(d.path().join("o/notes.txt"), "theirs").unwrap();

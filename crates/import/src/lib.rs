@@ -189,6 +189,9 @@ pub fn import_files(format_name: &str, files: &[(String, String)], opts: &Import
     let f = format(format_name)?;
     let mut parsed = Vec::with_capacity(files.len());
     for (name, text) in files {
+        // A UTF-8 byte-order mark (an editor's re-save) is no part of any tool's output (issue 45:
+        // cyclictest JSON with one was reported as a missing unit).
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let p = (f.parse)(text, name, opts)?;
         if p.configs.is_empty() {
             return Err(ImportError::other(name, format!("no {} results in this file", f.name)));
@@ -205,6 +208,19 @@ pub fn import_files(format_name: &str, files: &[(String, String)], opts: &Import
             let what =
                 format!("configurations and classes {:?}, expected {:?}", b.iter().map(|x| (&x.0, &x.1)).collect::<Vec<_>>(), a.iter().map(|x| (&x.0, &x.1)).collect::<Vec<_>>());
             return Err(ImportError::Mismatch { file: name.clone(), first: first_name.clone(), what });
+        }
+    }
+    // A repetition is another run: the same samples in another file (a re-saved copy, CRLF,
+    // re-serialised JSON) is the same run counted twice (issue 45), found on content, not bytes.
+    fn samples(p: &Parsed) -> Vec<&BTreeMap<String, results::LatencyClass>> {
+        p.configs.iter().map(|c| &c.classes).collect()
+    }
+    for (j, pj) in parsed.iter().enumerate() {
+        if let Some(i) = parsed[..j].iter().position(|pi| samples(pi) == samples(pj) && pj.configs.iter().any(|c| !c.classes.is_empty())) {
+            return Err(ImportError::other(
+                &files[j].0,
+                format!("holds the same samples as {} (every class, every histogram bucket): the same run twice, not a repetition; give each run once", files[i].0),
+            ));
         }
     }
     let o = &first.origin;

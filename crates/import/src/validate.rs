@@ -4,7 +4,8 @@
 //! decided here, once, for every format: values finite and within [`MAX_NS`], counts within
 //! [`MAX_COUNT`] and summing to the stated count, min ≤ max, the mean within [min, max], no
 //! histogram bucket outside the stated range, no key, column or header given twice, and JSON
-//! read strictly (a repeated key or a second document is refused, never "last wins" or dropped).
+//! read strictly (a repeated key or a second document is refused, never "last wins" or dropped;
+//! fio's option objects excepted, where fio itself applies the later of a repeated option).
 //!
 //! A histogram that holds none of the samples (cyclictest `--json` without `-h`; every sample
 //! above `-h N`) cannot carry a percentile: the class is then not written at all — its exact
@@ -237,6 +238,35 @@ impl<'de> Visitor<'de> for StrictValue {
             if m.contains_key(&k) {
                 return Err(A::Error::custom(format!("key `{}` given twice in one object", results::escape_control(&k))));
             }
+            let v = if OPTION_OBJECTS.contains(&k.as_str()) { a.next_value_seed(OptionsValue)? } else { a.next_value_seed(StrictValue)? };
+            m.insert(k, v);
+        }
+        Ok(Value::Object(m))
+    }
+}
+
+/// fio's `job options` and `global options`: an option given twice on fio's command line or in
+/// its job file appears twice, and fio applies options in order, so the later one is in effect
+/// (issue 45: genuine fio JSON was refused as a repeated key). Only there does the later value win.
+const OPTION_OBJECTS: [&str; 2] = ["job options", "global options"];
+
+struct OptionsValue;
+
+impl<'de> DeserializeSeed<'de> for OptionsValue {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for OptionsValue {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object of options")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Value, A::Error> {
+        let mut m = Map::new();
+        while let Some(k) = a.next_key::<String>()? {
             let v = a.next_value_seed(StrictValue)?;
             m.insert(k, v);
         }

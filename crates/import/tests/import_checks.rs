@@ -190,3 +190,83 @@ fn arm64_console_refuses_wrapping_samples_full_warmup_and_zero_samples() {
     let e = console(&console_log(&[], 0, 0), "zero.log", meta()).unwrap_err().to_string();
     assert!(e.contains("zero.log") && e.contains("samples=0"), "{e}");
 }
+
+/// Issue 45: a fio job that reports an error was imported without a note, and negative or absurd
+/// IOPS or bandwidth became figures.
+#[test]
+fn fio_job_errors_are_noted_and_absurd_rates_refused() {
+    let base: serde_json::Value = serde_json::from_str(&data("fio-plus.json")).unwrap();
+    let dir = ["read", "write", "trim"].into_iter().find(|d| base["jobs"][0][*d]["clat_ns"]["N"].as_u64().unwrap_or(0) > 0).unwrap();
+    let mut doc = base.clone();
+    doc["jobs"][0]["error"] = 5.into();
+    let r = one("fio", "err.json", &doc.to_string()).unwrap();
+    assert!(r.configs[0].notes.iter().any(|n| n.contains("fio reported error 5")), "{:?}", r.configs[0].notes);
+    for (k, v) in [("iops", -3.0), ("iops", 1e15), ("bw_bytes", -1.0), ("bw_bytes", 1e18)] {
+        let mut doc = base.clone();
+        doc["jobs"][0][dir][k] = v.into();
+        let e = one("fio", "rate.json", &doc.to_string()).unwrap_err();
+        assert!(e.contains(k) && e.contains("a rate ≥ 0"), "{k} = {v}: {e}");
+    }
+}
+
+/// Issue 45: a UTF-8 BOM in cyclictest JSON was reported as a missing unit; a re-saved copy of
+/// one run (CRLF, re-serialised JSON) counted as another repetition.
+#[test]
+fn a_bom_is_read_past_and_a_resaved_copy_is_not_a_repetition() {
+    let text = data("cyclictest.json");
+    let plain = one("cyclictest", "c.json", &text).unwrap();
+    let bom = one("cyclictest", "bom.json", &format!("\u{feff}{text}")).unwrap();
+    assert_eq!(plain.configs[0].classes, bom.configs[0].classes);
+    let resaved = serde_json::to_string(&serde_json::from_str::<serde_json::Value>(&text).unwrap()).unwrap().replace('\n', "\r\n");
+    let opts = ImportOptions { tsc_ghz: Some(2.0), unit: None, ..Default::default() };
+    let e = import_files("cyclictest", &[("a.json".into(), text.clone()), ("b.json".into(), resaved)], &opts, "t").unwrap_err().to_string();
+    assert!(e.contains("b.json") && e.contains("same samples as a.json"), "{e}");
+}
+
+/// Issue 45: fio plain JSON with a --percentile_list lacking p90/p99 had those made up (the max
+/// or the next printed value) and compare called them slower with zero-width intervals.
+#[test]
+fn fio_percentiles_not_printed_are_not_made_up() {
+    let mut doc: serde_json::Value = serde_json::from_str(&data("fio-plus.json")).unwrap();
+    let dir = ["read", "write", "trim"].into_iter().find(|d| doc["jobs"][0][*d]["clat_ns"]["N"].as_u64().unwrap_or(0) > 0).unwrap();
+    let clat = &mut doc["jobs"][0][dir]["clat_ns"];
+    clat.as_object_mut().unwrap().remove("bins");
+    clat["percentile"] = serde_json::json!({"50.000000": 20000, "97.000000": 40000});
+    let r = one("fio", "plain.json", &doc.to_string()).unwrap();
+    let c = &r.configs[0];
+    assert!(c.classes.is_empty(), "percentiles made up: {:?}", c.classes.keys());
+    assert_eq!(c.figures["io.p97"].value, 40_000.0);
+    assert!(c.figures.contains_key("io.count") && c.figures.contains_key("io.max"), "{:?}", c.figures.keys());
+    assert!(c.notes.iter().any(|n| n.contains("lack p90, p99, p99.9") && n.contains("json+")), "{:?}", c.notes);
+}
+
+/// Issue 45: `--output-format=json,normal` (fio's normal report after its JSON) was accepted
+/// before, then refused as trailing text without a hint.
+#[test]
+fn fio_json_followed_by_its_normal_report_imports() {
+    let json = data("fio-plus.json");
+    let normal = "seqread: (groupid=0, jobs=1): err= 0: pid=4242: Sat Nov 28 05:00:00 2026\n  read: IOPS=1000, BW=3906KiB/s\n\nRun status group 0 (all jobs):\n";
+    let plain = one("fio", "f.json", &json).unwrap();
+    let both = one("fio", "fn.json", &format!("{json}{normal}")).unwrap();
+    assert_eq!(plain.configs[0].classes, both.configs[0].classes);
+    assert!(both.configs[0].notes.iter().any(|n| n.contains("json,normal")), "{:?}", both.configs[0].notes);
+    // other trailing text is still refused, now with the hint
+    let e = one("fio", "t.json", &format!("{json}garbage\n")).unwrap_err();
+    assert!(e.contains("groupid="), "{e}");
+}
+
+/// Issue 45: genuine fio JSON with an option given twice (`--bs=4k --bs=8k`) was refused as a
+/// repeated key; fio applies the later one, and so does the import — only in the option objects.
+#[test]
+fn a_fio_option_given_twice_is_fios_later_one() {
+    let json = data("fio-plus.json");
+    let at = json.find("\"job options\" : {").or_else(|| json.find("\"job options\": {")).expect("fio-plus.json has job options");
+    let open = at + json[at..].find('{').unwrap() + 1;
+    let twice = format!("{}\n\"iodepth_low\" : \"4\",\n\"iodepth_low\" : \"8\",{}", &json[..open], &json[open..]);
+    assert!(!json.contains("iodepth_low"), "the sample must not set it already");
+    let r = one("fio", "twice.json", &twice).unwrap();
+    assert_eq!(r.configs[0].params["fio.iodepth_low"], "8");
+    // elsewhere a repeated key is still refused
+    let e = one("fio", "dup.json", &json.replacen("\"jobs\"", "\"fio version\" : \"x\",\n\"jobs\"", 1)).unwrap_err();
+    assert!(e.contains("given twice"), "{e}");
+}

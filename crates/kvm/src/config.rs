@@ -5,7 +5,7 @@ use crate::abi::{MAX_SAMPLES, MAX_VCPUS};
 
 /// The benchmark vocabulary is defined once, in `results::vocab` (serde and clap derived there),
 /// and shared with the CLI and the host model; these are its names in this crate.
-pub use results::vocab::{Bench, VfioTrigger, Via as DeviceVia, Wait as WaitMode};
+pub use results::vocab::{Bench, VfioTrigger, Via, Wait};
 
 /// A measurement to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,8 +18,8 @@ pub struct BenchConfig {
     pub period_us: f64,
     /// The period in TSC cycles instead of µs (as kvm-unit-tests' tscdeadline_latency takes it).
     pub period_cycles: Option<u64>,
-    pub wait: WaitMode,
-    pub via: DeviceVia,
+    pub wait: Wait,
+    pub via: Via,
     /// IPI: also probe the KVM PV IPI hypercall.
     pub pv_ipi: bool,
     /// KVM_CAP_HALT_POLL (per VM), nanoseconds; `None` keeps the host default.
@@ -63,8 +63,8 @@ impl Default for BenchConfig {
             warmup: 1,
             period_us: 77.0,
             period_cycles: None,
-            wait: WaitMode::Hlt,
-            via: DeviceVia::Irqfd,
+            wait: Wait::Hlt,
+            via: Via::Irqfd,
             pv_ipi: false,
             halt_poll_ns: None,
             disable_hlt_exits: false,
@@ -212,7 +212,7 @@ impl BenchConfig {
             return Err(ConfigError::NotApplicable { flag: "--pv-ipi", bench: self.kind.name() });
         }
         let vfio = self.kind == Bench::Device && self.via.is_vfio();
-        if self.wait == WaitMode::Busy && self.kind == Bench::Ipi {
+        if self.wait == Wait::Busy && self.kind == Bench::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--wait busy", bench: self.kind.name() });
         }
         if self.vfio_trigger != VfioTrigger::Raise && !vfio {
@@ -231,7 +231,7 @@ impl BenchConfig {
     /// `--via vfio-*`).
     pub fn check_device_spin(&self, device_busy: bool) -> Result<(), ConfigError> {
         let vfio = self.kind == Bench::Device && self.via.is_vfio();
-        if self.wait == WaitMode::Busy && self.kind == Bench::Device && !(device_busy || vfio) {
+        if self.wait == Wait::Busy && self.kind == Bench::Device && !(device_busy || vfio) {
             return Err(ConfigError::NotApplicable {
                 flag: "--wait busy (the device bench spins only with --via vfio-msi or vfio-intx here, where the guest raises the interrupt)",
                 bench: self.kind.name(),
@@ -269,13 +269,13 @@ mod tests {
         assert!(e(BenchConfig { pin: vec![0, 1], ..ok.clone() }).contains("one host CPU per vCPU"));
         assert!(e(BenchConfig { pin: vec![5], ..ok.clone() }).contains("host CPU 5 is not one this process may run on (allowed: 0-1)"));
         assert_eq!(e(BenchConfig { pv_ipi: true, ..ok.clone() }), "--pv-ipi does not apply to `timer`");
-        let device_busy = BenchConfig { kind: Bench::Device, wait: WaitMode::Busy, ..ok.clone() };
+        let device_busy = BenchConfig { kind: Bench::Device, wait: Wait::Busy, ..ok.clone() };
         assert!(device_busy.validate(&[0, 1]).is_ok(), "the spin rule is the architecture's (check_device_spin)");
         assert!(device_busy.check_device_spin(true).is_ok());
         assert!(device_busy.check_device_spin(false).unwrap_err().to_string().starts_with("--wait busy (the device bench spins only"));
-        let vfio = BenchConfig { kind: Bench::Device, via: DeviceVia::VfioMsi, wait: WaitMode::Busy, vfio_device: Some("0000:00:02.0".into()), ..ok.clone() };
+        let vfio = BenchConfig { kind: Bench::Device, via: Via::VfioMsi, wait: Wait::Busy, vfio_device: Some("0000:00:02.0".into()), ..ok.clone() };
         assert!(vfio.validate(&[0, 1]).is_ok() && vfio.check_device_spin(false).is_ok(), "an assigned device's guest may spin");
-        assert!(e(BenchConfig { via: DeviceVia::Irqfd, wait: WaitMode::Hlt, ..vfio.clone() }).starts_with("--vfio-device (with --via vfio-msi or vfio-intx) does not apply"));
+        assert!(e(BenchConfig { via: Via::Irqfd, wait: Wait::Hlt, ..vfio.clone() }).starts_with("--vfio-device (with --via vfio-msi or vfio-intx) does not apply"));
         assert!(e(BenchConfig { kind: Bench::Ipi, vcpus: 2, ..vfio }).contains("--wait busy does not apply to `ipi`"));
         assert_eq!(e(BenchConfig { priority: Some(0), ..ok.clone() }), "--priority: expected a SCHED_FIFO priority 1 to 99, got 0");
         assert!(e(BenchConfig { priority: Some(100), ..ok.clone() }).starts_with("--priority"));

@@ -44,7 +44,7 @@ pub mod vfio;
 
 use arch::Arch;
 
-pub use config::{Bench, BenchConfig, ConfigError, DeviceVia, WaitMode};
+pub use config::{Bench, BenchConfig, ConfigError, Via, Wait};
 pub use error::KvmError;
 pub use measurement::{Measurement, Threads};
 pub use runner::traced::{preflight, TraceOptions};

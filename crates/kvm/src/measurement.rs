@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use results::{ConfigResult, LatencyRecorder, SegmentStat};
 
-use crate::config::{Bench, BenchConfig, WaitMode, DISCARDED_FIRST};
+use crate::config::{Bench, BenchConfig, Wait, DISCARDED_FIRST};
 
 /// Why a run ended before taking `samples`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,16 +103,16 @@ impl Measurement {
         };
         p.insert("vcpus".into(), c.vcpus.to_string());
         if c.kind == Bench::Timer {
-            p.insert("wait".into(), if c.wait == WaitMode::Busy { "busy" } else { "hlt" }.into());
+            p.insert("wait".into(), if c.wait == Wait::Busy { "busy" } else { "hlt" }.into());
         }
-        if c.kind == Bench::Device && c.wait == WaitMode::Busy {
+        if c.kind == Bench::Device && c.wait == Wait::Busy {
             // Not the halted device path the model pairs with `device`: say so.
             p.insert("wait".into(), "busy".into());
         }
         if c.kind == Bench::Device {
             p.insert("via".into(), c.via.name().into());
             if c.via.is_vfio() {
-                p.insert("wait".into(), if c.wait == WaitMode::Busy { "busy" } else { "hlt" }.into());
+                p.insert("wait".into(), if c.wait == Wait::Busy { "busy" } else { "hlt" }.into());
                 p.insert("vfio_trigger".into(), c.vfio_trigger.name().into());
             }
         }

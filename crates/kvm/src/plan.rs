@@ -22,19 +22,25 @@
 //! with the bounded reader ([`results::read_text_capped`]); the plan's name is returned as the
 //! file wrote it (the CLI makes it a directory name, as it does for a scenario's name).
 //!
-//! The sweep is expanded by `sim`'s engine ([`sim::scenario::Axes`]: the same order, first axis
+//! The sweep is expanded by the one sweep engine of the shared vocabulary
+//! ([`results::vocab::sweep::Axes`], which `sim`'s scenarios use too: the same order, first axis
 //! slowest, and the same `key=value` names as a scenario's points); what a combination is applied
 //! to is a `[run]` table here, read strictly, not a scenario document (whose points drop the
 //! document keys `sweep`, `configs`, `reference`, `question` and derive per-point seeds a
-//! measured run has no use for). The value parser and the did-you-mean are `sim`'s too.
+//! measured run has no use for). The value parser and the did-you-mean are the vocabulary's too,
+//! so `kvm` does not depend on the simulator.
 //!
 //! Layer: contracts and data (it reads only [`crate::config`] and [`crate::abi`]).
 use std::collections::BTreeMap;
 
+use results::vocab::sweep::{did_you_mean, parse_value, show, Axes};
 use serde::{Deserialize, Serialize};
-use sim::scenario::{did_you_mean, show_value as show, Axes};
 
 use crate::config::BenchConfig;
+
+/// Bound on a matrix file (a scenario file's bound, `sim::scenario::MAX_SCENARIO_BYTES`: a
+/// matrix is a few hundred bytes).
+pub const MAX_MATRIX_BYTES: u64 = 4 << 20;
 
 /// Most points one matrix file may make: each is at least one VM boot, and a sweep whose product
 /// is larger was a typo, not a plan (checked before any point is built).
@@ -187,7 +193,7 @@ pub fn parse_run_set(arg: &str) -> Result<(String, toml::Value), PlanError> {
     if !RUN_KEYS.contains(&key) {
         return Err(err(format!("`{key}`: not a run setting{}; expected one of {}", did_you_mean(key, RUN_KEYS.iter().copied()), RUN_KEYS.join(", "))));
     }
-    let value = sim::scenario::overrides::parse_value(key, raw).map_err(|e| err(e.to_string()))?;
+    let value = parse_value(key, raw).map_err(|e| err(e.to_string()))?;
     Ok((key.to_string(), value))
 }
 
@@ -287,7 +293,7 @@ pub fn points(flags: &RunTable, matrix: Option<&std::path::Path>, sets: &[String
         return Ok((format!("run-{bench}"), vec![(bench.to_string(), cfg)]));
     };
     let file = path.display().to_string();
-    let text = results::read_text_capped(path, sim::scenario::MAX_SCENARIO_BYTES)?;
+    let text = results::read_text_capped(path, MAX_MATRIX_BYTES)?;
     let m: MatrixFile = toml::from_str(&text).map_err(|e| PlanError::Matrix(format!("{file}: {}{}", at_line(&text, e.span()), e.message().trim())))?;
     if let Some((k, _)) = sets.iter().find(|(k, _)| m.sweep.contains_key(k)) {
         return Err(PlanError::Matrix(format!("--set {k}: {file} sweeps `{k}`; pick its points with --config instead")));

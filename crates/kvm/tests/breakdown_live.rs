@@ -20,6 +20,7 @@ mod needs_tracefs {
     #[test]
     #[ignore = "needs /dev/kvm and tracefs (root): scripts/test.sh runs it where both are there"]
     fn traced_runs_split_and_clean_up() {
+        testkit::require(testkit::Resource::Tracefs);
         let _turn = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
         for kind in [Bench::Timer, Bench::Ipi] {
             let cfg = BenchConfig { kind, samples: 300, vcpus: if kind == Bench::Ipi { 2 } else { 1 }, ..Default::default() };
@@ -49,8 +50,9 @@ mod needs_tracefs {
     #[test]
     #[ignore = "needs /dev/kvm and tracefs (root): scripts/test.sh runs it where both are there"]
     fn every_device_path_raises_its_own_event() {
+        testkit::require(testkit::Resource::Tracefs);
         let _turn = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
-        for via in kvm::DeviceVia::ALL {
+        for via in kvm::Via::ALL {
             let cfg = BenchConfig { kind: Bench::Device, samples: 200, period_us: 200.0, via, ..Default::default() };
             require(&cfg);
             let m = run_traced(&cfg, &|_| {}, &TraceOptions::default()).expect("traced run");

@@ -6,7 +6,7 @@
 mod needs_kvm {
     use std::time::{Duration, Instant};
 
-    use kvm::{kvm_available, run_bench, Bench, BenchConfig, DeviceVia, WaitMode};
+    use kvm::{kvm_available, run_bench, Bench, BenchConfig, Via, Wait};
 
     fn run(cfg: &BenchConfig) -> kvm::Measurement {
         kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
@@ -41,6 +41,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn timer_hlt() {
+        testkit::require(testkit::Resource::Kvm);
         let cfg = BenchConfig { kind: Bench::Timer, samples: 300, period_us: 300.0, ..Default::default() };
         let m = run(&cfg);
         check(&m, "timer", 300, SANE_NS);
@@ -50,7 +51,8 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn timer_busy_ring3() {
-        let cfg = BenchConfig { kind: Bench::Timer, samples: 200, period_us: 150.0, wait: WaitMode::Busy, ..Default::default() };
+        testkit::require(testkit::Resource::Kvm);
+        let cfg = BenchConfig { kind: Bench::Timer, samples: 200, period_us: 150.0, wait: Wait::Busy, ..Default::default() };
         let m = run(&cfg);
         check(&m, "timer", 200, SANE_NS);
         // The guest spun in ring 3: it never halted.
@@ -60,8 +62,9 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn device_every_path() {
+        testkit::require(testkit::Resource::Kvm);
         let mut signatures = Vec::new();
-        for via in DeviceVia::ALL {
+        for via in Via::ALL {
             let cfg = BenchConfig { kind: Bench::Device, samples: 200, period_us: 100.0, via, ..Default::default() };
             let m = run(&cfg);
             check(&m, &format!("device_{}", via.name()), 200, SANE_NS);
@@ -85,6 +88,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn ipi_one_way_and_round_trip() {
+        testkit::require(testkit::Resource::Kvm);
         let cfg = BenchConfig { kind: Bench::Ipi, vcpus: 2, samples: 100, period_us: 200.0, ..Default::default() };
         let m = run(&cfg);
         let one_way = check(&m, "ipi_one_way", 100, SANE_NS);
@@ -98,6 +102,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn pv_ipi_probe_is_bounded() {
+        testkit::require(testkit::Resource::Kvm);
         let t = Instant::now();
         let verdict = kvm::probe_pv_ipi(Duration::from_secs(2)).unwrap();
         assert!(verdict.starts_with("supported") || verdict.starts_with("unsupported on this host"), "{verdict}");
@@ -108,6 +113,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn watchdog_waits_a_period_before_calling_a_stall() {
+        testkit::require(testkit::Resource::Kvm);
         // A deadline 1.5 s ahead with a 0.5 s stall timeout is a slow guest, not a stalled one: the
         // watchdog allows one period on top of the timeout. A real stall, the PV IPI
         // livelock, is ended by the watchdog in `pv_ipi_probe_is_bounded`.
@@ -121,6 +127,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn duration_ends_the_run_and_keeps_its_samples() {
+        testkit::require(testkit::Resource::Kvm);
         let d = Duration::from_millis(600);
         let cfg = BenchConfig { kind: Bench::Timer, samples: kvm::abi::MAX_SAMPLES, period_us: 200.0, duration: Some(d), ..Default::default() };
         let t = Instant::now();
@@ -136,6 +143,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn stop_above_keeps_the_sample_that_crossed_last() {
+        testkit::require(testkit::Resource::Kvm);
         for kind in [Bench::Timer, Bench::Device] {
             let cfg = BenchConfig { kind, samples: 500, period_us: 100.0, stop_above_ns: Some(1), ..Default::default() };
             let m = run(&cfg);
@@ -150,6 +158,7 @@ mod needs_kvm {
     #[test]
     #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
     fn fifo_priority_and_the_cpus_used_are_recorded() {
+        testkit::require(testkit::Resource::Kvm);
         let cfg = BenchConfig { kind: Bench::Ipi, vcpus: 2, samples: 50, period_us: 200.0, priority: Some(10), ..Default::default() };
         match run_bench(&cfg, &|_| {}) {
             Ok(m) => {
@@ -181,6 +190,7 @@ mod primitives_live {
         #[test]
         #[ignore = "needs /dev/kvm: scripts/test.sh runs it where /dev/kvm opens"]
         fn primitives_every_class_measured_and_ordered() {
+            testkit::require(testkit::Resource::Kvm);
             kvm_available().unwrap_or_else(|why| panic!("this test needs /dev/kvm: {why}"));
             let m = run_primitives(&BenchConfig { samples: 300, ..Default::default() }, &|_| {}).unwrap();
             assert!(m.error.is_none(), "{:?}", m.error);

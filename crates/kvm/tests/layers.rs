@@ -4,7 +4,9 @@
 //! appears only in `arch/mod.rs`. A module that imports from a layer above it fails this test
 //! with the file, the line and the two layers.
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use testkit::layers::{code, crate_paths, scan};
 
 /// The layer of a top-level module of the crate (`src/<name>.rs` or `src/<name>/`).
 fn layer(module: &str) -> Option<(u8, &'static str)> {
@@ -18,97 +20,24 @@ fn layer(module: &str) -> Option<(u8, &'static str)> {
     })
 }
 
-/// The top-level module a source file belongs to (`src/runner/watch.rs` → `runner`).
-fn module_of(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).expect("under src");
-    let first = rel.components().next().expect("a path").as_os_str().to_string_lossy().to_string();
-    first.trim_end_matches(".rs").to_string()
-}
-
-/// The code of a line without its `//` comment (doc comments name modules freely).
-fn code(line: &str) -> &str {
-    match line.find("//") {
-        Some(i) => &line[..i],
-        None => line,
-    }
-}
-
-/// The top-level modules a source text names through `crate::`, with their line numbers:
-/// `crate::runner::watch`, `use crate::{abi, config::X}` and `<crate::arch::Imp as …>` alike.
-fn crate_paths(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let code = code(line);
-        let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            let before = rest[..i].chars().last();
-            rest = &rest[i + "crate::".len()..];
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                continue; // `some_crate::…`
-            }
-            if let Some(group) = rest.strip_prefix('{') {
-                let inner = &group[..group.find('}').unwrap_or(group.len())];
-                for item in inner.split(',') {
-                    let name: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                    if !name.is_empty() {
-                        out.push((n + 1, name));
-                    }
-                }
-            } else {
-                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                if !name.is_empty() {
-                    out.push((n + 1, name));
-                }
-            }
-        }
-    }
-    out
-}
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).expect("read src") {
-        let p = e.expect("entry").path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// Every upward import in the sources under `src`, as readable lines; and every edge seen.
 fn check(src: &Path) -> (Vec<String>, BTreeSet<(String, String)>) {
-    let mut files = Vec::new();
-    sources(src, &mut files);
-    files.sort();
-    let mut bad = Vec::new();
-    let mut edges = BTreeSet::new();
-    for f in &files {
-        let from = module_of(src, f);
-        let text = std::fs::read_to_string(f).expect("read source");
-        let (from_layer, from_name) = layer(&from).unwrap_or_else(|| panic!("{}: module `{from}` has no layer in tests/layers.rs", f.display()));
-        for (line, to) in crate_paths(&text) {
-            let Some((to_layer, to_name)) = layer(&to) else { continue }; // a re-exported item (`crate::KvmError`)
-            if to != from {
-                edges.insert((from.clone(), to.clone()));
-            }
-            if to_layer > from_layer {
-                bad.push(format!("{}:{line}: `{from}` ({from_name}) imports `crate::{to}` ({to_name}), a layer above it", f.display()));
-            }
-            if from == "config" && to != "config" && to != "abi" {
-                bad.push(format!("{}:{line}: `config` is a leaf (only the guest contract below it), but names `crate::{to}`", f.display()));
-            }
+    let scan = scan(src, layer);
+    let mut bad = scan.bad.clone();
+    for i in scan.imports.iter().filter(|i| i.from == "config" && i.to != "abi") {
+        bad.push(format!("{}:{}: `config` is a leaf (only the guest contract below it), but names `crate::{}`", i.file.display(), i.line, i.to));
+    }
+    for (f, text) in &scan.texts {
+        if f.strip_prefix(src).expect("under src") == Path::new("arch/mod.rs") {
+            continue;
         }
-        let rel = f.strip_prefix(src).expect("under src");
-        if rel != Path::new("arch/mod.rs") {
-            for (n, l) in text.lines().enumerate() {
-                if code(l).contains("#[cfg(target_arch") {
-                    bad.push(format!("{}:{}: #[cfg(target_arch)] outside arch/mod.rs", f.display(), n + 1));
-                }
+        for (n, l) in text.lines().enumerate() {
+            if code(l).contains("#[cfg(target_arch") {
+                bad.push(format!("{}:{}: #[cfg(target_arch)] outside arch/mod.rs", f.display(), n + 1));
             }
         }
     }
-    (bad, edges)
+    (bad, scan.edges())
 }
 
 #[test]

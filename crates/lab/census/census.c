@@ -6,10 +6,12 @@
  *   - kind `irq` (slot 0): opens when a translation block starting at an `open=` address runs (the
  *     hypervisor's IRQ vector entries); closes `delivered` at a block starting at a `close=` address
  *     (the guest's IRQ vector entries), or `other` when a block containing WFI runs first (the CPU
- *     went back to waiting: an interrupt that delivered nothing to the guest);
+ *     went back to waiting) or the guest runs more than 4 blocks without reaching its vector (it
+ *     runs on): an interrupt that delivered nothing to the guest;
  *   - kind `send` (slot 0): opens at a guest block containing `msr ICC_SGI1R_EL1, Xt` (from that
- *     instruction on) and closes `returned` at the block starting right after it (the trapped
- *     write handled); a window of kind `after-send` then opens on the same CPU and closes
+ *     instruction on; its address is the window's tag) and closes `returned` at the block starting
+ *     right after it (the trapped write handled), or `switched` at the first guest block elsewhere
+ *     (the hypervisor ran another vCPU first); a window of kind `after-send` then opens on the same CPU and closes
  *     `delivered` at the next guest IRQ vector entry (with both vCPUs on one CPU, the target's
  *     handler: the sender's own wait is part of that path, so no WFI ends it);
  *   - kind `wfi` (slot 1, beside the others): from a guest WFI instruction to the guest's next IRQ
@@ -41,6 +43,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define PC_SLOTS (1u << 16)
 #define MAX_MMIO 512
 #define TAG_WINDOW 16
+#define GUEST_BLOCKS_MAX 4 /* guest blocks an irq window may run before the guest's vector */
 #define OVERFLOW_INSNS 50000000ull
 
 enum kind { K_NONE, K_IRQ, K_SEND, K_AFTER_SEND, K_WFI };
@@ -80,6 +83,8 @@ struct window {
     uint64_t per_range[MAX_RANGES + 1];
     uint64_t irq_entries;
     uint64_t send_next; /* for K_SEND: the address the guest resumes at */
+    uint64_t send_pc;   /* for K_SEND: the sending instruction, reported as the tag */
+    uint32_t guest_blocks; /* guest blocks run since the window opened */
     struct pc_slot *slots;
     uint32_t *used;
     uint32_t n_used;
@@ -141,6 +146,7 @@ static void start(struct window *c, enum kind k)
     memset(c->per_range, 0, sizeof(c->per_range));
     c->insns = 0;
     c->irq_entries = 0;
+    c->guest_blocks = 0;
     c->kind = k;
     c->seq = next_seq++;
 }
@@ -197,7 +203,8 @@ static void add_block(struct window *c, struct tb_info *tb, uint32_t from)
     c->per_range[tb->range < 0 ? n_ranges : tb->range] += tb->n - from;
 }
 
-/* Returns true when the block was consumed by a window waiting for its tag. */
+/* Returns true while the window still waits for its tag (the block is not looked at further);
+ * once tagged, the block goes on to open the next window (a handler's own SGI write, say). */
 static bool take_tag(struct window *c, unsigned int cpu, uint64_t pc)
 {
     if (!c->await_tag) {
@@ -205,8 +212,11 @@ static bool take_tag(struct window *c, unsigned int cpu, uint64_t pc)
     }
     if (in_set(tag_at, n_tag, pc)) {
         emit(c, cpu, "delivered", pc);
-    } else if (++c->await_blocks > TAG_WINDOW) {
+        return false;
+    }
+    if (++c->await_blocks > TAG_WINDOW) {
         emit(c, cpu, "delivered", 0);
+        return false;
     }
     return true;
 }
@@ -224,8 +234,9 @@ static void step_path(struct window *c, unsigned int cpu, struct tb_info *tb)
     if (take_tag(c, cpu, pc)) {
         return;
     }
-    if (c->kind == K_SEND && pc == c->send_next) {
-        emit(c, cpu, "returned", 0);
+    if (c->kind == K_SEND && tb->range == guest_range) {
+        /* back in a guest: the sender after its write, or (the hypervisor switched) another vCPU */
+        emit(c, cpu, pc == c->send_next ? "returned" : "switched", c->send_pc);
         start(c, K_AFTER_SEND);
     }
     if (c->kind == K_IRQ || c->kind == K_AFTER_SEND) {
@@ -235,6 +246,11 @@ static void step_path(struct window *c, unsigned int cpu, struct tb_info *tb)
         }
         if (c->kind == K_IRQ && tb->has_wfi) {
             add_block(c, tb, 0);
+            emit(c, cpu, "other", 0);
+            return;
+        }
+        if (c->kind == K_IRQ && tb->range == guest_range && ++c->guest_blocks > GUEST_BLOCKS_MAX) {
+            /* back in the guest, which runs on without taking an interrupt: nothing delivered */
             emit(c, cpu, "other", 0);
             return;
         }
@@ -248,7 +264,8 @@ static void step_path(struct window *c, unsigned int cpu, struct tb_info *tb)
             c->irq_entries = 1;
         } else if (tb->send_at >= 0) {
             start(c, K_SEND);
-            c->send_next = tb->pcs[tb->send_at] + 4;
+            c->send_pc = tb->pcs[tb->send_at];
+            c->send_next = c->send_pc + 4;
             add_block(c, tb, (uint32_t)tb->send_at);
             return;
         } else {

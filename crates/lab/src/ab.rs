@@ -23,10 +23,6 @@
 //! 2 bad input, nothing booted; 1 a side failed or nothing paired.
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
-use crate::cli::{BenchArgs, Cli, Mode};
-
 /// Why an A/B could not be started or finished.
 #[derive(Debug, thiserror::Error)]
 pub enum AbError {
@@ -53,6 +49,12 @@ impl AbError {
     }
 }
 
+impl From<AbError> for crate::error::LabError {
+    fn from(e: AbError) -> Self {
+        crate::error::LabError::Part { code: e.exit_code(), source: Box::new(e) }
+    }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> AbError + '_ {
     move |source| AbError::Io { path: path.to_path_buf(), source }
 }
@@ -74,35 +76,24 @@ impl AbMode {
 
 pub use results::vocab::{parse_fail_on, FailOn};
 
-#[derive(Debug, Clone, clap::Args)]
-pub struct AbArgs {
-    /// The mode both sides run in.
-    #[arg(value_enum)]
+/// An A/B: both sides' mode and options, the schedule and the gate (the shell's `ab` flags).
+#[derive(Debug, Clone)]
+pub struct AbConfig {
     pub mode: AbMode,
-    /// Side A (the base): that mode's options, one string, e.g. `--kernel base/Image --gic v4`.
-    #[arg(long, value_name = "OPTS", allow_hyphen_values = true)]
+    /// Side A's (the base's) options for its mode, one string.
     pub a: String,
-    /// Side B (the patched build): that mode's options, one string.
-    #[arg(long, value_name = "OPTS", allow_hyphen_values = true)]
+    /// Side B's (the patched build's) options.
     pub b: String,
-    /// Boots per side (interleaved A B A B); the verdict uses the spread between boots.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    /// Boots per side (interleaved A B A B).
     pub repeat: u32,
-    /// One boot per side: the verdict rests on the samples of one run each and cannot see
-    /// boot-to-boot spread (say so explicitly; `--repeat 1` alone is refused).
-    #[arg(long, conflicts_with = "repeat")]
+    /// One boot per side, said explicitly.
     pub single_run: bool,
-    /// Exit 4 when B is resolvably slower: `slower` (any statistic) or `slower:p99`.
-    #[arg(long, value_name = "slower[:STAT]", value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
     /// Confidence level of the verdicts, in (0, 1).
-    #[arg(long, default_value_t = 0.95)]
     pub confidence: f64,
-    /// --junit, --summary-md, --force: as `irqlab compare` takes them.
-    #[command(flatten)]
+    /// --junit, --summary-md, --force: as `irqlab compare` takes them (cli.rs: `GateOutputs`).
     pub outputs: results::vocab::GateOutputs,
-    /// The bench and its options, once for both sides, with `--out DIR`.
-    #[arg(last = true, required = true)]
+    /// The bench words after `--`, once for both sides, with `--out DIR`.
     pub bench: Vec<String>,
 }
 
@@ -273,8 +264,13 @@ pub fn bench_dirs(benches: &[Vec<String>]) -> Vec<String> {
     names
 }
 
-/// Validates one side without booting: the mode's flags (its own `Cli`) and its own checks.
-pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> Result<Plan, AbError> {
+/// Checks one side's whole lab command line (`irqlab-lab MODE OPTS -- BENCH --out X`) without
+/// booting anything: the shell's own parse and the mode's own checks (`route::check_argv`, the
+/// same as a run of that mode makes before its first boot). The error is one line.
+pub type SideCheck<'a> = &'a dyn Fn(&[String]) -> Result<(), String>;
+
+/// Validates one side without booting: its options split, then [`SideCheck`] on its command line.
+pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String], check: SideCheck) -> Result<Plan, AbError> {
     let bad = |why: String| AbError::Usage(format!("side {} (--{} '{opts}'): {why}", side.name(), side.dir()));
     let words = split_words(opts).map_err(|e| bad(format!("cannot split the options: {e}")))?;
     if let Some(w) = words.iter().find(|w| *w == "--" || *w == "--force" || *w == "--out" || w.starts_with("--out=")) {
@@ -285,60 +281,13 @@ pub fn validate_side(mode: AbMode, side: Side, opts: &str, bench: &[String]) -> 
     argv.push("--".into());
     argv.extend(bench.iter().cloned());
     argv.extend(["--out".to_string(), "/nonexistent/irqlab-lab-ab-check".to_string()]);
-    let cli = Cli::try_parse_from(&argv).map_err(|e| bad(e.to_string().trim().to_string()))?;
-    match cli.mode {
-        Mode::Kvm(k) => {
-            crate::kvm::preflight(&k).map_err(|e| bad(e.to_string()))?;
-            let via_vfio = bench.windows(2).any(|w| w[0] == "--via" && w[1].starts_with("vfio")) || bench.iter().any(|w| w.starts_with("--via=vfio"));
-            if via_vfio && k.device.is_none() {
-                return Err(bad("the bench assigns a device (--via vfio-*) but this side has no `--device edu`".into()));
-            }
-        }
-        Mode::Xen(x) if crate::grammar::xen_words(&x.bench).first().map(String::as_str) == Some("fio") => {
-            // dom0 fio (issue 33): its own flags and refusals, checked like the domU benches.
-            <crate::dom0::FioArgs as clap::Parser>::try_parse_from(crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
-            crate::dom0::check(&x).map_err(|e| bad(e.to_string()))?;
-            xen_build_inputs(&x).map_err(|e| bad(e.to_string()))?;
-        }
-        Mode::Xen(x) => {
-            let b = BenchArgs::parse_words(&crate::grammar::xen_words(&x.bench)).map_err(|e| bad(e.to_string().trim().to_string()))?;
-            crate::xen::check(&x, &b).map_err(|e| bad(e.to_string()))?;
-            xen_build_inputs(&x).map_err(|e| bad(e.to_string()))?;
-        }
-        _ => return Err(bad("not a kvm or xen side".into())),
-    }
+    check(&argv).map_err(bad)?;
     let argv_head = std::iter::once(mode.name().to_string()).chain(words.iter().cloned()).collect();
     Ok(Plan { side, opts: words, argv_head })
 }
 
-/// A side's own Xen (issue 33) checked before any boot: `--xen-src` is a Xen tree or tarball, its
-/// `--patches` are patches and its `--xen-config` settings parse (xen_build::identify, which
-/// builds nothing); `--xen FILE` is a Xen binary.
-fn xen_build_inputs(x: &crate::cli::XenArgs) -> Result<(), XenInputError> {
-    if let Some(src) = &x.xen_src {
-        let s = crate::xen_build::XenSource { src: src.clone(), patches: x.patches.clone(), config: x.xen_config.clone() };
-        crate::xen_build::identify(&s)?;
-    }
-    if let Some(f) = &x.xen {
-        let bytes = std::fs::read(f).map_err(|source| XenInputError::Read { path: f.clone(), source })?;
-        crate::kernel_image::check_xen(&bytes).map_err(|source| XenInputError::NotXen { path: f.clone(), source })?;
-    }
-    Ok(())
-}
-
-/// A side's own Xen that cannot be used: the `--xen-src` tree, or the `--xen` binary.
-#[derive(Debug, thiserror::Error)]
-enum XenInputError {
-    #[error(transparent)]
-    Build(#[from] crate::xen_build::BuildError),
-    #[error("--xen {}: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("--xen {}: {source}", path.display())]
-    NotXen { path: PathBuf, source: crate::kernel_image::KernelImageError },
-}
-
 /// Everything checked before the first boot: the bench, the output directory, both sides.
-pub fn prepare(a: &AbArgs) -> Result<(Vec<Vec<String>>, PathBuf, [Plan; 2]), AbError> {
+pub fn prepare(a: &AbConfig, check: SideCheck) -> Result<(Vec<Vec<String>>, PathBuf, [Plan; 2]), AbError> {
     if a.repeat == 1 && !a.single_run {
         return Err(AbError::Usage(
             "--repeat 1: one boot per side cannot show boot-to-boot spread; give --single-run to accept a verdict within one run each, or --repeat 3 (the default)".into(),
@@ -364,7 +313,7 @@ pub fn prepare(a: &AbArgs) -> Result<(Vec<Vec<String>>, PathBuf, [Plan; 2]), AbE
     for (side, opts) in [(Side::A, &a.a), (Side::B, &a.b)] {
         let mut plan = None;
         for b in &benches {
-            plan = Some(validate_side(a.mode, side, opts, b)?);
+            plan = Some(validate_side(a.mode, side, opts, b, check)?);
         }
         plans.push(plan.expect("one bench at least"));
     }
@@ -482,8 +431,8 @@ fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbEr
 }
 
 /// The whole A/B with a given runner; returns the exit status.
-pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Result<i32, AbError> {
-    let (benches, out, plans) = prepare(a)?;
+pub fn run_with(a: &AbConfig, runner: &mut dyn Runner, check: SideCheck, command: Vec<String>) -> Result<i32, AbError> {
+    let (benches, out, plans) = prepare(a, check)?;
     crate::ab_report::check_junit(a)?;
     std::fs::create_dir_all(&out).map_err(io(&out))?;
     let repeat = if a.single_run { 1 } else { a.repeat };
@@ -572,11 +521,7 @@ pub fn run_with(a: &AbArgs, runner: &mut dyn Runner, command: Vec<String>) -> Re
     Ok(code)
 }
 
-/// `irqlab-lab ab …`.
-pub fn run(a: &AbArgs, command: Vec<String>) -> Result<i32, AbError> {
-    run_with(a, &mut ProcessRunner, command)
+/// `irqlab-lab ab …`, each side checked by `check` before the first boot.
+pub fn run(a: &AbConfig, check: SideCheck, command: Vec<String>) -> Result<i32, AbError> {
+    run_with(a, &mut ProcessRunner, check, command)
 }
-
-#[cfg(test)]
-#[path = "ab_tests.rs"]
-mod tests;

@@ -8,7 +8,7 @@ use report::compare_doc::{Answer, CompareDoc, DocInputs};
 use report::verdict_table::VerdictOptions;
 use results::LatencyUnit;
 
-use crate::ab::{AbArgs, AbError};
+use crate::ab::{AbConfig, AbError};
 
 /// One bench's verdict: the exit status, the text printed, and the document (its JSON goes to
 /// comparison.json, its gate to `--junit` and `--summary-md`).
@@ -18,7 +18,7 @@ pub struct BenchVerdict {
     pub doc: CompareDoc,
 }
 
-pub fn verdict(a: &AbArgs, ra: &results::RunResult, rb: &results::RunResult, an: &Path, bn: &Path, repeat: u32) -> Result<BenchVerdict, AbError> {
+pub fn verdict(a: &AbConfig, ra: &results::RunResult, rb: &results::RunResult, an: &Path, bn: &Path, repeat: u32) -> Result<BenchVerdict, AbError> {
     let conf = results::stats::Confidence::new(a.confidence).map_err(|e| AbError::Usage(e.to_string()))?;
     let doc = CompareDoc::build(DocInputs {
         a: ra,
@@ -29,6 +29,7 @@ pub fn verdict(a: &AbArgs, ra: &results::RunResult, rb: &results::RunResult, an:
         unit: LatencyUnit::Us,
         opts: VerdictOptions { confidence: conf, effect: 0.05 },
         paired: false,
+        share_above: &[],
         fail_on: a.fail_on.clone(),
     })
     .map_err(|e| AbError::Compare(e.to_string()))?;

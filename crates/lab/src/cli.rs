@@ -1,8 +1,13 @@
-//! The lab's flags (clap). Bad flags exit 2 with clap's message, which names the flag.
+//! The lab's outer shell: its flags (clap), turned into a [`Request`] of plain configuration
+//! structs (`config.rs`, `ab::AbConfig`) that the modes take. Nothing below this module knows a
+//! flag; `route.rs` runs a request. Bad flags exit 2 with clap's message, which names the flag.
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use results::vocab::Bench;
+use clap::{Parser, Subcommand};
+use results::vocab::{Bench, Wait};
+
+use crate::ab::{parse_fail_on, AbConfig, AbMode, FailOn};
+use crate::config::{BenchConfig, FioConfig, Gic, GuestConfig, ItsConvertConfig, Job, KvmConfig, LabDevice, Neighbour, Sched, Vwfi, XenConfig};
 
 #[derive(Debug, Parser)]
 #[command(name = "irqlab-lab", about = "irqlab's Arm lab: Debian's Xen (dom0less) or arm64 KVM under QEMU TCG", version)]
@@ -35,7 +40,7 @@ pub enum Mode {
     /// [--repeat N | --single-run] [--fail-on slower[:STAT]] -- BENCH … --out DIR` runs both sides
     /// interleaved (a fresh boot each), imports each as repetitions and prints `irqlab compare`'s
     /// verdicts; exit 4 with --fail-on on a resolvable regression (see docs/patch-gate.md).
-    Ab(crate::ab::AbArgs),
+    Ab(AbArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -50,21 +55,6 @@ pub struct ItsConvertArgs {
     #[arg(long)]
     pub force: bool,
     pub trace: PathBuf,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Gic {
-    #[default]
-    V3,
-    /// GICv4 with the ITS (`kvm-arm.vgic_v4_enable=1`).
-    V4,
-}
-
-/// A PCI device the lab's KVM host gets to assign with VFIO.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LabDevice {
-    /// QEMU's `edu` behind an SMMUv3, bound to vfio-pci (for `run device --via vfio-msi|vfio-intx`).
-    Edu,
 }
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -138,30 +128,6 @@ pub struct GuestArgs {
     /// The bench arguments, after `--`.
     #[arg(last = true, required = true)]
     pub bench: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Sched {
-    Credit,
-    #[default]
-    Credit2,
-    /// Refused with Debian's Xen (no null scheduler); allowed with `--xen-src` built with SCHED_NULL=y, or `--xen FILE`.
-    Null,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Vwfi {
-    #[default]
-    Trap,
-    Native,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Neighbour {
-    #[default]
-    Idle,
-    /// A second domU spinning on every pCPU.
-    Busy,
 }
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -239,12 +205,6 @@ fn xen_bench(s: &str) -> Result<Bench, ArgError> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum WaitArg {
-    Wfi,
-    Busy,
-}
-
 /// The bench arguments after `--`.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "bench arguments", no_binary_name = true)]
@@ -258,8 +218,8 @@ pub struct BenchArgs {
     pub warmup: u64,
     #[arg(long, default_value_t = 1000.0, value_parser = parse_period)]
     pub period_us: f64,
-    #[arg(long, value_enum, default_value_t = WaitArg::Wfi)]
-    pub wait: WaitArg,
+    #[arg(long, value_enum, default_value_t = Wait::Hlt)]
+    pub wait: Wait,
     /// Directory for result.json, console.log and xen.dts.
     #[arg(long)]
     pub out: PathBuf,
@@ -284,6 +244,207 @@ impl BenchArgs {
     }
 }
 
+/// A `--runtime` clap hands to [`parse_runtime`] that it refuses (clap prints the text after the
+/// flag's name).
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeArgError {
+    #[error("{text}: {source} (e.g. 5s)")]
+    NotADuration { text: String, source: humantime::DurationError },
+    #[error("{0}: whole seconds between 1 s and 600 s")]
+    OutOfRange(String),
+}
+
+fn parse_runtime(s: &str) -> Result<u64, RuntimeArgError> {
+    let d = humantime::parse_duration(s).map_err(|source| RuntimeArgError::NotADuration { text: s.into(), source })?;
+    let n = d.as_secs();
+    if n == 0 || n > 600 || d.subsec_nanos() != 0 {
+        return Err(RuntimeArgError::OutOfRange(s.into()));
+    }
+    Ok(n)
+}
+
+/// The words after `--` in fio mode.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "fio arguments", no_binary_name = true)]
+pub struct FioArgs {
+    #[arg(value_parser = ["fio"])]
+    pub what: String,
+    #[arg(long, value_enum)]
+    pub job: Job,
+    /// fio's runtime per repetition (whole seconds).
+    #[arg(long, default_value = "5s", value_parser = parse_runtime)]
+    pub runtime: u64,
+    /// Repetitions, each a fresh boot.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub repeat: u32,
+    /// Do not log QEMU's exceptions and GIC events (no delivery counts; the log slows TCG down).
+    #[arg(long)]
+    pub no_counts: bool,
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct AbArgs {
+    /// The mode both sides run in.
+    #[arg(value_enum)]
+    pub mode: AbMode,
+    /// Side A (the base): that mode's options, one string, e.g. `--kernel base/Image --gic v4`.
+    #[arg(long, value_name = "OPTS", allow_hyphen_values = true)]
+    pub a: String,
+    /// Side B (the patched build): that mode's options, one string.
+    #[arg(long, value_name = "OPTS", allow_hyphen_values = true)]
+    pub b: String,
+    /// Boots per side (interleaved A B A B); the verdict uses the spread between boots.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// One boot per side: the verdict rests on the samples of one run each and cannot see
+    /// boot-to-boot spread (say so explicitly; `--repeat 1` alone is refused).
+    #[arg(long, conflicts_with = "repeat")]
+    pub single_run: bool,
+    /// Exit 4 when B is resolvably slower: `slower` (any statistic) or `slower:p99`.
+    #[arg(long, value_name = "slower[:STAT]", value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
+    /// Confidence level of the verdicts, in (0, 1).
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+    /// --junit, --summary-md, --force: as `irqlab compare` takes them.
+    #[command(flatten)]
+    pub outputs: results::vocab::GateOutputs,
+    /// The bench and its options, once for both sides, with `--out DIR`.
+    #[arg(last = true, required = true)]
+    pub bench: Vec<String>,
+}
+
+/// What the command line asks for, as the modes take it.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// A domU bench under Xen.
+    Xen(XenConfig, BenchConfig),
+    /// fio in dom0 (`xen … -- fio …`).
+    XenFio(XenConfig, FioConfig),
+    Guest(GuestConfig, BenchConfig),
+    Kvm(KvmConfig),
+    ItsConvert(ItsConvertConfig),
+    Ab(AbConfig),
+}
+
+/// A command line that does not parse: clap's own error (its exit status: 0 for `--help`), or
+/// the words after `--` of a mode (exit 2), named.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    #[error("{0}")]
+    Flags(clap::Error),
+    #[error("irqlab-lab {mode}: {what} arguments: {source}")]
+    Words { mode: &'static str, what: &'static str, source: clap::Error },
+    #[error("irqlab-lab xen: several benches after `--`: the Xen mode boots one guest image per bench (a boot is ~1–5 s); give one bench per command (the KVM mode runs several in one boot)")]
+    SeveralXenBenches,
+}
+
+impl ParseError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ParseError::Flags(e) if !e.use_stderr() => 0,
+            _ => 2,
+        }
+    }
+}
+
+/// Parses a whole command line (program name first) into a [`Request`], and the note for the
+/// older `-- run BENCH` form when it was used.
+pub fn parse(argv: &[String]) -> Result<(Request, Option<String>), ParseError> {
+    let cli = Cli::try_parse_from(argv).map_err(ParseError::Flags)?;
+    let note = match &cli.mode {
+        Mode::Xen(x) => crate::grammar::alias_note(&x.bench),
+        Mode::Kvm(k) => crate::grammar::alias_note(&k.args),
+        _ => None,
+    };
+    let req = match cli.mode {
+        Mode::Xen(x) => xen_request(x)?,
+        Mode::Guest(g) => {
+            let b = bench_config(&g.bench, "guest")?;
+            Request::Guest(GuestConfig { force: g.force, counter_hz: g.counter_hz }, b)
+        }
+        Mode::Kvm(k) => Request::Kvm(k.into()),
+        Mode::ItsConvert(a) => Request::ItsConvert(ItsConvertConfig { gic: a.gic, cpus: a.cpus, force: a.force, trace: a.trace }),
+        Mode::Ab(a) => Request::Ab(a.into()),
+    };
+    Ok((req, note))
+}
+
+fn xen_request(x: XenArgs) -> Result<Request, ParseError> {
+    if crate::grammar::segments(&x.bench).len() > 1 {
+        return Err(ParseError::SeveralXenBenches);
+    }
+    let words = crate::grammar::xen_words(&x.bench);
+    if words.first().map(String::as_str) == Some("fio") {
+        let f = FioArgs::try_parse_from(&words).map_err(|source| ParseError::Words { mode: "xen", what: "fio", source })?;
+        let fio = FioConfig { job: f.job, runtime: f.runtime, repeat: f.repeat, no_counts: f.no_counts, out: f.out };
+        return Ok(Request::XenFio(x.into(), fio));
+    }
+    let b = bench_config(&x.bench, "xen")?;
+    Ok(Request::Xen(x.into(), b))
+}
+
+fn bench_config(words: &[String], mode: &'static str) -> Result<BenchConfig, ParseError> {
+    let b = BenchArgs::parse_words(&crate::grammar::xen_words(words)).map_err(|source| ParseError::Words { mode, what: "bench", source })?;
+    Ok(BenchConfig { bench: b.bench, samples: b.samples, warmup: b.warmup, period_us: b.period_us, wait: b.wait, out: b.out })
+}
+
+impl From<KvmArgs> for KvmConfig {
+    fn from(k: KvmArgs) -> KvmConfig {
+        KvmConfig {
+            gic: k.gic,
+            device: k.device,
+            busy_cpu: k.busy_cpu,
+            icount: k.icount,
+            irqlab: k.irqlab,
+            force: k.force,
+            timeout_s: k.timeout_s,
+            trace_its: k.trace_its,
+            move_vcpus_ms: k.move_vcpus_ms,
+            exit_reasons: k.exit_reasons,
+            kernel: k.kernel,
+            modules: k.modules,
+            kernel_config: k.kernel_config,
+            peer_kvm_unit_tests: k.peer_kvm_unit_tests,
+            peer_kvmtool: k.peer_kvmtool,
+            args: k.args,
+            instrument: Default::default(),
+        }
+    }
+}
+
+impl From<XenArgs> for XenConfig {
+    fn from(x: XenArgs) -> XenConfig {
+        XenConfig {
+            sched: x.sched,
+            vwfi: x.vwfi,
+            vcpus: x.vcpus,
+            neighbour: x.neighbour,
+            icount: x.icount,
+            icount_opts: x.icount_opts,
+            force: x.force,
+            xen_src: x.xen_src,
+            patches: x.patches,
+            xen_config: x.xen_config,
+            xen: x.xen,
+            dom0_vcpus: x.dom0_vcpus,
+            dom0_pin: x.dom0_pin,
+            timeout_s: x.timeout_s,
+            instrument: Default::default(),
+            census: x.census,
+            xen_syms: x.xen_syms,
+        }
+    }
+}
+
+impl From<AbArgs> for AbConfig {
+    fn from(a: AbArgs) -> AbConfig {
+        AbConfig { mode: a.mode, a: a.a, b: a.b, repeat: a.repeat, single_run: a.single_run, fail_on: a.fail_on, confidence: a.confidence, outputs: a.outputs, bench: a.bench }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,7 +459,7 @@ mod tests {
         let Mode::Xen(x) = c.mode else { panic!("not xen") };
         assert_eq!((x.sched, x.vwfi, x.neighbour, x.icount), (Sched::Credit, Vwfi::Native, Neighbour::Busy, false));
         let b = BenchArgs::parse_words(&x.bench).unwrap();
-        assert_eq!((b.bench, b.samples, b.warmup, b.wait), (Bench::Ipi, 8, 4, WaitArg::Wfi));
+        assert_eq!((b.bench, b.samples, b.warmup, b.wait), (Bench::Ipi, 8, 4, Wait::Hlt));
         assert_eq!(b.out, PathBuf::from("/tmp/o"));
     }
 
@@ -326,5 +487,16 @@ mod tests {
         assert!(e.to_string().contains("expected `timer` or `ipi`"), "{e}");
         assert_eq!(BenchArgs::parse_words(&words("timer --out o")).unwrap().bench, Bench::Timer);
         assert!(Cli::try_parse_from(words("irqlab-lab xen --icount-opts shift=2 -- timer --out o")).is_err(), "--icount-opts needs --icount");
+    }
+
+    #[test]
+    fn fio_words() {
+        let w = words;
+        let fio = |s: &str| parse(&w(&format!("irqlab-lab xen -- {s}")));
+        let Ok((Request::XenFio(_, a), _)) = fio("fio --job 4k-qd1-nj4 --runtime 3s --repeat 2 --out /tmp/o") else { panic!("not fio") };
+        assert_eq!((a.job, a.runtime, a.repeat), (Job::K4Qd1Nj4, 3, 2));
+        assert!(fio("fio --job 8k-qd9 --out o").unwrap_err().to_string().contains("--job"));
+        assert!(fio("fio --job 4k-qd1 --runtime 0s --out o").unwrap_err().to_string().contains("--runtime"));
+        assert!(fio("fio --job 4k-qd1").unwrap_err().to_string().contains("--out"));
     }
 }

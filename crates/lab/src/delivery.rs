@@ -111,110 +111,118 @@ fn field(line: &str, key: &str) -> Option<u64> {
     }
 }
 
-/// Counts over `text` (one window of QEMU's `-D` log).
-pub fn count(text: &str, name: &str) -> Result<Counts, DeliveryError> {
-    let mut c = Counts::default();
-    let mut doorbell_ids = std::collections::BTreeSet::new();
-    // The whole log's VMAPTI/VMOVI doorbells are known before the window (mapping precedes use);
-    // the caller passes them through `doorbells_in` when the window starts later.
-    let mut pending_translation = false;
-    let mut exception: Option<String> = None;
-    let mut last_el2: Option<String> = None;
-    let mut iar1 = Vec::new();
-    let mut seen = false;
-    for l in text.lines() {
+/// One pass over a log window: the counts, and what a line leaves for the next ones.
+#[derive(Default)]
+struct Tally {
+    c: Counts,
+    doorbell_ids: std::collections::BTreeSet<u64>,
+    /// A TRANSLATER write whose ITE read has not come yet.
+    pending_translation: bool,
+    /// The exception of a `Taking exception` line, until its `...from` line.
+    exception: Option<String>,
+    /// The last exception taken to EL2, until its `...with ESR` line.
+    last_el2: Option<String>,
+    iar1: Vec<u64>,
+    seen: bool,
+}
+
+impl Tally {
+    /// QEMU's `-d int` lines (`Taking exception …`, `...from … to EL2`, `...with ESR …`);
+    /// true when `l` was one.
+    fn exception_line(&mut self, l: &str) -> bool {
         if let Some(rest) = l.strip_prefix("Taking exception ") {
-            seen = true;
-            exception = rest.split_once('[').and_then(|(_, r)| r.split_once(']')).map(|(n, _)| n.to_string());
-            continue;
-        }
-        if let Some(rest) = l.strip_prefix("...from ") {
-            if let Some(n) = exception.take() {
+            self.seen = true;
+            self.exception = rest.split_once('[').and_then(|(_, r)| r.split_once(']')).map(|(n, _)| n.to_string());
+        } else if let Some(rest) = l.strip_prefix("...from ") {
+            if let Some(n) = self.exception.take() {
                 if rest.trim_end().ends_with("to EL2") {
-                    *c.el2_entries.entry(n.clone()).or_default() += 1;
-                    last_el2 = Some(n);
+                    *self.c.el2_entries.entry(n.clone()).or_default() += 1;
+                    self.last_el2 = Some(n);
                 }
             }
-            continue;
+        } else if let Some(rest) = l.strip_prefix("...with ESR ") {
+            self.syndrome(rest);
+        } else {
+            return false;
         }
-        if let Some(rest) = l.strip_prefix("...with ESR ") {
-            // QEMU files trapped WFI/WFE (EC 0x01) and trapped system registers (EC 0x18) under
-            // "Undefined Instruction"; the syndrome's class names them.
-            if let Some(n) = last_el2.take().filter(|n| n == "Undefined Instruction") {
-                let ec = rest.split('/').next().and_then(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok());
-                let named = match ec {
-                    Some(0x01) => Some("WFx trap"),
-                    Some(0x18) => Some("sysreg trap"),
-                    _ => None,
-                };
-                if let Some(named) = named {
-                    *c.el2_entries.entry(n.clone()).or_default() -= 1;
-                    if c.el2_entries.get(&n) == Some(&0) {
-                        c.el2_entries.remove(&n);
-                    }
-                    *c.el2_entries.entry(named.into()).or_default() += 1;
-                }
-            }
-            continue;
-        }
-        let Some(ev) = l.split(' ').next().filter(|e| e.starts_with("gicv3_")) else {
-            continue;
+        true
+    }
+
+    /// QEMU files trapped WFI/WFE (EC 0x01) and trapped system registers (EC 0x18) under
+    /// "Undefined Instruction"; the syndrome's class names them.
+    fn syndrome(&mut self, esr: &str) {
+        let Some(n) = self.last_el2.take().filter(|n| n == "Undefined Instruction") else { return };
+        let ec = esr.split('/').next().and_then(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok());
+        let named = match ec {
+            Some(0x01) => "WFx trap",
+            Some(0x18) => "sysreg trap",
+            _ => return,
         };
-        seen = true;
+        let e = &mut self.c.el2_entries;
+        *e.entry(n.clone()).or_default() -= 1;
+        if e.get(&n) == Some(&0) {
+            e.remove(&n);
+        }
+        *e.entry(named.into()).or_default() += 1;
+    }
+
+    /// One `gicv3_*` trace event.
+    fn gic_event(&mut self, ev: &str, l: &str) {
+        let c = &mut self.c;
         match ev {
             "gicv3_its_translation_write" => {
                 c.msi += 1;
-                pending_translation = true;
+                self.pending_translation = true;
             }
-            "gicv3_its_ite_read" if pending_translation => {
-                pending_translation = false;
-                let valid = field(l, "valid ") == Some(1);
-                match (valid, field(l, "inttype ")) {
+            "gicv3_its_ite_read" if self.pending_translation => {
+                self.pending_translation = false;
+                match (field(l, "valid ") == Some(1), field(l, "inttype ")) {
                     (true, Some(0)) => {
                         c.msi_virtual += 1;
-                        if let Some(d) = field(l, "doorbell ").filter(|&d| d != SPURIOUS) {
-                            doorbell_ids.insert(d);
-                        }
+                        self.doorbell_ids.extend(field(l, "doorbell ").filter(|&d| d != SPURIOUS));
                     }
                     (true, Some(_)) => c.msi_physical += 1,
                     _ => c.msi_unmapped += 1,
                 }
             }
-            "gicv3_redist_write" if field(l, "offset ") == Some(VPENDBASER) => {
-                // Valid is bit 63.
-                if field(l, "data ").is_some_and(|v| v >> 63 == 1) {
-                    c.vpe_resident += 1;
-                } else {
-                    c.vpe_non_resident += 1;
-                }
-            }
-            "gicv3_icc_iar1_read" => iar1.push(field(l, "value ").unwrap_or(SPURIOUS)),
-            "gicv3_icv_iar_read" => {
-                if field(l, "value ").is_some_and(|v| v >= LPI_BASE) {
-                    c.dom0_lpi_acks += 1;
-                }
-            }
-            "gicv3_ich_lr_write" => {
-                // ICH_LR<n>_EL2: vINTID in bits [31:0]; the value is printed in hex.
-                if field(l, "value ").is_some_and(|v| (v & 0xffff_ffff) >= LPI_BASE) {
-                    c.lr_lpi_writes += 1;
-                }
-            }
+            // GICR_VPENDBASER: Valid is bit 63.
+            "gicv3_redist_write" if field(l, "offset ") == Some(VPENDBASER) => match field(l, "data ").is_some_and(|v| v >> 63 == 1) {
+                true => c.vpe_resident += 1,
+                false => c.vpe_non_resident += 1,
+            },
+            "gicv3_icc_iar1_read" => self.iar1.push(field(l, "value ").unwrap_or(SPURIOUS)),
+            "gicv3_icv_iar_read" => c.dom0_lpi_acks += u64::from(field(l, "value ").is_some_and(|v| v >= LPI_BASE)),
+            // ICH_LR<n>_EL2: vINTID in bits [31:0]; the value is printed in hex.
+            "gicv3_ich_lr_write" => c.lr_lpi_writes += u64::from(field(l, "value ").is_some_and(|v| (v & 0xffff_ffff) >= LPI_BASE)),
             _ => {
                 if let Some(cmd) = ev.strip_prefix("gicv3_its_cmd_") {
                     *c.its_commands.entry(cmd.to_uppercase()).or_default() += 1;
-                    if let Some(d) = field(l, "Dbell_pINTID ").filter(|&d| d != SPURIOUS) {
-                        doorbell_ids.insert(d);
-                    }
+                    self.doorbell_ids.extend(field(l, "Dbell_pINTID ").filter(|&d| d != SPURIOUS));
                 }
             }
         }
     }
-    if !seen {
+}
+
+/// Counts over `text` (one window of QEMU's `-D` log). The whole log's VMAPTI/VMOVI doorbells
+/// are known before the window (mapping precedes use); [`count_window`] passes them in when the
+/// window starts later.
+pub fn count(text: &str, name: &str) -> Result<Counts, DeliveryError> {
+    let mut t = Tally::default();
+    for l in text.lines() {
+        if t.exception_line(l) {
+            continue;
+        }
+        if let Some(ev) = l.split(' ').next().filter(|e| e.starts_with("gicv3_")) {
+            t.seen = true;
+            t.gic_event(ev, l);
+        }
+    }
+    if !t.seen {
         return Err(DeliveryError::Empty(name.into()));
     }
-    c.doorbells = iar1.iter().filter(|v| doorbell_ids.contains(v)).count() as u64;
-    Ok(c)
+    t.c.doorbells = t.iar1.iter().filter(|v| t.doorbell_ids.contains(v)).count() as u64;
+    Ok(t.c)
 }
 
 /// The doorbell INTIDs the whole log names (VMAPTI/VMOVI `Dbell_pINTID`, virtual entries' `doorbell`).

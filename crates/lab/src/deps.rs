@@ -1,7 +1,9 @@
-//! Finding and fetching what the lab runs: host tools (QEMU, dtc) installed with `apt-get install`
-//! when missing, and arm64 Debian packages (Xen, the kernel, busybox) fetched with `apt-get
-//! download` and unpacked with `dpkg-deb -x` into a cache (no arm64 package is installed).
-//! Every action is announced on stderr; a failure is one line naming the package.
+//! Finding and fetching what the lab runs: host tools (QEMU, dtc, the cross compiler) must be on
+//! PATH — `scripts/ensure-deps.sh` installs them, and the lab installs nothing: a missing one is
+//! exit 2 naming the tool and its Debian package ([`require_tool`]); the arm64 Debian packages
+//! that are the system under test (Xen, the kernel, busybox) are fetched with `apt-get download`
+//! (no root, nothing installed) and unpacked with `dpkg-deb -x` into the lab cache. Every action
+//! is announced on stderr; a failure is one line naming the package.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -52,16 +54,16 @@ fn run(cmd: &mut Command, what: &str) -> Result<String, ToolError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// A host tool, installed from Debian (`apt-get install -y <package>`) when it is not on PATH.
-pub fn ensure_tool(bin: &str, package: &str) -> Result<PathBuf, LabError> {
+/// A host tool on PATH; when missing, exit 2 naming it and the Debian package
+/// `scripts/ensure-deps.sh` installs it from (the lab installs nothing at run time).
+pub fn require_tool(bin: &str, package: &str) -> Result<PathBuf, LabError> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    if let Some(p) = find_in_path(bin, &path) {
-        return Ok(p);
-    }
-    eprintln!("irqlab-lab: {bin} not found; installing Debian package {package} (apt-get install -y {package})");
-    run(Command::new("apt-get").args(["install", "-y", "--no-install-recommends", package]).env("DEBIAN_FRONTEND", "noninteractive"), &format!("apt-get install {package}"))
-        .map_err(|e| LabError::Setup(format!("{bin} is missing and could not be installed: {e}")))?;
-    find_in_path(bin, &path).ok_or_else(|| LabError::Setup(format!("{bin} still not on PATH after installing {package}")))
+    find_in_path(bin, &path).ok_or_else(|| missing_tool(bin, package))
+}
+
+/// The refusal for a missing host tool.
+pub fn missing_tool(bin: &str, package: &str) -> LabError {
+    LabError::Usage(format!("{bin} is not on PATH: scripts/ensure-deps.sh installs it (Debian package {package}); the lab installs nothing itself"))
 }
 
 /// The exact package a metapackage depends on (`linux-image-arm64` → `linux-image-6.1.0-NN-arm64`),
@@ -185,6 +187,15 @@ mod tests {
         std::fs::write(d.path().join(XEN_PACKAGE).join("boot/xen-4.17-arm64"), "x").unwrap();
         // No apt-get is run: the binary is already unpacked.
         assert_eq!(xen_binary(d.path()).unwrap(), d.path().join(XEN_PACKAGE).join("boot/xen-4.17-arm64"));
+    }
+
+    #[test]
+    fn a_missing_tool_is_named_with_its_package_and_nothing_is_installed() {
+        let e = missing_tool("qemu-system-aarch64", "qemu-system-arm");
+        assert_eq!(e.exit_code(), 2);
+        let t = e.to_string();
+        assert!(t.contains("qemu-system-aarch64 is not on PATH") && t.contains("Debian package qemu-system-arm") && t.contains("ensure-deps.sh"), "{t}");
+        assert!(require_tool("irqlab-lab-no-such-tool", "nothing").is_err());
     }
 
     #[test]

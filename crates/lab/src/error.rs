@@ -1,6 +1,13 @@
-//! The lab's errors and their exit codes: bad input (flags, an existing result, a configuration
-//! Debian's Xen cannot do) exits 2; an environment or boot failure exits 1 with one line.
+//! The lab's error and its exit codes, in one place: bad input (flags, an existing result, a
+//! configuration Debian's Xen cannot do, a file that is not what its flag says) exits 2 with
+//! nothing started; an environment or boot failure exits 1 with one line. A part with its own
+//! error type (the Xen build, fio's build, the A/B) is kept whole as the [`LabError::Part`]'s
+//! source, with the exit status that part decided (`impl From<…> for LabError` beside each such
+//! type, so this module stays a leaf that imports nothing of the lab).
 use std::path::PathBuf;
+
+/// A lower part's own error, boxed as the source of [`LabError::Part`].
+pub type PartError = Box<dyn std::error::Error + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
@@ -19,12 +26,9 @@ pub enum LabError {
     Results(#[from] results::ResultsError),
     #[error(transparent)]
     Guest(#[from] armguest::GuestError),
-    #[error(transparent)]
-    XenBuild(#[from] crate::xen_build::BuildError),
-    #[error(transparent)]
-    FioBuild(#[from] crate::fio_build::FioBuildError),
-    #[error(transparent)]
-    Census(#[from] crate::census::CensusError),
+    /// A part's own error (the Xen build, fio's build, the A/B), with the exit status it decided.
+    #[error("{source}")]
+    Part { code: i32, source: PartError },
 }
 
 impl LabError {
@@ -32,8 +36,7 @@ impl LabError {
         match self {
             LabError::Usage(_) => 2,
             LabError::Guest(armguest::GuestError::Invalid { .. }) => 2,
-            LabError::XenBuild(e) => e.exit_code(),
-            LabError::Census(e) => e.exit_code(),
+            LabError::Part { code, .. } => *code,
             _ => 1,
         }
     }

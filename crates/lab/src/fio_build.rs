@@ -19,6 +19,12 @@ pub enum FioBuildError {
     Env(String),
 }
 
+impl From<FioBuildError> for crate::error::LabError {
+    fn from(e: FioBuildError) -> Self {
+        crate::error::LabError::Part { code: 1, source: Box::new(e) }
+    }
+}
+
 /// The host's Debian suite (`VERSION_CODENAME` of /etc/os-release).
 pub fn suite(os_release: &str) -> Option<String> {
     os_release.lines().find_map(|l| l.strip_prefix("VERSION_CODENAME=")).map(|v| v.trim_matches('"').to_string()).filter(|v| !v.is_empty())

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use sim::arch::arm::its::{Command, Vmapp};
 
-use crate::cli::Gic;
+use crate::config::{Gic, ItsConvertConfig};
 use crate::its_trace::{self, ItsCmd, TraceError, TraceEvent};
 
 /// The largest redistributor number an its-check script takes (`rd N …`).
@@ -189,52 +189,66 @@ pub fn convert(events: &[(usize, TraceEvent)], o: &Options) -> Result<Converted,
     let mut body = String::new();
     let mut st = State::default();
     for &(line, ev) in events {
-        match ev {
-            TraceEvent::Cmd(ItsCmd::Unknown { opcode }) => {
-                *c.commands.entry("unknown").or_default() += 1;
-                let _ = writeln!(body, "{:#018x} 0 0 0   # trace {line}: opcode {opcode:#04x} QEMU does not implement (only the opcode is traced)", opcode);
-            }
-            TraceEvent::Cmd(tc) => {
-                let (cmd, inferred) = st.command(tc);
-                *c.commands.entry(cmd.name()).or_default() += 1;
-                let _ = write!(body, "{}   # trace {line}: {}", words(cmd.encode()), cmd.name());
-                if let Some(i) = inferred {
-                    c.inferred += 1;
-                    let _ = write!(body, "; inferred: {i}");
-                }
-                body.push('\n');
-            }
-            TraceEvent::Translate { device, event } => {
-                c.translates += 1;
-                let _ = writeln!(body, "translate {device:#x} {event}   # trace {line}");
-            }
-            TraceEvent::RedistWrite { redist, offset, .. } | TraceEvent::RedistRead { redist, offset, .. }
-                if (offset == VPROPBASER || offset == VPENDBASER) && redist > MAX_REDIST =>
-            {
-                // its-check numbers redistributors 0..=65535 (found by the lab_console fuzzer).
-                return Err(ConvertError::NotExpressible { line, why: format!("redistributor {redist}: its-check takes redistributor numbers up to {MAX_REDIST}") });
-            }
-            TraceEvent::RedistWrite { redist, offset, data, size } if offset == VPROPBASER || offset == VPENDBASER => {
-                if size != 8 {
-                    return Err(ConvertError::NotExpressible {
-                        line,
-                        why: format!("a {size}-byte write to redistributor {redist} offset {offset:#x}; its-check takes whole 64-bit VPROPBASER/VPENDBASER values"),
-                    });
-                }
-                let reg = if offset == VPROPBASER { "VPROPBASER" } else { "VPENDBASER" };
-                if offset == VPENDBASER {
-                    st.poll_open.insert(redist, true);
-                }
-                let _ = writeln!(body, "rd {redist} {reg} {data:#018x}   # trace {line}");
-            }
-            TraceEvent::RedistRead { redist, offset: VPENDBASER, data, .. } if data & DIRTY == 0 && st.poll_open.get(&redist) == Some(&true) => {
-                st.poll_open.insert(redist, false);
-                let _ = writeln!(body, "rd {redist} poll-dirty   # trace {line}: VPENDBASER read with Dirty = 0");
-            }
-            TraceEvent::RedistWrite { offset, .. } => *c.other_redist.entry((true, offset)).or_default() += 1,
-            TraceEvent::RedistRead { offset, .. } => *c.other_redist.entry((false, offset)).or_default() += 1,
-        }
+        script_line(&mut c, &mut st, &mut body, line, ev)?;
     }
+    c.text = header(&c, o) + &body;
+    if !c.other_redist.is_empty() {
+        let other = c.other_redist.iter().map(|((w, off), k)| format!("{} {off:#x} ×{k}", if *w { "write" } else { "read" })).collect::<Vec<_>>().join(", ");
+        let _ = writeln!(c.text, "# redistributor accesses its-check cannot express (offset from the redistributor base): {other}");
+    }
+    Ok(c)
+}
+
+/// One trace event into the script's body (or the counts of what the script cannot express).
+fn script_line(c: &mut Converted, st: &mut State, body: &mut String, line: usize, ev: TraceEvent) -> Result<(), ConvertError> {
+    match ev {
+        TraceEvent::Cmd(ItsCmd::Unknown { opcode }) => {
+            *c.commands.entry("unknown").or_default() += 1;
+            let _ = writeln!(body, "{:#018x} 0 0 0   # trace {line}: opcode {opcode:#04x} QEMU does not implement (only the opcode is traced)", opcode);
+        }
+        TraceEvent::Cmd(tc) => {
+            let (cmd, inferred) = st.command(tc);
+            *c.commands.entry(cmd.name()).or_default() += 1;
+            let _ = write!(body, "{}   # trace {line}: {}", words(cmd.encode()), cmd.name());
+            if let Some(i) = inferred {
+                c.inferred += 1;
+                let _ = write!(body, "; inferred: {i}");
+            }
+            body.push('\n');
+        }
+        TraceEvent::Translate { device, event } => {
+            c.translates += 1;
+            let _ = writeln!(body, "translate {device:#x} {event}   # trace {line}");
+        }
+        TraceEvent::RedistWrite { redist, offset, .. } | TraceEvent::RedistRead { redist, offset, .. } if (offset == VPROPBASER || offset == VPENDBASER) && redist > MAX_REDIST => {
+            // its-check numbers redistributors 0..=65535 (found by the lab_console fuzzer).
+            return Err(ConvertError::NotExpressible { line, why: format!("redistributor {redist}: its-check takes redistributor numbers up to {MAX_REDIST}") });
+        }
+        TraceEvent::RedistWrite { redist, offset, data, size } if offset == VPROPBASER || offset == VPENDBASER => {
+            if size != 8 {
+                return Err(ConvertError::NotExpressible {
+                    line,
+                    why: format!("a {size}-byte write to redistributor {redist} offset {offset:#x}; its-check takes whole 64-bit VPROPBASER/VPENDBASER values"),
+                });
+            }
+            let reg = if offset == VPROPBASER { "VPROPBASER" } else { "VPENDBASER" };
+            if offset == VPENDBASER {
+                st.poll_open.insert(redist, true);
+            }
+            let _ = writeln!(body, "rd {redist} {reg} {data:#018x}   # trace {line}");
+        }
+        TraceEvent::RedistRead { redist, offset: VPENDBASER, data, .. } if data & DIRTY == 0 && st.poll_open.get(&redist) == Some(&true) => {
+            st.poll_open.insert(redist, false);
+            let _ = writeln!(body, "rd {redist} poll-dirty   # trace {line}: VPENDBASER read with Dirty = 0");
+        }
+        TraceEvent::RedistWrite { offset, .. } => *c.other_redist.entry((true, offset)).or_default() += 1,
+        TraceEvent::RedistRead { offset, .. } => *c.other_redist.entry((false, offset)).or_default() += 1,
+    }
+    Ok(())
+}
+
+/// The script's header: how it was captured, the counts, what the trace lacks, `gic` and `cpus`.
+fn header(c: &Converted, o: &Options) -> String {
     let mut t = String::new();
     for a in &o.about {
         let _ = writeln!(t, "# {a}");
@@ -249,13 +263,7 @@ pub fn convert(events: &[(usize, TraceEvent)], o: &Options) -> Result<Converted,
     if o.gic != "v3" {
         let _ = writeln!(t, "vmovp 1   # QEMU 7.2's ITS reports GITS_TYPER.VMOVP = 1");
     }
-    t.push_str(&body);
-    if !c.other_redist.is_empty() {
-        let other = c.other_redist.iter().map(|((w, off), k)| format!("{} {off:#x} ×{k}", if *w { "write" } else { "read" })).collect::<Vec<_>>().join(", ");
-        let _ = writeln!(t, "# redistributor accesses its-check cannot express (offset from the redistributor base): {other}");
-    }
-    c.text = t;
-    Ok(c)
+    t
 }
 
 /// Where the script of trace `t` goes: `t` + `.its`.
@@ -273,7 +281,7 @@ pub fn convert_file(t: &Path, gic: Gic, command: &[String]) -> Result<Converted,
 }
 
 /// `irqlab-lab its-convert`: a trace given by the user; a garbled one is bad input (exit 2).
-pub fn convert_command(a: &crate::cli::ItsConvertArgs) -> Result<i32, crate::error::LabError> {
+pub fn convert_command(a: &ItsConvertConfig) -> Result<i32, crate::error::LabError> {
     let out = script_path(&a.trace);
     if out.exists() && !a.force {
         return Err(crate::error::LabError::Usage(format!("{} already exists; not replacing it (use --force)", out.display())));

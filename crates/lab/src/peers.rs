@@ -48,7 +48,7 @@ pub const TESTS: &str = "ipi lpi timer_10ms";
 pub fn init_fragment() -> String {
     format!(
         "mkdir -p /out\necho \"{m}peer micro-bench start\"\n/bin/lkvm run --nodefaults --network mode=none -c 2 -m 128 --irqchip gicv3-its -k /peer/micro-bench.flat -p \"{TESTS}\" > /out/micro-bench.txt 2>&1\necho \"{m}peer micro-bench exit $?\"\n",
-        m = crate::kvm::MARK
+        m = crate::frame::MARK
     )
 }
 

@@ -1,8 +1,13 @@
-//! QEMU command lines for the lab (qemu-system-aarch64 7.2, TCG), built as data so they are
-//! unit-tested; the machine is the one arm-lab.md verified: `virt` with EL2
-//! (`virtualization=on`), GICv3, cortex-a57, 2 CPUs.
-use std::path::{Path, PathBuf};
+//! QEMU command lines for every lab mode (qemu-system-aarch64 7.2, TCG), built in one place as
+//! data so they are unit-tested: a [`Machine`] (`virt` with EL2, `virtualization=on`; the GIC,
+//! the CPU model, CPUs, memory, `-icount`) and a [`QemuCmd`] builder for what each mode boots.
+//! arm-lab.md has the verified commands: Xen's domU lab on cortex-a57 with GICv3, the KVM host
+//! and Xen's dom0 on `-cpu max` with the ITS. [`QemuCmd::finish`] appends the
+//! [`Instrument`]'s arguments after the lab's own: the one hook through which every mode's QEMU
+//! gets instrumentation (plugins, `-d`, `-D`).
+use std::path::Path;
 
+use crate::config::{Gic, Instrument};
 /// Where QEMU's `-device loader` puts the domU images (above QEMU's DTB at 0x48000000), 16 MiB apart.
 pub const MODULE_BASE: u64 = 0x4c00_0000;
 pub const MODULE_STRIDE: u64 = 0x0100_0000;
@@ -10,55 +15,112 @@ pub const MODULE_STRIDE: u64 = 0x0100_0000;
 /// `-icount` choices tried for Xen (see docs/xen-arm-lab.md for which worked).
 pub const ICOUNT_DEFAULT: &str = "shift=2,sleep=off";
 
+/// The emulated board.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Machine {
-    pub gic: &'static str,
+    pub gic: Gic,
+    /// The ITS (`its=on`), for MSIs as LPIs.
+    pub its: bool,
     pub cpu: &'static str,
     pub smp: u32,
     pub mem_mb: u32,
     pub icount: Option<String>,
+    /// An IOMMU model (`iommu=smmuv3`) for a device assigned with VFIO.
+    pub iommu: Option<&'static str>,
 }
 
 impl Machine {
+    /// The Xen domU lab's board: GICv3 without the ITS, cortex-a57, 2 GiB.
     pub fn xen(smp: u32, icount: Option<String>) -> Machine {
-        Machine { gic: "3", cpu: "cortex-a57", smp, mem_mb: 2048, icount }
+        Machine { gic: Gic::V3, its: false, cpu: "cortex-a57", smp, mem_mb: 2048, icount, iommu: None }
     }
 
-    fn base(&self, extra_m: &str) -> Vec<String> {
-        let mut a = vec![
-            "-M".to_string(),
-            format!("virt,virtualization=on,gic-version={}{extra_m}", self.gic),
-            "-cpu".into(),
-            self.cpu.into(),
-            "-smp".into(),
-            self.smp.to_string(),
-            "-m".into(),
-            self.mem_mb.to_string(),
-        ];
-        if let Some(ic) = &self.icount {
-            a.push("-icount".into());
-            a.push(ic.clone());
-        }
-        a
+    /// The KVM lab's host: the GIC asked for with the ITS, `-cpu max` (EL2 with FEAT_VHE), 2 CPUs, 1 GiB.
+    pub fn kvm_host(gic: Gic, icount: Option<String>) -> Machine {
+        Machine { gic, its: true, cpu: "max", smp: 2, mem_mb: 1024, icount, iommu: None }
+    }
+
+    /// The dom0 fio lab's board: GICv4 with the ITS (the NVMe's MSIs become LPIs), `-cpu max`, 2 GiB.
+    pub fn xen_dom0(smp: u32, icount: Option<String>) -> Machine {
+        Machine { gic: Gic::V4, its: true, cpu: "max", smp, mem_mb: 2048, icount, iommu: None }
+    }
+
+    /// `-M`'s value, with `extra` (`,dumpdtb=…`) at its end.
+    fn machine_opt(&self, extra: &str) -> String {
+        let its = if self.its { ",its=on" } else { "" };
+        let iommu = self.iommu.map(|i| format!(",iommu={i}")).unwrap_or_default();
+        format!("virt,virtualization=on,gic-version={}{its}{iommu}{extra}", self.gic.qemu_version())
     }
 
     /// Dumps the machine's DTB to `out` and exits.
     pub fn dumpdtb_args(&self, out: &Path) -> Vec<String> {
-        let mut a = self.base(&format!(",dumpdtb={}", out.display()));
-        a.extend(["-display".into(), "none".into()]);
-        a
+        let mut c = QemuCmd::with_machine_opt(self, &format!(",dumpdtb={}", out.display()));
+        c.args.extend(["-display".into(), "none".into()]);
+        c.args
+    }
+}
+
+/// One QEMU command line, built step by step; [`QemuCmd::finish`] gives the arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QemuCmd {
+    args: Vec<String>,
+}
+
+impl QemuCmd {
+    /// The machine, headless, its serial console on stdio, no monitor, no reboot (a guest's
+    /// reset ends QEMU).
+    pub fn new(m: &Machine) -> QemuCmd {
+        let mut c = QemuCmd::with_machine_opt(m, "");
+        c.args.extend(["-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"].map(String::from));
+        c
     }
 
-    /// Boots `xen` with `dtb`, each module loaded at its address; the serial console on stdout.
-    pub fn xen_args(&self, xen: &Path, dtb: &Path, modules: &[(PathBuf, u64)]) -> Vec<String> {
-        let mut a = self.base("");
-        a.extend(["-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"].map(String::from));
-        a.extend(["-dtb".into(), dtb.display().to_string(), "-kernel".into(), xen.display().to_string()]);
-        for (p, addr) in modules {
-            a.push("-device".into());
-            a.push(format!("loader,file={},addr={addr:#x},force-raw=on", p.display()));
+    fn with_machine_opt(m: &Machine, extra: &str) -> QemuCmd {
+        let mut args = vec!["-M".to_string(), m.machine_opt(extra), "-cpu".into(), m.cpu.into(), "-smp".into(), m.smp.to_string(), "-m".into(), m.mem_mb.to_string()];
+        if let Some(ic) = &m.icount {
+            args.extend(["-icount".to_string(), ic.clone()]);
         }
-        a
+        QemuCmd { args }
+    }
+
+    /// Any further arguments (a trace, a log).
+    pub fn args(mut self, more: impl IntoIterator<Item = String>) -> QemuCmd {
+        self.args.extend(more);
+        self
+    }
+
+    /// `-kernel FILE` (a Linux Image or Xen).
+    pub fn kernel(self, p: &Path) -> QemuCmd {
+        self.args(["-kernel".into(), p.display().to_string()])
+    }
+
+    pub fn initrd(self, p: &Path) -> QemuCmd {
+        self.args(["-initrd".into(), p.display().to_string()])
+    }
+
+    /// `-append TEXT`: the kernel's (or Xen's) command line.
+    pub fn append(self, cmdline: &str) -> QemuCmd {
+        self.args(["-append".into(), cmdline.into()])
+    }
+
+    pub fn dtb(self, p: &Path) -> QemuCmd {
+        self.args(["-dtb".into(), p.display().to_string()])
+    }
+
+    /// `-device SPEC`.
+    pub fn device(self, spec: String) -> QemuCmd {
+        self.args(["-device".into(), spec])
+    }
+
+    /// A raw image loaded at `addr` (`-device loader`), as the dom0less domUs are.
+    pub fn loader(self, file: &Path, addr: u64) -> QemuCmd {
+        self.device(format!("loader,file={},addr={addr:#x},force-raw=on", file.display()))
+    }
+
+    /// The arguments: the lab's own, then the instrumentation's.
+    pub fn finish(mut self, instrument: &Instrument) -> Vec<String> {
+        self.args.extend(instrument.extra_args.iter().cloned());
+        self.args
     }
 }
 
@@ -80,7 +142,8 @@ mod tests {
     #[test]
     fn xen_command_line() {
         let m = Machine::xen(2, None);
-        let a = m.xen_args(Path::new("/c/xen"), Path::new("/o/xen.dtb"), &[(PathBuf::from("/o/g1.bin"), MODULE_BASE), (PathBuf::from("/o/g2.bin"), MODULE_BASE + MODULE_STRIDE)]);
+        let c = QemuCmd::new(&m).dtb(Path::new("/o/xen.dtb")).kernel(Path::new("/c/xen"));
+        let a = c.loader(Path::new("/o/g1.bin"), MODULE_BASE).loader(Path::new("/o/g2.bin"), MODULE_BASE + MODULE_STRIDE).finish(&Instrument::default());
         let s = a.join(" ");
         assert!(s.starts_with("-M virt,virtualization=on,gic-version=3 -cpu cortex-a57 -smp 2 -m 2048 "), "{s}");
         assert!(s.contains("-dtb /o/xen.dtb -kernel /c/xen"));
@@ -98,5 +161,17 @@ mod tests {
         assert_eq!(a[i + 1], "shift=2,sleep=off");
         assert_eq!(xen_bootargs("/pl011@9000000", "credit", "native", false), "console=dtuart dtuart=/pl011@9000000 sched=credit vwfi=native bootscrub=0");
         assert!(xen_bootargs("/pl011@9000000", "credit2", "trap", true).ends_with(" vwfi=trap bootscrub=0 sync_console"));
+    }
+
+    #[test]
+    fn every_machine_and_the_instrumentation_hook() {
+        let k = Machine { iommu: Some("smmuv3"), ..Machine::kvm_host(Gic::V4, None) };
+        assert_eq!(QemuCmd::new(&k).finish(&Instrument::default())[1], "virt,virtualization=on,gic-version=4,its=on,iommu=smmuv3");
+        let d = QemuCmd::new(&Machine::xen_dom0(1, Some(ICOUNT_DEFAULT.into()))).finish(&Instrument::default()).join(" ");
+        assert!(d.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 1 -m 2048 -icount shift=2,sleep=off -display none"), "{d}");
+        // The instrumentation comes last, after everything the mode added.
+        let i = Instrument { extra_args: vec!["-d".into(), "in_asm".into()] };
+        let a = QemuCmd::new(&Machine::xen(2, None)).kernel(Path::new("/x")).finish(&i);
+        assert_eq!(a[a.len() - 4..], ["-kernel", "/x", "-d", "in_asm"]);
     }
 }

@@ -45,61 +45,25 @@ impl LineSplitter {
 pub fn run<W: Watch>(qemu: &Path, args: &[String], log_path: &Path, mut watcher: W) -> Result<Session<W>, LabError> {
     let mut log = std::fs::File::create(log_path).map_err(LabError::io(log_path))?;
     let clock = RealClock(Instant::now());
-    let mut cmd = Command::new(qemu);
-    // QEMU dies with the lab: a killed or interrupted irqlab-lab leaves no emulator running.
-    // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child =
-        cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| LabError::Setup(format!("cannot start {}: {e}", qemu.display())))?;
-    let (tx, rx) = mpsc::channel::<Vec<u8>>();
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
+    let mut child = spawn(qemu, args)?;
+    let (rx, reader) = read_chunks(child.stdout.take().expect("piped"));
     let mut stderr = child.stderr.take().expect("piped");
     let err_reader = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let mut split = LineSplitter::default();
     let mut text = String::new();
-    let outcome = 'watch: loop {
-        let wait = watcher.wait_for(clock.now());
-        match rx.recv_timeout(wait.max(Duration::from_millis(1))) {
-            Ok(bytes) => {
-                log.write_all(&bytes).map_err(LabError::io(log_path))?;
-                for line in split.push(&bytes) {
-                    text.push_str(&line);
-                    text.push('\n');
-                    if let Some(o) = watcher.line(&line, clock.now()) {
-                        break 'watch o;
-                    }
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                let status = child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
-                break 'watch Outcome::Failed(format!("QEMU exited ({status}) before the guest's end line"));
-            }
+    let outcome = watch(&rx, &mut child, &mut watcher, &clock, |bytes, line| {
+        if let Some(b) = bytes {
+            log.write_all(b).map_err(LabError::io(log_path))?;
         }
-        if let Some(o) = watcher.check(clock.now()) {
-            break 'watch o;
+        if let Some(l) = line {
+            text.push_str(l);
+            text.push('\n');
         }
-    };
+        Ok(())
+    })?;
     let wall = clock.now();
     // Our own child, by handle: end it and reap it.
     let _ = child.kill();
@@ -116,6 +80,71 @@ pub fn run<W: Watch>(qemu: &Path, args: &[String], log_path: &Path, mut watcher:
         o => o,
     };
     Ok(Session { outcome, log: text, wall, watcher })
+}
+
+/// QEMU started with its output piped; it dies with the lab (a killed or interrupted
+/// irqlab-lab leaves no emulator running).
+fn spawn(qemu: &Path, args: &[String]) -> Result<std::process::Child, LabError> {
+    let mut cmd = Command::new(qemu);
+    // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| LabError::Setup(format!("cannot start {}: {e}", qemu.display())))
+}
+
+/// A thread reading `out` in chunks onto a channel (closed at end of file).
+fn read_chunks(mut out: std::process::ChildStdout) -> (mpsc::Receiver<Vec<u8>>, std::thread::JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    (rx, reader)
+}
+
+/// Feeds the console to `watcher` until it says the run is over or a bound passes; `sink` gets
+/// every chunk (for the log) and every complete line (for the text).
+fn watch<W: Watch>(
+    rx: &mpsc::Receiver<Vec<u8>>,
+    child: &mut std::process::Child,
+    watcher: &mut W,
+    clock: &RealClock,
+    mut sink: impl FnMut(Option<&[u8]>, Option<&str>) -> Result<(), LabError>,
+) -> Result<Outcome, LabError> {
+    let mut split = LineSplitter::default();
+    loop {
+        let wait = watcher.wait_for(clock.now());
+        match rx.recv_timeout(wait.max(Duration::from_millis(1))) {
+            Ok(bytes) => {
+                sink(Some(&bytes), None)?;
+                for line in split.push(&bytes) {
+                    sink(None, Some(&line))?;
+                    if let Some(o) = watcher.line(&line, clock.now()) {
+                        return Ok(o);
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let status = child.wait().map(|s| s.to_string()).unwrap_or_else(|e| e.to_string());
+                return Ok(Outcome::Failed(format!("QEMU exited ({status}) before the guest's end line")));
+            }
+        }
+        if let Some(o) = watcher.check(clock.now()) {
+            return Ok(o);
+        }
+    }
 }
 
 #[cfg(test)]

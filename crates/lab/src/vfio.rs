@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::deps;
 use crate::error::LabError;
-use crate::kvm::MARK;
+use crate::frame::MARK;
 
 /// The modules `vfio-pci` with the type1 IOMMU needs (their dependencies are added).
 pub const WANTED: [&str; 2] = ["vfio_iommu_type1", "vfio-pci"];
@@ -158,15 +158,10 @@ dmesg | grep -i -E 'smmu|vfio|iommu group' | sed 's/^/{MARK}dmesg /'
     s
 }
 
-/// `-M virt,…` gains the SMMUv3 and the device list gains edu.
-pub fn qemu_args(args: &mut Vec<String>) {
-    if let Some(i) = args.iter().position(|a| a == "-M") {
-        if let Some(m) = args.get_mut(i + 1) {
-            m.push_str(",iommu=smmuv3");
-        }
-    }
-    args.extend(["-device".to_string(), "edu".to_string()]);
-}
+/// The IOMMU the machine gets for an assigned device (`-M virt,…,iommu=smmuv3`).
+pub const IOMMU: &str = "smmuv3";
+/// The device assigned (`-device edu`: QEMU's educational PCI device, vendor 0x1234 device 0x11e8).
+pub const DEVICE: &str = "edu";
 
 #[cfg(test)]
 mod tests {
@@ -202,14 +197,11 @@ mod tests {
     }
 
     #[test]
-    fn init_binds_edu_and_qemu_gets_the_smmu() {
+    fn init_binds_edu() {
         let s = init_fragment(&["vfio".into(), "vfio_pci".into()]);
         assert!(s.starts_with("insmod /lib/vfio/vfio.ko && "), "{s}");
         assert!(s.find("vfio.ko").unwrap() < s.find("vfio_pci.ko").unwrap());
         assert!(s.contains("= 0x1234 ] && [ \"$(cat $d/device)\" = 0x11e8 ]"));
         assert!(s.contains("echo vfio-pci > $d/driver_override") && s.contains("/sys/bus/pci/drivers/vfio-pci/bind"));
-        let mut a: Vec<String> = ["-M", "virt,gic-version=4", "-cpu", "max"].map(String::from).to_vec();
-        qemu_args(&mut a);
-        assert_eq!(a, ["-M", "virt,gic-version=4,iommu=smmuv3", "-cpu", "max", "-device", "edu"]);
     }
 }

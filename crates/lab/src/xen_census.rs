@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::census::{self, plugin::Plugin, symbols::Symbols, Plan};
-use crate::cli::XenArgs;
+use crate::config::XenConfig;
 use crate::error::LabError;
 
 /// Where Xen 4.17 loads a dom0less domU's arm64 Image: guest RAM at 0x40000000 plus the
@@ -20,7 +20,7 @@ pub const XEN_VIRT_START_4_17: u64 = 0x0020_0000;
 pub const XEN_DBG_PACKAGE: &str = "xen-hypervisor-4.17-arm64-dbg";
 
 /// Xen's symbols for `x` booting `xen`, or why there are none.
-pub fn xen_symbols(x: &XenArgs, built: Option<&crate::xen_build::Built>) -> Result<Result<Symbols, String>, LabError> {
+pub fn xen_symbols(x: &XenConfig, built: Option<&crate::xen_build::Built>) -> Result<Result<Symbols, String>, LabError> {
     if let Some(f) = &x.xen_syms {
         return Ok(Ok(Symbols::load(f, 0).map_err(census::CensusError::from)?));
     }
@@ -47,7 +47,7 @@ fn map_in(root: &Path) -> Option<PathBuf> {
 }
 
 /// The census's plan and plugin, before booting (None without `--census`).
-pub fn prepare(x: &XenArgs, qemu: &Path, xen: &Path, built: Option<&crate::xen_build::Built>, guest_len: u64, out: PathBuf) -> Result<Option<(Plan, Plugin)>, LabError> {
+pub fn prepare(x: &XenConfig, qemu: &Path, xen: &Path, built: Option<&crate::xen_build::Built>, guest_len: u64, out: PathBuf) -> Result<Option<(Plan, Plugin)>, LabError> {
     if !x.census {
         return Ok(None);
     }
@@ -71,7 +71,7 @@ pub fn finish(plan: &Plan, plugin: &Plugin, icount: Option<&str>, c: &mut result
     for (k, (v, unit)) in census::figures(&census) {
         c.set_figure(&k, v, unit);
     }
-    let delivered: u64 = census.classes.iter().filter(|(k, _)| !k.starts_with("irq.other") && !k.ends_with(".from-wfi") && *k != "ipi.send").map(|(_, p)| p.paths).sum();
+    let delivered: u64 = census.classes.iter().filter(|(k, _)| !k.starts_with("irq.other") && !k.ends_with(".from-wfi") && !k.starts_with("ipi.send")).map(|(_, p)| p.paths).sum();
     if delivered == 0 {
         c.notes.push(format!("census: no path reached the guest's IRQ vector at {GUEST_BASE:#x}: nothing was counted as delivered"));
     }

@@ -31,28 +31,23 @@ fn bad_xen_sources_and_fio_words_exit_2_and_write_nothing() {
 }
 
 /// Lab runs: they need QEMU, the cross compiler and the series (`IRQLAB_XEN_GICV4_RFC`, default
-/// /work/shared/lab/xen-gicv4-rfc: xen-base.tar.xz and series/). The Xen builds are cached in the
+/// /work/shared/lab/xen-gicv4-rfc: xen-base.tar.xz and series/): `testkit::Resource::XenSeries`,
+/// which fails such a test naming what is missing (it used to return early, as if it had passed). The Xen builds are cached in the
 /// lab cache (a cold build is 1–5 min per variant, a cached one seconds).
-mod needs_arm_lab {
+mod needs_xen_series {
     use std::path::PathBuf;
     use std::sync::Mutex;
     use std::time::Instant;
 
     static SERIAL: Mutex<()> = Mutex::new(());
 
-    /// The series' directory, or None with the reason printed (it cannot be installed).
-    fn rfc() -> Option<PathBuf> {
-        let d = std::env::var_os("IRQLAB_XEN_GICV4_RFC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/work/shared/lab/xen-gicv4-rfc"));
-        if d.join("xen-base.tar.xz").is_file() && d.join("series").is_dir() {
-            Some(d)
-        } else {
-            eprintln!("SKIP: the Xen GICv4 series is not at {} (set IRQLAB_XEN_GICV4_RFC to a directory with xen-base.tar.xz and series/)", d.display());
-            None
-        }
+    /// The series' directory (testkit's `XenSeries` probe found it before any test here runs).
+    fn rfc() -> PathBuf {
+        std::env::var_os("IRQLAB_XEN_GICV4_RFC").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(testkit::XEN_SERIES_DEFAULT))
     }
 
     fn run(name: &str, patches: bool, config: &[&str]) -> results::RunResult {
-        let rfc = rfc().expect("checked");
+        let rfc = rfc();
         let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let d = tempfile::tempdir().unwrap();
         let out = d.path().join("o");
@@ -81,9 +76,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the Xen GICv4 series: scripts/test.sh runs it where they are"]
     fn dom0_lab_base_tree_with_its_takes_every_nvme_lpi_in_software() {
-        if rfc().is_none() {
-            return;
-        }
+        testkit::require(testkit::Resource::XenSeries);
         let r = run("base tree, HAS_ITS=y", false, &["UNSUPPORTED=y", "HAS_ITS=y"]);
         let c = &r.configs[0];
         assert!(fig(&r, "iops") > 0.0 && fig(&r, "lab.ios") > 50.0, "fio did I/O");
@@ -98,9 +91,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the Xen GICv4 series: scripts/test.sh runs it where they are"]
     fn dom0_lab_series_with_gicv4_delivers_nvme_lpis_directly() {
-        if rfc().is_none() {
-            return;
-        }
+        testkit::require(testkit::Resource::XenSeries);
         let r = run("series, GICV4=y", true, &["UNSUPPORTED=y", "HAS_ITS=y", "GICV4=y"]);
         let c = &r.configs[0];
         assert!(fig(&r, "lab.lpi_direct") > 0.0, "direct vLPIs with the series");

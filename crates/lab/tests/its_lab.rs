@@ -96,6 +96,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn trace_its_moves_and_exit_reasons_in_one_boot() {
+        testkit::require(testkit::Resource::ArmLab);
         let irqlab = std::env::var_os("IRQLAB_LAB_IRQLAB").map(PathBuf::from).expect("IRQLAB_LAB_IRQLAB: the aarch64 irqlab");
         let d = tempfile::tempdir().unwrap();
         let (t, out) = (d.path().join("its.trace"), d.path().join("out"));

@@ -2,7 +2,7 @@
 //! aarch64 irqlab inside (tests/data/fake-irqlab.c, built with aarch64-linux-gnu-gcc -static):
 //! the whole path — kernel and busybox fetched, initramfs, /init, arguments with `--out`
 //! replaced, files back over the serial console — is exercised, ~35 s here. The real irqlab is
-//! cross-built by `irqlab-lab kvm` itself once crates/kvm builds for aarch64.
+//! cross-built by scripts/arm-lab.sh (and scripts/test.sh), never by `irqlab-lab kvm` itself.
 //! The boot needs QEMU and the cross gcc (`needs_cross_lab`): ignored with the reason, run by
 //! scripts/test.sh where they are, a failure with CI set where they are not.
 use std::process::Command;
@@ -190,6 +190,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn ab_kvm_timer_gives_a_verdict_from_interleaved_boots() {
+        testkit::require(testkit::Resource::ArmLab);
         let d = tempfile::tempdir().unwrap();
         let out = d.path().join("ab");
         let b = irqlab_aarch64().display().to_string();
@@ -243,6 +244,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_measures_timer_and_ipi_on_kvm_arm64() {
+        testkit::require(testkit::Resource::ArmLab);
         // Timer, guest in WFI: every sample taken, and KVM trapped the guest's WFIs (the vCPU
         // shares its CPU with the host's threads, so KVM keeps WFI trapping on).
         let (r, _) = shared_run("wfi", 0);
@@ -265,6 +267,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_device_paths_on_kvm_arm64() {
+        testkit::require(testkit::Resource::ArmLab);
         // An MSI through the vITS the guest programmed itself (MAPD/MAPC/MAPTI/INV/SYNC): every
         // LPI arrives.
         let (r, _) = shared_run("msi", 0);
@@ -285,6 +288,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn irqlab_run_ends_early_on_kvm_arm64() {
+        testkit::require(testkit::Resource::ArmLab);
         let (r, _) = shared_run("dur", 0);
         let c = &r.configs[0];
         let n = c.classes["timer"].summary.count;
@@ -305,6 +309,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn breakdown_splits_a_timer_run_on_kvm_arm64() {
+        testkit::require(testkit::Resource::ArmLab);
         let (r, out) = shared_run("bd", 0);
         let c = &r.configs[0];
         assert_eq!(counter(&r, "breakdown.samples_matched"), 30, "{:?}", c.notes);
@@ -331,6 +336,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn the_device_bench_ends_early_on_kvm_arm64() {
+        testkit::require(testkit::Resource::ArmLab);
         let d = tempfile::tempdir().unwrap();
         let r = lab_run(&d.path().join("dur"), &["device", "--via", "msi", "--duration", "2s", "--period-us", "2000"]);
         let c = &r.configs[0];
@@ -369,6 +375,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn an_assigned_device_run_ends_early_when_the_guest_sees_its_lowered_count() {
+        testkit::require(testkit::Resource::ArmLab);
         let (r, _) = shared_edu("dur", 0);
         let c = &r.configs[0];
         let n = c.classes["device_vfio-msi"].summary.count;
@@ -407,6 +414,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn an_assigned_device_msi_is_injected_directly_with_gicv4_and_in_software_without() {
+        testkit::require(testkit::Resource::ArmLab);
         let d = tempfile::tempdir().unwrap();
         let args = ["device", "--via", "vfio-msi", "--wait", "busy", "--samples", "20", "--period-us", "500"];
         // GICv4 on (the shared edu boot's first bench): the edu device behind the SMMUv3, bound
@@ -444,6 +452,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn vfio_without_a_bound_device_is_exit_2_naming_the_flag_and_how_to_bind() {
+        testkit::require(testkit::Resource::ArmLab);
         // No --device edu: the lab's host has nothing bound to vfio-pci.
         let d = tempfile::tempdir().unwrap();
         let out = d.path().join("nodev");
@@ -466,6 +475,7 @@ mod needs_arm_lab {
     #[test]
     #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
     fn a_vcpu_sharing_its_cpu_gets_its_vlpis_by_doorbell() {
+        testkit::require(testkit::Resource::ArmLab);
         // edu's DMA interrupt comes 100 ms (QEMU virtual time) after the guest's write, while it
         // waits in WFI. A busy loop on the vCPU's CPU makes KVM trap that WFI (kvm_arch_vcpu_load:
         // not single_task_running), so the vCPU blocks with its vPE descheduled and every vLPI

@@ -61,6 +61,9 @@ pub struct ReportOptions {
     /// Figure on the scatter's x axis; default a varying figure, preferring a throughput.
     /// `Some("none")` leaves the scatter out.
     pub scatter: Option<String>,
+    /// Thresholds (ns) whose share of samples beyond the two results' verdicts compare
+    /// (`report --share-above`, issue 45 item 5).
+    pub share_above: Vec<u64>,
 }
 
 #[derive(Serialize)]
@@ -245,7 +248,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
         })
         .collect();
     if let [(la, a), (lb, b)] = runs {
-        if let Some((title, html)) = crate::verdict_table::verdict_html(a, b, unit) {
+        if let Some((title, html)) = crate::verdict_table::verdict_html(a, b, unit, &opts.share_above) {
             references.push(Section { anchor: "verdicts".into(), title: format!("{title} ({lb} against {la})"), html, parts: vec![] });
         }
         if let Some(text) = crate::census::census_compare_text(a, b, crate::census::TOP) {

@@ -60,8 +60,9 @@ pub fn find<'a>(axes: &'a [SweepAxis], name: &str) -> Option<&'a SweepAxis> {
     axes.iter().find(|a| a.key == name).or_else(|| axes.iter().find(|a| a.short() == name))
 }
 
-/// Latency statistics by the names used everywhere (table, CSV, JSON, flags).
-pub const LATENCY_STATS: [&str; 9] = ["mean", "min", "max", "warm_max", "p50", "p90", "p99", "p99.9", "p99.99"];
+/// Latency statistics by the names used everywhere (table, CSV, JSON, flags):
+/// [`results::vocab::stat::LATENCY`].
+pub const LATENCY_STATS: [&str; 9] = results::vocab::stat::names(results::vocab::stat::LATENCY);
 
 /// What a statistic name refers to.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 
 use results::escape_control;
+use results::stats::early::word_text;
+use results::stats::exceedance::ShareVerdict;
 use results::stats::pairs::{ClassVerdicts, Verdicts};
-use results::stats::power::needed;
 use results::stats::verdict::{Basis, Verdict, Word};
 use results::stats::Confidence;
 use serde_json::json;
@@ -34,10 +35,11 @@ fn interval_text(v: &Verdict) -> String {
 }
 
 /// The note of a verdict: why there is no interval ("no interval"), or — tested, the interval
-/// contains 1 — how big an experiment would resolve the effect asked for; with repetitions,
-/// which analysis gave the interval.
+/// contains 1 — how big an experiment would resolve the effect asked for (the verdict's own
+/// [`Verdict::needed`], from `Verdicts::recommend`); with repetitions, which analysis gave the
+/// interval.
 pub fn note(v: &Verdict, o: &VerdictOptions) -> String {
-    let size = || needed(v, o.effect, o.confidence).map(|n| if n.resolves_effect() { format!("{} to resolve {}", n.describe(), pct(o.effect)) } else { n.describe() });
+    let size = || v.needed.map(|n| if n.resolves_effect() { format!("{} to resolve {}", n.describe(), pct(o.effect)) } else { n.describe() });
     let analysis = match &v.basis {
         Basis::Within { .. } | Basis::None { .. } => String::new(),
         b => b.analysis(),
@@ -54,6 +56,36 @@ pub fn note(v: &Verdict, o: &VerdictOptions) -> String {
         },
         (_, Word::NoDifference) => join(format!("tested: interval contains 1{}", size().map(|s| format!("; {s}")).unwrap_or_default()), analysis),
         _ => analysis,
+    }
+}
+
+/// A share-beyond-threshold row's cells: A and B as percentages, B − A in the ratio's column.
+struct ShareRow {
+    word: &'static str,
+    stat: String,
+    a: String,
+    b: String,
+    diff: String,
+    interval: String,
+    note: String,
+}
+
+fn share_row(sh: &ShareVerdict, unit: LatencyUnit) -> ShareRow {
+    let pc = |x: f64| format!("{:.3}%", x * 100.0);
+    let signed = |x: f64| format!("{}{:.3}%", if x >= 0.0 { "+" } else { "" }, x * 100.0);
+    let word = if sh.interval.is_none() { "no interval" } else { sh.word.as_str() };
+    let mut note = format!("share of samples beyond {} {}; B − A with Newcombe's interval", latency(sh.threshold as f64, unit), unit.symbol());
+    if sh.pooled_runs {
+        note.push_str("; runs pooled: cannot see run-to-run variance");
+    }
+    ShareRow {
+        word,
+        stat: format!("share>{}{}", latency(sh.threshold as f64, unit), unit.symbol()),
+        a: pc(sh.a.fraction()),
+        b: pc(sh.b.fraction()),
+        diff: signed(sh.difference),
+        interval: sh.interval.map(|(lo, hi)| format!("{} – {}", signed(lo), signed(hi))).unwrap_or_else(|| "-".into()),
+        note,
     }
 }
 
@@ -87,7 +119,7 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
     for c in &v.classes {
         for s in &c.stats {
             grid.push(vec![
-                s.word_text().to_string(),
+                word_text(&c.class, s).to_string(),
                 escape_control(&c.config),
                 escape_control(&c.class),
                 s.stat.clone(),
@@ -97,6 +129,11 @@ pub fn verdict_text(v: &Verdicts, o: &VerdictOptions, unit: LatencyUnit) -> Stri
                 interval_text(s),
             ]);
             notes.push(note(s, o));
+        }
+        for sh in &c.shares {
+            let r = share_row(sh, unit);
+            grid.push(vec![r.word.into(), escape_control(&c.config), escape_control(&c.class), r.stat, r.a, r.b, r.diff, r.interval]);
+            notes.push(r.note);
         }
         let (word, ks) = ks_row(c, o, unit);
         grid.push(vec![word.into(), escape_control(&c.config), escape_control(&c.class), "distribution".into(), String::new(), String::new(), String::new(), String::new()]);
@@ -150,10 +187,10 @@ fn design_notes(v: &Verdicts) -> String {
 /// The verdict section of an HTML report of exactly two results (A = the first, B = the second):
 /// one line per statistic — B/A, interval, word, note — and the KS test. `None` when nothing
 /// pairs. Default confidence and effect (95 %, 5 %).
-pub fn verdict_html(a: &results::RunResult, b: &results::RunResult, unit: LatencyUnit) -> Option<(String, String)> {
+pub fn verdict_html(a: &results::RunResult, b: &results::RunResult, unit: LatencyUnit, share_above: &[u64]) -> Option<(String, String)> {
     use crate::svg::esc;
     let o = VerdictOptions { confidence: Confidence::default(), effect: 0.05 };
-    let v = results::stats::pairs::verdicts(a, b, &results::compare(a, b), o.confidence).ok()?;
+    let v = results::stats::pairs::verdicts_beyond(a, b, &results::compare(a, b), o.confidence, false, share_above).ok()?.recommend(o.effect, o.confidence);
     if v.classes.is_empty() {
         return None;
     }
@@ -162,7 +199,14 @@ pub fn verdict_html(a: &results::RunResult, b: &results::RunResult, unit: Latenc
         for s in &c.stats {
             h.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{} {u}</td><td class=\"num\">{} {u}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td><td><b>{}</b></td><td>{}</td></tr>",
-                esc(&c.config), esc(&c.class), s.stat, latency(s.a, unit), latency(s.b, unit), s.ratio, esc(&interval_text(s)), s.word_text(), esc(&note(s, &o)), u = unit.symbol()
+                esc(&c.config), esc(&c.class), s.stat, latency(s.a, unit), latency(s.b, unit), s.ratio, esc(&interval_text(s)), word_text(&c.class, s), esc(&note(s, &o)), u = unit.symbol()
+            ));
+        }
+        for sh in &c.shares {
+            let r = share_row(sh, unit);
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td><b>{}</b></td><td>{}</td></tr>",
+                esc(&c.config), esc(&c.class), esc(&r.stat), r.a, r.b, r.diff, esc(&r.interval), r.word, esc(&r.note)
             ));
         }
         let (word, ks) = ks_row(c, &o, unit);
@@ -194,10 +238,10 @@ pub fn verdict_json(v: &Verdicts, o: &VerdictOptions) -> serde_json::Value {
                 .iter()
                 .map(|s| {
                     json!({"stat": s.stat, "a_ns": s.a, "b_ns": s.b, "ratio": s.ratio,
-                           "interval": s.interval.map(|(lo, hi)| vec![lo, hi]), "verdict": s.word_text(), "analysis": s.basis.analysis(), "note": note(s, o)})
+                           "interval": s.interval.map(|(lo, hi)| vec![lo, hi]), "verdict": word_text(&c.class, s), "analysis": s.basis.analysis(), "note": note(s, o)})
                 })
                 .collect();
-            json!({"config": c.config, "class": c.class, "runs_a": c.runs_a, "runs_b": c.runs_b, "paired": c.paired, "stats": stats,
+            json!({"config": c.config, "class": c.class, "runs_a": c.runs_a, "runs_b": c.runs_b, "paired": c.paired, "stats": stats, "shares": c.shares,
                    "ks": c.ks.map(|k| json!({"d": k.d, "p_value": k.p_value, "at_ns": k.at, "differs": k.differs(o.confidence.level())})), "ks_note": c.ks_note})
         })
         .collect();
@@ -224,7 +268,7 @@ mod tests {
     fn words_intervals_and_notes_are_shown() {
         let (a, b) = (run(10_000), run(13_000));
         let o = VerdictOptions { confidence: Confidence::default(), effect: 0.05 };
-        let v = verdicts(&a, &b, &compare(&a, &b), o.confidence).unwrap();
+        let v = verdicts(&a, &b, &compare(&a, &b), o.confidence).unwrap().recommend(o.effect, o.confidence);
         let t = verdict_text(&v, &o, LatencyUnit::Us);
         assert!(t.contains("Verdicts at 95% confidence"), "{t}");
         let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
@@ -237,12 +281,13 @@ mod tests {
         assert!(t.contains("distributions differ") && t.contains("KS test: D =") && t.contains("(one run per side: cannot see run-to-run variance)"), "{t}");
         assert!(t.contains("note: one run per side (x timer): these verdicts cannot see run-to-run variance"), "{t}");
         assert!(t.contains("bootstrap of the ratio"), "{t}");
-        let same = verdicts(&a, &a, &compare(&a, &a), o.confidence).unwrap();
+        let same = verdicts(&a, &a, &compare(&a, &a), o.confidence).unwrap().recommend(o.effect, o.confidence);
         let t = verdict_text(&same, &o, LatencyUnit::Us);
         let p50 = t.lines().find(|l| l.contains(" p50 ")).unwrap();
         assert!(p50.starts_with("no difference resolvable") && p50.contains("tested: interval contains 1; ~") && p50.contains("samples per run to resolve 5%"), "{p50}");
-        let (_, h) = verdict_html(&a, &b, LatencyUnit::Us).unwrap();
+        let (_, h) = verdict_html(&a, &b, LatencyUnit::Us, &[]).unwrap();
         assert!(h.contains("<b>slower</b>") && h.contains("distributions differ"), "{h}");
+        assert!(!h.contains("share&gt;") && !h.contains("share>"), "no share row unless asked: {h}");
         assert!(h.contains("cannot see run-to-run variance"), "{h}");
         let j = verdict_json(&v, &o);
         assert_eq!(j["classes"][0]["stats"][7]["verdict"], "no interval");
@@ -272,7 +317,7 @@ mod tests {
     fn repetitions_name_their_analysis_and_get_no_pooled_ks() {
         let (a, b) = (repeated(10_000, 4), repeated(10_000, 4));
         let o = VerdictOptions { confidence: Confidence::default(), effect: 0.05 };
-        let v = verdicts(&a, &b, &compare(&a, &b), o.confidence).unwrap();
+        let v = verdicts(&a, &b, &compare(&a, &b), o.confidence).unwrap().recommend(o.effect, o.confidence);
         let t = verdict_text(&v, &o, LatencyUnit::Us);
         let dist = t.lines().find(|l| l.contains(" distribution ")).unwrap();
         assert!(dist.starts_with("not tested") && dist.contains("KS over pooled runs ignores run-to-run variance"), "{dist}");
@@ -281,8 +326,27 @@ mod tests {
         assert!(p50.contains("Welch over 4 + 4 runs") && p50.contains("runs per side to resolve 5%"), "{p50}");
         // one run against four: a prediction interval, said so
         let single = run(10_000);
-        let v = verdicts(&single, &b, &compare(&single, &b), o.confidence).unwrap();
+        let v = verdicts(&single, &b, &compare(&single, &b), o.confidence).unwrap().recommend(o.effect, o.confidence);
         let t = verdict_text(&v, &o, LatencyUnit::Us);
         assert!(t.lines().find(|l| l.contains(" p50 ")).unwrap().contains("1 run against 4, assuming equal run-to-run spread"), "{t}");
+    }
+
+    /// Issue 45 item 5: the share beyond a threshold in the table, the JSON and the HTML.
+    #[test]
+    fn shares_beyond_a_threshold_are_shown_where_asked() {
+        let (a, b) = (run(10_000), run(11_000));
+        let o = VerdictOptions { confidence: Confidence::default(), effect: 0.05 };
+        // 12.5 µs: A has ~500 of 3,000 beyond it, B ~1,500 (read to the histogram's buckets)
+        let v = results::stats::pairs::verdicts_beyond(&a, &b, &compare(&a, &b), o.confidence, false, &[12_500]).unwrap();
+        let t = verdict_text(&v, &o, LatencyUnit::Us);
+        let row = t.lines().find(|l| l.contains("share>12.50µs")).unwrap_or_else(|| panic!("{t}"));
+        assert!(row.starts_with("slower") && row.contains("+33."), "{row}");
+        assert!(row.contains("Newcombe"), "{row}");
+        let j = verdict_json(&v, &o);
+        let beyond = j["classes"][0]["shares"][0]["b"]["beyond"].as_u64().unwrap();
+        assert!((1450..=1550).contains(&beyond), "{j}");
+        assert_eq!(j["classes"][0]["shares"][0]["word"], "slower", "{j}");
+        let (_, h) = verdict_html(&a, &b, LatencyUnit::Us, &[12_500]).unwrap();
+        assert!(h.contains("share&gt;12.50µs") && h.contains("Newcombe"), "{h}");
     }
 }

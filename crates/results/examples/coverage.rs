@@ -1,14 +1,17 @@
 //! Coverage and A/A false alarms of `irqlab compare`'s verdicts, by simulation with known truth
 //! (issue 36 item 8; the table in docs/is-it-real.md):
 //!
-//! `cargo run --release -p results --example coverage -- [--pairs N] [--samples N] [--runs R] [--seed S]`
+//! `cargo run --release -p results --example coverage -- [--pairs N] [--samples N] [--runs R] [--seed S] [--grid-pairs N]`
 //!
 //! For each shape (smooth, bimodal, rare slow path) and design (one run per side; one run per
 //! side whose runs vary by 5 %; repetitions that vary so; paired A B A B whose pairs drift so),
 //! N pairs, per statistic: how often identical sides are called different (should be ≤ 5 %), how
 //! often the interval holds the true 5 % slow-down (should be ≥ 95 %), how often it is called
-//! slower (power), and for one run per side the same for the old Price–Bonett interval. The
-//! engine is `results::stats::coverage`; same arguments → same table.
+//! slower (power), and for one run per side the same for the old Price–Bonett interval. Then the
+//! tied shapes (a 40 ns or 1 µs tick grid, with and without a slow path; issue 45 item 1), one run
+//! per side at 200 … 100,000 samples, `--grid-pairs` pairs each (default 200): A/A false alarms,
+//! split by direction, and power (coverage is not defined on a grid: rounding moves the true
+//! ratio). The engine is `results::stats::coverage`; same arguments → same tables.
 use std::process::ExitCode;
 
 use results::stats::coverage::{simulate, Design, Setup, Shape};
@@ -29,18 +32,20 @@ fn pct(k: usize, n: usize) -> String {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(bad) = args.iter().step_by(2).find(|a| !["--pairs", "--samples", "--runs", "--seed"].contains(&a.as_str())) {
-        eprintln!("coverage: unknown argument `{bad}`; expected --pairs N, --samples N, --runs R, --seed S");
+    if let Some(bad) = args.iter().step_by(2).find(|a| !["--pairs", "--samples", "--runs", "--seed", "--grid-pairs"].contains(&a.as_str())) {
+        eprintln!("coverage: unknown argument `{bad}`; expected --pairs N, --samples N, --runs R, --seed S, --grid-pairs N");
         return ExitCode::from(2);
     }
     let mut s = Setup::default();
+    let mut grid_pairs = 200;
     let parsed = (|| -> Result<(), String> {
+        grid_pairs = arg(&args, "--grid-pairs")?.map_or(grid_pairs, |v| v as usize);
         s.pairs = arg(&args, "--pairs")?.map_or(s.pairs, |v| v as usize);
         s.samples = arg(&args, "--samples")?.map_or(s.samples, |v| v as usize);
         s.runs = arg(&args, "--runs")?.map_or(s.runs, |v| v as usize);
         s.seed = arg(&args, "--seed")?.unwrap_or(s.seed);
-        if s.pairs == 0 || s.samples < 2 || s.runs < 2 {
-            return Err("--pairs must be ≥ 1, --samples ≥ 2, --runs ≥ 2".into());
+        if s.pairs == 0 || s.samples < 2 || s.runs < 2 || grid_pairs == 0 {
+            return Err("--pairs and --grid-pairs must be ≥ 1, --samples ≥ 2, --runs ≥ 2".into());
         }
         Ok(())
     })();
@@ -72,6 +77,27 @@ fn main() -> ExitCode {
                     c.stat,
                     pct(c.false_alarms, c.pairs),
                     pct(c.covered, c.pairs),
+                    pct(c.slower, c.pairs),
+                    pct(c.no_interval, c.pairs)
+                );
+            }
+        }
+    }
+    println!(
+        "\ntied data: {grid_pairs} pairs per row, one run per side; A/A = % of identical pairs called faster or slower (of which faster); slower = % of +5 % pairs called slower\n"
+    );
+    println!("| shape | samples per run | stat | A/A false alarms % | of which faster % | called slower % | no interval % |");
+    println!("|---|---:|---|---:|---:|---:|---:|");
+    for shape in Shape::GRID {
+        for samples in [200, 1_000, 10_000, 100_000] {
+            let g = Setup { pairs: grid_pairs, samples, ..s };
+            for c in simulate(&g, shape, Design::OneRun) {
+                println!(
+                    "| {} | {samples} | {} | {} | {} | {} | {} |",
+                    shape.name(),
+                    c.stat,
+                    pct(c.false_alarms, c.pairs),
+                    pct(c.false_faster, c.pairs),
                     pct(c.slower, c.pairs),
                     pct(c.no_interval, c.pairs)
                 );

@@ -65,25 +65,14 @@ pub struct Comparison {
     pub ambiguous: Vec<String>,
 }
 
-/// Latency statistics compared, with the names used everywhere (table, CSV, JSON).
-pub const COMPARED_STATS: [&str; 10] = ["count", "mean", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max"];
+/// Latency statistics compared, with the names used everywhere (table, CSV, JSON): the names of
+/// [`crate::vocab::stat::COMPARED`].
+pub const COMPARED_STATS: [&str; 10] = crate::vocab::stat::names(crate::vocab::stat::COMPARED);
 
 /// A summary statistic by its name in [`COMPARED_STATS`] (latencies in ns); `None` for other
-/// names. The one place that maps the names people use to the summary's fields.
+/// names. The names and fields are [`crate::vocab::stat::Stat`]'s.
 pub fn summary_stat(s: &Summary, name: &str) -> Option<f64> {
-    Some(match name {
-        "count" => s.count as f64,
-        "mean" => s.mean,
-        "min" => s.min as f64,
-        "p50" => s.p50 as f64,
-        "p90" => s.p90 as f64,
-        "p99" => s.p99 as f64,
-        "p99.9" => s.p999 as f64,
-        "p99.99" => s.p9999 as f64,
-        "max" => s.max as f64,
-        "warm_max" => s.warm_max as f64,
-        _ => return None,
-    })
+    crate::vocab::stat::Stat::parse(name)?.of(s)
 }
 
 /// Compare with no key renaming.

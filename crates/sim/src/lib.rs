@@ -11,6 +11,7 @@
 
 pub mod arch;
 pub mod calibrate;
+pub mod census;
 pub mod engine;
 pub mod fit;
 pub mod hyp;

@@ -15,7 +15,9 @@
 pub mod postgres;
 pub mod probe;
 
-pub use probe::{postgres_bin, probe, require, Missing, Resource};
+pub mod layers;
+
+pub use probe::{postgres_bin, probe, require, Missing, Resource, XEN_SERIES_DEFAULT};
 
 use std::path::Path;
 use std::process::{Command, Output};

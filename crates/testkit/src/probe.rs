@@ -9,12 +9,26 @@ use std::path::Path;
 pub enum Resource {
     /// /dev/kvm opens read-write.
     Kvm,
+    /// /dev/kvm, root and tracefs (the traced runs).
+    Tracefs,
+    /// strace that may trace (the fault-injection tests).
+    Strace,
+    /// taskset and at least 2 CPUs (pinning).
+    TwoCpus,
+    /// `chattr +i` works (root, a filesystem with the immutable flag).
+    Chattr,
     /// The aarch64 cross binutils, with which `armguest`'s build script assembles the guest image.
     ArmGuest,
     /// qemu-system-aarch64, and the armguest image.
     QemuArm,
     /// qemu-system-aarch64 and the aarch64 cross gcc: the KVM lab boots (with a stand-in irqlab).
     CrossLab,
+    /// The QEMU lab running the real aarch64 irqlab: the cross lab and `IRQLAB_LAB_IRQLAB`
+    /// naming the binary (scripts/test.sh builds it and sets it for `needs_arm_lab::`).
+    ArmLab,
+    /// The cross lab and Xen's GICv4 RFC series (a directory with `xen-base.tar.xz` and `series/`
+    /// at `IRQLAB_XEN_GICV4_RFC`, default [`XEN_SERIES_DEFAULT`]); it cannot be installed.
+    XenSeries,
     /// fio on PATH (the live fio import).
     Fio,
     /// cyclictest on PATH and allowed to run (rt-tests; the live cyclictest import).
@@ -32,11 +46,17 @@ pub enum Resource {
 
 impl Resource {
     /// Every resource this crate probes.
-    pub const ALL: [Resource; 10] = [
+    pub const ALL: [Resource; 16] = [
         Resource::Kvm,
+        Resource::Tracefs,
+        Resource::Strace,
+        Resource::TwoCpus,
+        Resource::Chattr,
         Resource::ArmGuest,
         Resource::QemuArm,
         Resource::CrossLab,
+        Resource::ArmLab,
+        Resource::XenSeries,
         Resource::Fio,
         Resource::Cyclictest,
         Resource::Cpio,
@@ -49,6 +69,12 @@ impl Resource {
     pub fn name(self) -> &'static str {
         match self {
             Resource::Kvm => "kvm",
+            Resource::Tracefs => "tracefs",
+            Resource::Strace => "strace",
+            Resource::TwoCpus => "two_cpus",
+            Resource::Chattr => "chattr",
+            Resource::ArmLab => "arm_lab",
+            Resource::XenSeries => "xen_series",
             Resource::ArmGuest => "arm_guest",
             Resource::QemuArm => "qemu_arm",
             Resource::CrossLab => "cross_lab",
@@ -64,7 +90,7 @@ impl Resource {
     /// Whether `scripts/ensure-deps.sh` installs it (then a CI run without it is a failure, not
     /// a skip). /dev/kvm is the host's, and cpio the system's, not the project's.
     pub fn installed_by_project(self) -> bool {
-        !matches!(self, Resource::Kvm | Resource::Cpio)
+        !matches!(self, Resource::Kvm | Resource::Tracefs | Resource::TwoCpus | Resource::Chattr | Resource::XenSeries)
     }
 }
 
@@ -122,13 +148,52 @@ pub fn probe(r: Resource) -> Result<(), Missing> {
                 Err(e) => Err(Missing::Unusable { what: "cyclictest", why: e.to_string() }),
             }
         }
-        Resource::Cpio => program("cpio", "the cpio package"),
+        Resource::Cpio => program("cpio", "the cpio package; scripts/ensure-deps.sh installs it"),
         Resource::Postgres => match postgres_bin() {
             Some(_) => program("runuser", "util-linux; the server runs as the postgres user when the tests run as root"),
             None => Err(Missing::Unusable { what: "PostgreSQL's initdb", why: "no /usr/lib/postgresql/*/bin/initdb (postgresql; scripts/ensure-deps.sh installs it)".into() }),
         },
         Resource::Xmllint => program("xmllint", "libxml2-utils; scripts/ensure-deps.sh installs it"),
         Resource::Chromium => program("chromium", "chromium; scripts/ensure-deps.sh installs it"),
+        Resource::Tracefs => {
+            probe(Resource::Kvm)?;
+            shell_ok("tracefs", "[ \"$(id -u)\" -eq 0 ] && grep -qw tracefs /proc/filesystems", "needs root and tracefs")
+        }
+        Resource::Strace => {
+            program("strace", "scripts/ensure-deps.sh installs it")?;
+            shell_ok("strace", "strace -f -qq -o /dev/null true", "ptrace is not permitted here")
+        }
+        Resource::TwoCpus => {
+            program("taskset", "util-linux")?;
+            let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+            if n >= 2 {
+                Ok(())
+            } else {
+                Err(Missing::Unusable { what: "two CPUs", why: format!("{n} CPU here") })
+            }
+        }
+        Resource::Chattr => shell_ok(
+            "chattr",
+            "f=$(mktemp) && chattr +i \"$f\" 2>/dev/null && chattr -i \"$f\" && rm -f \"$f\"",
+            "chattr +i does not work here (needs root and a filesystem with the immutable flag)",
+        ),
+        Resource::XenSeries => {
+            probe(Resource::CrossLab)?;
+            let d = std::env::var_os("IRQLAB_XEN_GICV4_RFC").map(std::path::PathBuf::from).unwrap_or_else(|| XEN_SERIES_DEFAULT.into());
+            if d.join("xen-base.tar.xz").is_file() && d.join("series").is_dir() {
+                Ok(())
+            } else {
+                Err(Missing::Unusable { what: "Xen's GICv4 series", why: format!("no xen-base.tar.xz and series/ in {} (set IRQLAB_XEN_GICV4_RFC)", d.display()) })
+            }
+        }
+        Resource::ArmLab => {
+            probe(Resource::CrossLab)?;
+            match std::env::var_os("IRQLAB_LAB_IRQLAB").map(std::path::PathBuf::from) {
+                Some(p) if p.is_file() => Ok(()),
+                Some(p) => Err(Missing::Unusable { what: "the aarch64 irqlab", why: format!("IRQLAB_LAB_IRQLAB={} is not a file", p.display()) }),
+                None => Err(Missing::Unusable { what: "the aarch64 irqlab", why: "IRQLAB_LAB_IRQLAB is not set (scripts/test.sh builds it and sets it)".into() }),
+            }
+        }
     }
 }
 
@@ -148,6 +213,20 @@ pub fn postgres_bin() -> Option<std::path::PathBuf> {
 /// The first line of a `needs_<resource>` test: fails the test, saying what is missing, when the
 /// host lacks `r` (the test is `#[ignore]`d, so this happens only when it is run by hand or by
 /// `scripts/test.sh` after its own probe said yes).
+/// Where the Xen GICv4 series is looked for without `IRQLAB_XEN_GICV4_RFC`.
+pub const XEN_SERIES_DEFAULT: &str = "/work/shared/lab/xen-gicv4-rfc";
+
+/// A probe that is a shell command (the same line as scripts/test.sh's `has_…`).
+fn shell_ok(what: &'static str, sh: &str, why: &str) -> Result<(), Missing> {
+    let ok =
+        std::process::Command::new("sh").args(["-c", sh]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().map(|s| s.success()).unwrap_or(false);
+    if ok {
+        Ok(())
+    } else {
+        Err(Missing::Unusable { what, why: why.into() })
+    }
+}
+
 pub fn require(r: Resource) {
     if let Err(why) = probe(r) {
         panic!("this test {why}; `scripts/test.sh` lists it as skipped where {} is missing", r.name());
@@ -188,6 +267,12 @@ mod tests {
         for r in Resource::ALL {
             assert!(sh.contains(&format!("has_{}()", r.name())), "scripts/test.sh has no has_{}()", r.name());
             assert_eq!(installed.contains(&r.name()), r.installed_by_project(), "{}", r.name());
+        }
+        // And the other way: every probe test.sh has is a resource here.
+        let probes: Vec<&str> = sh.lines().filter_map(|l| l.strip_prefix("has_")).filter_map(|l| l.split_once("()")).map(|(n, _)| n).collect();
+        assert_eq!(probes.len(), Resource::ALL.len(), "test.sh probes {probes:?}");
+        for p in probes {
+            assert!(Resource::ALL.iter().any(|r| r.name() == p), "scripts/test.sh probes has_{p}, which testkit::Resource lacks");
         }
     }
 }

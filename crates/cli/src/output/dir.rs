@@ -101,6 +101,10 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf], force: bool) 
         }
         match ownership(real, ours) {
             Owner::Irqlab => {}
+            // Even with --force: the directory is replaced as a whole, and this is no file.
+            Owner::NotAFile => {
+                return Err(unusable(format!("holds a `{ours}` that is not a regular file (a directory, FIFO, device or dangling link); irqlab replaces only result files it wrote, so move it or give another {FLAG}")));
+            }
             // `--force`: the user says the file may go (inputs were refused above).
             _ if force => {}
             Owner::Foreign => {
@@ -145,17 +149,30 @@ enum Owner {
     Unmarked,
     /// No marker and not an irqlab result.
     Foreign,
+    /// Not a regular file (a directory, FIFO, device or dangling link).
+    NotAFile,
 }
 
 fn ownership(real: &Path, name: &str) -> Owner {
-    let Ok(bytes) = std::fs::read(real.join(name)) else { return Owner::Irqlab };
-    if bytes.is_empty() {
+    // Bounded (issue 45): the type and size are checked before anything is read, so a FIFO named
+    // `result.json` cannot block and `/dev/zero` cannot exhaust memory; a directory so named is
+    // not taken for an absent file (it was moved aside and later deleted).
+    let path = real.join(name);
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return if std::fs::symlink_metadata(&path).is_ok() { Owner::NotAFile } else { Owner::Irqlab };
+    };
+    if !meta.is_file() {
+        return Owner::NotAFile;
+    }
+    if meta.len() == 0 {
         return Owner::Irqlab;
     }
-    let Ok(marker) = std::fs::read_to_string(real.join(MARKER)) else {
-        return if looks_like_a_result(name, &bytes) { Owner::Unmarked } else { Owner::Foreign };
+    let Ok(text) = results::read_text_capped(&path, results::MAX_RESULT_BYTES) else { return Owner::Foreign };
+    let bytes = text.as_bytes();
+    let Ok(marker) = results::read_text_capped(&real.join(MARKER), MARKER_MAX) else {
+        return if looks_like_a_result(name, bytes) { Owner::Unmarked } else { Owner::Foreign };
     };
-    let want = marker_line(name, &bytes);
+    let want = marker_line(name, bytes);
     let mut lines = marker.lines();
     if lines.next() != Some(MARKER_HEAD) {
         return Owner::Foreign;
@@ -166,6 +183,9 @@ fn ownership(real: &Path, name: &str) -> Owner {
         None => Owner::Foreign,
     }
 }
+
+/// The most the marker may hold (a head and two lines).
+const MARKER_MAX: u64 = 4096;
 
 /// The shape of an irqlab result (for the message only; ownership is the marker's).
 fn looks_like_a_result(name: &str, bytes: &[u8]) -> bool {
@@ -386,5 +406,29 @@ mod tests {
         assert!(write_together(&d.path().join("o"), &[("result.json", "1".into())], &[]).is_err());
         assert_eq!(names(d.path()), ["o"]);
         assert_eq!(names(&d.path().join("o")), ["src"]);
+    }
+
+    /// Issue 45: the ownership check read `result.json` whole (a FIFO blocked it, a link to
+    /// `/dev/zero` exhausted memory), and a directory named `result.json` counted as absent and
+    /// was moved aside with the old directory, later deleted.
+    #[test]
+    fn a_fifo_a_device_or_a_directory_named_like_a_result_is_refused_unread() {
+        for make in ["fifo", "dev", "dir"] {
+            let d = tempfile::tempdir().unwrap();
+            let out = d.path().join("out");
+            std::fs::create_dir(&out).unwrap();
+            let p = out.join("result.json");
+            match make {
+                "fifo" => assert!(std::process::Command::new("mkfifo").arg(&p).status().unwrap().success()),
+                "dev" => std::os::unix::fs::symlink("/dev/zero", &p).unwrap(),
+                _ => std::fs::create_dir(&p).unwrap(),
+            }
+            for force in [false, true] {
+                let e = check_output_dir_forced(&out, &[], force);
+                let e = e.unwrap_err().to_string();
+                assert!(e.contains("not a regular file"), "{make}: {e}");
+            }
+            assert!(std::fs::symlink_metadata(&p).is_ok(), "{make}: left where it was");
+        }
     }
 }

@@ -10,7 +10,7 @@ pub enum OutputError {
     #[error("{flag} {path}: is an input of this command ({input}); irqlab never writes over its inputs, give another {flag}")]
     IsInput { flag: String, path: PathBuf, input: PathBuf },
     /// An existing file that irqlab did not write.
-    #[error("{flag} {path}: exists and is not an irqlab {what}; give another {flag}{}", force_hint(.flag))]
+    #[error("{flag} {path}: exists, and irqlab has no record of writing this {what} as it is now (edited since, or not irqlab's); irqlab leaves it alone: give another {flag}{}", force_hint(.flag))]
     Foreign { flag: String, path: PathBuf, what: &'static str },
     /// The file or directory has no write permission for its owner.
     #[error("{flag} {path}: is write-protected (mode {mode:04o}); irqlab leaves it alone: make it writable (chmod u+w) or give another {flag}")]

@@ -2,8 +2,12 @@
 //! `fit -o` — so that nothing a user had is lost:
 //! - the command's inputs are never written over, neither directly nor through a symlink or a
 //!   hard link to them (same device and inode), `--force` or not;
-//! - an existing regular file is replaced only when irqlab wrote it (the kind's marker is in its
-//!   first 4 KiB, or it is empty), or with `--force`;
+//! - an existing regular file is replaced only when irqlab wrote it, or with `--force`. Who wrote
+//!   it is irqlab's own record, never the file's text (issue 45: a report or samples file the
+//!   user edited, or their notes that happened to begin like one, were replaced): each write leaves
+//!   a sidecar `.irqlab-owned-HASH` next to the file (HASH: of the file's name, so a 255-byte name
+//!   still has a legal sidecar name) holding the name, length and FNV-1a hash of what was written;
+//!   the file is irqlab's when that record matches its content now, or when it is empty;
 //! - a write-protected file (no write bit for its owner) is left alone, even for root;
 //! - the replacement is atomic: a temporary file next to the target (a short name, so a legal
 //!   255-byte target name works), fsync, rename, fsync of the directory; it keeps the old file's
@@ -15,7 +19,7 @@
 //! spend minutes measuring; [`write`] checks again (the file may have appeared meanwhile).
 //! Hand-written rather than `tempfile::NamedTempFile::persist` because the input, ownership and
 //! write-protection rules are irqlab's, and the temporary must be created with the old mode.
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -35,7 +39,7 @@ pub enum Artefact {
     FittedCosts,
     /// `irqlab calibrate --table` (`Measured on `, cmd_calibrate::show).
     Table,
-    /// `irqlab compare --junit` (report::compare_doc::junit::MARKER).
+    /// `irqlab compare --junit` / `irqlab-lab ab --junit` (report::compare_doc::junit).
     Junit,
 }
 
@@ -51,24 +55,14 @@ impl Artefact {
         }
     }
 
-    fn marker(self) -> &'static [u8] {
-        match self {
-            Artefact::Report => "<title>irqlab report — ".as_bytes(),
-            Artefact::Samples => b"# config: ",
-            Artefact::Profile => b"# Calibrated platform profile, written by:",
-            Artefact::FittedCosts => b"# Fitted by:",
-            Artefact::Table => b"Measured on ",
-            Artefact::Junit => report::compare_doc::junit::MARKER.as_bytes(),
-        }
-    }
-
-    /// Did irqlab write this file? Its first 4 KiB hold the marker, or it is empty.
-    fn is_ours(self, path: &Path) -> io::Result<bool> {
-        let mut head = Vec::with_capacity(4096);
-        std::fs::File::open(path)?.take(4096).read_to_end(&mut head)?;
-        Ok(head.is_empty() || head.windows(self.marker().len()).any(|w| w == self.marker()))
+    /// Did irqlab write this file as it is now? Empty, or its sidecar record
+    /// ([`results::owned`]) names its content. `real` is a regular file ([`plan`] checked).
+    fn is_ours(self, real: &Path) -> io::Result<bool> {
+        results::owned::is_ours(real)
     }
 }
+
+use results::owned::{record_line, record_path};
 
 /// Where an output goes and what protects it.
 pub struct Target<'a> {
@@ -204,6 +198,10 @@ pub fn write(t: &Target, bytes: &[u8]) -> Result<(), OutputError> {
         f.write_all(bytes).map_err(|e| io_err("write it", e))?;
         f.sync_all().map_err(|e| io_err("sync it", e))?;
         drop(f);
+        // The record first: a crash between the two leaves a record that does not match the old
+        // file (refused without --force), never a file of the user's marked as irqlab's.
+        let record = record_line(&real, &mut &bytes[..]).map_err(|e| io_err("hash it", e))?;
+        results::write_atomic(&record_path(&real), format!("{record}\n").as_bytes()).map_err(|e| io_err("write its ownership record", io::Error::other(e)))?;
         std::fs::rename(&tmp, &real).map_err(|e| io_err("rename the temporary file into place", e))?;
         results::sync_dir(&dir).map_err(|e| io_err("sync its directory", e))
     };
@@ -242,7 +240,7 @@ mod tests {
         let p = d.path().join("s.tsv");
         std::fs::write(&p, "precious").unwrap();
         let e = write(&target(&p, &[], false), b"# config: a\n").unwrap_err().to_string();
-        assert!(e.contains("not an irqlab samples file") && e.contains("--force"), "{e}");
+        assert!(e.contains("no record of writing this samples file") && e.contains("--force"), "{e}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "precious");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
         write(&target(&p, &[], true), b"# config: a\n").unwrap();
@@ -252,8 +250,31 @@ mod tests {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444)).unwrap();
         let e = write(&target(&p, &[], true), b"# config: c\n").unwrap_err().to_string();
         assert!(e.contains("write-protected (mode 0444)"), "{e}");
-        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, ["s.tsv"], "no temporary left");
+        let mut names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        assert_eq!(names, [record_path(&p).file_name().unwrap().to_str().unwrap(), "s.tsv"], "no temporary left, the record stays");
+    }
+
+    /// Issue 45: ownership was the file's text, so a file the user edited after irqlab wrote it,
+    /// or their own notes beginning like one, were replaced without --force.
+    #[test]
+    fn ownership_is_irqlabs_record_not_the_files_text() {
+        let d = tempfile::tempdir().unwrap();
+        let notes = d.path().join("notes.tsv");
+        std::fs::write(&notes, "# config: my own notes, not irqlab's\n").unwrap();
+        let e = write(&target(&notes, &[], false), b"# config: a\n").unwrap_err();
+        assert!(matches!(e, OutputError::Foreign { .. }), "{e}");
+        let p = d.path().join("s.tsv");
+        write(&target(&p, &[], false), b"# config: a\n").unwrap();
+        std::fs::write(&p, "# config: a\nedited by hand\n").unwrap();
+        let e = write(&target(&p, &[], false), b"# config: b\n").unwrap_err();
+        assert!(matches!(e, OutputError::Foreign { .. }), "an edited file is the user's: {e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "# config: a\nedited by hand\n");
+        // a record that is not a regular file (a FIFO) is not read: the file is not irqlab's
+        let q = d.path().join("q.tsv");
+        std::fs::write(&q, "x").unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(record_path(&q)).status().unwrap().success());
+        assert!(matches!(check(&target(&q, &[], false)), Err(OutputError::Foreign { .. })));
     }
 
     #[test]

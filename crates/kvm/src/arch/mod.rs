@@ -136,13 +136,13 @@ pub trait TraceDialect {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Bench, WaitMode};
+    use crate::config::{Bench, Wait};
 
     /// The spin rule moved out of `BenchConfig::validate`: each architecture's `check_flags`
     /// applies it with its own `DEVICE_BUSY`.
     #[test]
     fn check_flags_applies_the_spin_rule_of_this_architecture() {
-        let busy_device = BenchConfig { kind: Bench::Device, wait: WaitMode::Busy, ..Default::default() };
+        let busy_device = BenchConfig { kind: Bench::Device, wait: Wait::Busy, ..Default::default() };
         let r = Imp::check_flags(&busy_device);
         assert_eq!(r.is_ok(), Imp::DEVICE_BUSY, "{r:?}");
         if let Err(e) = r {

@@ -40,7 +40,7 @@ use crate::abi::SharedPage;
 use crate::abi::{bench, slot, RING};
 use crate::arch::VmError;
 use crate::arch::{Arch, GuestVm, Imp};
-use crate::config::{Bench, BenchConfig, DeviceVia, WaitMode, DISCARDED_FIRST};
+use crate::config::{Bench, BenchConfig, Via, Wait, DISCARDED_FIRST};
 use crate::measurement::Measurement;
 use crate::runner::watch::{wait_loop, SystemClock, Watch};
 use crate::runner::DriverError;
@@ -73,7 +73,7 @@ pub const BENCH: &str = "primitives";
 /// The configuration every part derives from: `samples`, `period_us`, `pin` (one CPU: the vCPU or
 /// waiting thread), `stall_timeout`, `halt_poll_ns` (the polled wake's window; default: the host's).
 fn vm_config(cfg: &BenchConfig) -> BenchConfig {
-    BenchConfig { kind: Bench::Device, via: DeviceVia::Irqfd, wait: WaitMode::Hlt, vcpus: 1, pv_ipi: false, disable_hlt_exits: false, ..cfg.clone() }
+    BenchConfig { kind: Bench::Device, via: Via::Irqfd, wait: Wait::Hlt, vcpus: 1, pv_ipi: false, disable_hlt_exits: false, ..cfg.clone() }
 }
 
 fn ns(ticks: i64, khz: u64) -> f64 {
@@ -175,10 +175,10 @@ fn measure(vcfg: &BenchConfig, host_poll: Option<u64>, local: usize, remote: usi
     // it triggers from another CPU (`remote`): waking a thread on another CPU takes a
     // reschedule IPI between host CPUs (try_to_wake_up → ttwu_queue → smp_send_reschedule).
     let wakes = [
-        ("wake_halt_blocked", Some(0), WaitMode::Hlt, local),
-        ("wake_halt_polled", cfg.halt_poll_ns, WaitMode::Hlt, local),
-        ("wake_halt_remote", cfg.halt_poll_ns, WaitMode::Hlt, remote),
-        ("irq_running", cfg.halt_poll_ns, WaitMode::Busy, remote),
+        ("wake_halt_blocked", Some(0), Wait::Hlt, local),
+        ("wake_halt_polled", cfg.halt_poll_ns, Wait::Hlt, local),
+        ("wake_halt_remote", cfg.halt_poll_ns, Wait::Hlt, remote),
+        ("irq_running", cfg.halt_poll_ns, Wait::Busy, remote),
     ];
     for (name, poll, wait, from) in wakes {
         crate::host::threads::pin_current(from)?;
@@ -232,8 +232,8 @@ mod tests {
 
     #[test]
     fn the_vm_part_is_one_halting_vcpu_on_irqfd() {
-        let c = vm_config(&BenchConfig { kind: Bench::Ipi, vcpus: 2, wait: WaitMode::Busy, samples: 50, pv_ipi: true, ..Default::default() });
-        assert_eq!((c.kind, c.via, c.wait, c.vcpus, c.samples, c.pv_ipi), (Bench::Device, DeviceVia::Irqfd, WaitMode::Hlt, 1, 50, false));
+        let c = vm_config(&BenchConfig { kind: Bench::Ipi, vcpus: 2, wait: Wait::Busy, samples: 50, pv_ipi: true, ..Default::default() });
+        assert_eq!((c.kind, c.via, c.wait, c.vcpus, c.samples, c.pv_ipi), (Bench::Device, Via::Irqfd, Wait::Hlt, 1, 50, false));
         assert!(c.validate(&[0, 1]).is_ok());
     }
 

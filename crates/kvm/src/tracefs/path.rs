@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 
 use super::parse::Event;
 use crate::abi::vector;
-use crate::config::{Bench, BenchConfig, DeviceVia, WaitMode};
+use crate::config::{Bench, BenchConfig, Via, Wait};
 
 /// Whose thread an event must come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
     match cfg.kind {
         Bench::Timer => {
             let fire = Milestone { early_ok: true, optional: true, ..m("host timer fires", "timer/hrtimer_expire_entry", Thread::Any, Rule::OwnApicTimer) };
-            if cfg.wait == WaitMode::Busy {
+            if cfg.wait == Wait::Busy {
                 vec![fire, accept(Thread::Target), ENTRY]
             } else {
                 vec![fire, WOKEN, RUNS, accept(Thread::Target), ENTRY]
@@ -112,13 +112,13 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
         }
         Bench::Device => {
             let (raise, from) = match cfg.via {
-                DeviceVia::Irqfd | DeviceVia::Msi => ("kvm/kvm_msi_set_irq", Thread::Source),
-                DeviceVia::Line => ("kvm/kvm_set_irq", Thread::Source),
+                Via::Irqfd | Via::Msi => ("kvm/kvm_msi_set_irq", Thread::Source),
+                Via::Line => ("kvm/kvm_set_irq", Thread::Source),
                 // irqfd with resample injects from a kworker (virt/kvm/eventfd.c irqfd_inject).
-                DeviceVia::Level => ("kvm/kvm_set_irq", Thread::Any),
+                Via::Level => ("kvm/kvm_set_irq", Thread::Any),
                 // The assigned device's paths start in the host's interrupt handler
                 // (vfio_msihandler / vfio_intx_handler), on no thread of ours.
-                DeviceVia::VfioMsi | DeviceVia::VfioIntx => ("kvm/kvm_set_irq", Thread::Any),
+                Via::VfioMsi | Via::VfioIntx => ("kvm/kvm_set_irq", Thread::Any),
             };
             vec![m("irq raised", raise, from, Rule::Named), accept(from), WOKEN, RUNS, ENTRY]
         }
@@ -130,7 +130,7 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
 pub fn target_of(cfg: &BenchConfig) -> (u32, u32) {
     let (apic, v) = match (cfg.kind, cfg.via) {
         (Bench::Timer, _) => (0, vector::TIMER),
-        (Bench::Device, DeviceVia::Level) => (0, vector::DEVICE_LEVEL),
+        (Bench::Device, Via::Level) => (0, vector::DEVICE_LEVEL),
         (Bench::Device, _) => (0, vector::DEVICE),
         (Bench::Ipi, _) => (1, vector::IPI),
     };
@@ -267,9 +267,9 @@ mod tests {
     fn paths_follow_the_benchmark() {
         let names = |c: BenchConfig| path_for(&c).iter().map(|m| m.segment).collect::<Vec<_>>();
         assert_eq!(names(BenchConfig::default()), ["host timer fires", "vCPU woken", "vCPU thread runs", "interrupt accepted", "VM entry"]);
-        assert_eq!(names(BenchConfig { wait: WaitMode::Busy, ..Default::default() }), ["host timer fires", "interrupt accepted", "VM entry"]);
+        assert_eq!(names(BenchConfig { wait: Wait::Busy, ..Default::default() }), ["host timer fires", "interrupt accepted", "VM entry"]);
         assert_eq!(names(BenchConfig { kind: Bench::Ipi, ..Default::default() })[0], "ICR write");
-        let lvl = path_for(&BenchConfig { kind: Bench::Device, via: DeviceVia::Level, ..Default::default() });
+        let lvl = path_for(&BenchConfig { kind: Bench::Device, via: Via::Level, ..Default::default() });
         assert_eq!((lvl[0].event, lvl[0].from), ("kvm/kvm_set_irq", Thread::Any));
         assert_eq!(lvl[1].filter(&roles()).as_deref(), Some("vec == 224"));
     }

@@ -34,7 +34,7 @@
 //! raised at load): every milestone whose absence is legitimate is optional, and one that never
 //! fires in a run is dropped from its path and said so.
 use super::path::{Milestone, Rule, Thread};
-use crate::config::{Bench, BenchConfig, DeviceVia, WaitMode};
+use crate::config::{Bench, BenchConfig, Via, Wait};
 
 const fn m(segment: &'static str, event: &'static str, from: Thread, rule: Rule) -> Milestone {
     Milestone { segment, event, from, rule, optional: false, early_ok: false, requires_next: false }
@@ -65,7 +65,7 @@ fn pending(from: Thread) -> Milestone {
 /// The benchmark's path on KVM/arm64.
 pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
     match cfg.kind {
-        Bench::Timer if cfg.wait == WaitMode::Busy => {
+        Bench::Timer if cfg.wait == Wait::Busy => {
             let exit = m("IRQ exit traced", "kvm/kvm_exit", Thread::Target, Rule::BodyHas("IRQ:"));
             vec![raised(Thread::Target), pending(Thread::Target), exit, ENTRY]
         }
@@ -79,15 +79,15 @@ pub fn path_for(cfg: &BenchConfig) -> Vec<Milestone> {
         }
         Bench::Device => {
             let first = match cfg.via {
-                DeviceVia::Line => vec![m("irq line ioctl", "kvm/kvm_irq_line", Thread::Source, Rule::Named), pending(Thread::Source)],
-                DeviceVia::Level => vec![m("irqfd raises the SPI", "kvm/vgic_update_irq_pending", Thread::Any, Rule::RaisesIntid)],
-                DeviceVia::Irqfd => vec![opt(m("irqfd injected", "kvm/kvm_set_irq", Thread::Any, Rule::Named))],
-                DeviceVia::Msi => vec![],
-                DeviceVia::VfioMsi => vec![host_irq("vfio-msi"), opt(m("GICv4 doorbell", "irq/irq_handler_entry", Thread::Any, Rule::BodyHas("GICv4-vpe")))],
-                DeviceVia::VfioIntx => vec![host_irq("vfio-intx"), pending(Thread::Any)],
+                Via::Line => vec![m("irq line ioctl", "kvm/kvm_irq_line", Thread::Source, Rule::Named), pending(Thread::Source)],
+                Via::Level => vec![m("irqfd raises the SPI", "kvm/vgic_update_irq_pending", Thread::Any, Rule::RaisesIntid)],
+                Via::Irqfd => vec![opt(m("irqfd injected", "kvm/kvm_set_irq", Thread::Any, Rule::Named))],
+                Via::Msi => vec![],
+                Via::VfioMsi => vec![host_irq("vfio-msi"), opt(m("GICv4 doorbell", "irq/irq_handler_entry", Thread::Any, Rule::BodyHas("GICv4-vpe")))],
+                Via::VfioIntx => vec![host_irq("vfio-intx"), pending(Thread::Any)],
             };
             // Direct injection to a vCPU in an untrapped WFI re-enters nothing: entry optional.
-            let entry = if cfg.via == DeviceVia::VfioMsi { opt(ENTRY) } else { ENTRY };
+            let entry = if cfg.via == Via::VfioMsi { opt(ENTRY) } else { ENTRY };
             first.into_iter().chain([WOKEN, RUNS, entry]).collect()
         }
     }
@@ -107,17 +107,17 @@ mod tests {
     fn paths_follow_the_benchmark() {
         let names = |c: BenchConfig| path_for(&c).iter().map(|m| m.segment).collect::<Vec<_>>();
         assert_eq!(names(BenchConfig::default())[0], "host timer fires");
-        assert_eq!(names(BenchConfig { wait: WaitMode::Busy, ..Default::default() }), ["timer level raised", "vGIC pending", "IRQ exit traced", "VM entry"]);
+        assert_eq!(names(BenchConfig { wait: Wait::Busy, ..Default::default() }), ["timer level raised", "vGIC pending", "IRQ exit traced", "VM entry"]);
         assert_eq!(names(BenchConfig { kind: Bench::Ipi, ..Default::default() })[0], "SGI write traps");
-        assert_eq!(names(BenchConfig { kind: Bench::Device, via: DeviceVia::Msi, ..Default::default() }), ["vCPU woken", "vCPU leaves halt", "VM entry"]);
-        let vfio = path_for(&BenchConfig { kind: Bench::Device, via: DeviceVia::VfioMsi, ..Default::default() });
+        assert_eq!(names(BenchConfig { kind: Bench::Device, via: Via::Msi, ..Default::default() }), ["vCPU woken", "vCPU leaves halt", "VM entry"]);
+        let vfio = path_for(&BenchConfig { kind: Bench::Device, via: Via::VfioMsi, ..Default::default() });
         assert_eq!(vfio.iter().map(|m| m.segment).collect::<Vec<_>>(), ["host IRQ (VFIO handler)", "GICv4 doorbell", "vCPU woken", "vCPU leaves halt", "VM entry"]);
         assert!(vfio.iter().all(|m| m.optional), "direct injection has no host event at all");
         let e = |l: &str| parse_line(l).unwrap();
         assert!(vfio[0].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=52 name=vfio-msi[0](0000:00:02.0)"), &roles(), &Context::default()));
         assert!(!vfio[0].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=11 name=arch_timer"), &roles(), &Context::default()));
         assert!(vfio[1].matches(&e("<idle>-0 [000] d.h1. 9: irq_handler_entry: irq=30 name=GICv4-vpe"), &roles(), &Context::default()));
-        assert_eq!(path_for(&BenchConfig { kind: Bench::Device, via: DeviceVia::Level, ..Default::default() })[0].filter(&roles()).as_deref(), Some("irq == 27"));
+        assert_eq!(path_for(&BenchConfig { kind: Bench::Device, via: Via::Level, ..Default::default() })[0].filter(&roles()).as_deref(), Some("irq == 27"));
     }
 
     #[test]
@@ -135,7 +135,7 @@ mod tests {
         let r = Roles { target_tid: 11, source_tid: 10, target_apic: 1, vector: 0, all_tids: vec![10, 11] };
         assert!(ipi[0].matches(&e("vcpu 0-10 [000] d..1. 7: kvm_exit: TRAP: HSR_EC: 0x0018 (SYS64), PC: 0x0000000040080300"), &r, &ctx));
         assert!(!ipi[0].matches(&e("vcpu 0-10 [000] d..1. 7: kvm_exit: TRAP: HSR_EC: 0x0001 (WFx), PC: 0x0000000040080300"), &r, &ctx));
-        let busy = path_for(&BenchConfig { wait: WaitMode::Busy, ..Default::default() });
+        let busy = path_for(&BenchConfig { wait: Wait::Busy, ..Default::default() });
         assert!(busy[2].matches(&e("vcpu 0-10 [000] d..1. 7: kvm_exit: IRQ: HSR_EC: 0x0000 (UNKNOWN), PC: 0x0000000040080300"), &roles(), &ctx));
     }
 

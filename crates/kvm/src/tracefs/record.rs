@@ -7,7 +7,7 @@
 use super::path::{Roles, TraceArch};
 use super::split::Stamps;
 use super::TraceError;
-use crate::config::{Bench, BenchConfig, DeviceVia, WaitMode};
+use crate::config::{Bench, BenchConfig, Via, Wait};
 
 const MAGIC: &str = "# irqlab-trace 1";
 const SEPARATOR: &str = "# --- trace ---";
@@ -17,8 +17,8 @@ pub struct Recording {
     /// Whose KVM wrote the trace (header `arch=`, x86_64 when absent: recordings before arm64).
     pub arch: TraceArch,
     pub kind: Bench,
-    pub wait: WaitMode,
-    pub via: DeviceVia,
+    pub wait: Wait,
+    pub via: Via,
     pub tsc_khz: u64,
     pub roles: Roles,
     pub stamps: Vec<Stamps>,
@@ -29,8 +29,8 @@ fn kind_from(s: &str) -> Option<Bench> {
     [Bench::Timer, Bench::Ipi, Bench::Device].into_iter().find(|k| k.name() == s)
 }
 
-fn via_from(s: &str) -> Option<DeviceVia> {
-    DeviceVia::from_name(s)
+fn via_from(s: &str) -> Option<Via> {
+    Via::from_name(s)
 }
 
 impl Recording {
@@ -46,7 +46,7 @@ impl Recording {
             "{MAGIC}\n# arch={} bench={} wait={} via={} tsc_khz={}\n# target_tid={} source_tid={} target_apic={} vector={} all_tids={tids}\n",
             self.arch.name(),
             self.kind.name(),
-            if self.wait == WaitMode::Busy { "busy" } else { "hlt" },
+            if self.wait == Wait::Busy { "busy" } else { "hlt" },
             self.via.name(),
             self.tsc_khz,
             r.target_tid,
@@ -107,7 +107,7 @@ impl Recording {
         Ok(Recording {
             arch,
             kind,
-            wait: if get("wait")? == "busy" { WaitMode::Busy } else { WaitMode::Hlt },
+            wait: if get("wait")? == "busy" { Wait::Busy } else { Wait::Hlt },
             via,
             tsc_khz: num("tsc_khz")? as u64,
             roles: Roles {
@@ -132,8 +132,8 @@ mod tests {
         let r = Recording {
             arch: TraceArch::Aarch64,
             kind: Bench::Device,
-            wait: WaitMode::Hlt,
-            via: DeviceVia::Msi,
+            wait: Wait::Hlt,
+            via: Via::Msi,
             tsc_khz: 1_996_248,
             roles: Roles { target_tid: 5, source_tid: 4, target_apic: 0, vector: 208, all_tids: vec![4, 5] },
             stamps: vec![Stamps { start: 10, arrival: 20 }],

@@ -32,10 +32,11 @@ impl Image {
 }
 
 /// How windows become classes: the guest's dispatch labels (address → class name, e.g. the
-/// guest's `irq_timer` → `timer`).
+/// guest's `irq_timer` → `timer`), and the guest's symbols to name where an SGI was sent from.
 #[derive(Debug, Clone, Default)]
 pub struct Classes {
     pub tags: BTreeMap<u64, String>,
+    pub guest: Option<Symbols>,
 }
 
 impl Classes {
@@ -47,7 +48,10 @@ impl Classes {
             ("irq", "delivered") => Some(tag()),
             ("irq", _) => Some("irq.other".into()),
             ("wfi", "delivered") => Some(format!("{}.from-wfi", tag())),
-            ("send", _) => Some("ipi.send".into()),
+            ("send", end) => {
+                let from = self.guest.as_ref().and_then(|g| g.name_of(w.tag)).map(|f| format!(".from-{f}")).unwrap_or_default();
+                Some(format!("ipi.send{from}{}", if end == "switched" { ".switched" } else { "" }))
+            }
             ("after-send", "delivered") => Some(format!("{}.after-send", tag())),
             _ => None,
         }
@@ -185,7 +189,7 @@ mod tests {
 
     #[test]
     fn classes_functions_gic_and_exceptions() {
-        let classes = Classes { tags: [(0x4008_1800, "timer".to_string())].into() };
+        let classes = Classes { tags: [(0x4008_1800, "timer".to_string())].into(), guest: None };
         let ws = vec![window("irq", "delivered", 0x4008_1800, 100), window("irq", "delivered", 0x4008_1800, 102), window("irq", "other", 0, 10), window("wfi", "overflow", 0, 9)];
         let c = census(&ws, &images(true), &classes, "test");
         let t = &c.classes["timer"];
@@ -202,6 +206,18 @@ mod tests {
         assert_eq!(c.classes["irq.other"].paths, 1);
         assert!(c.notes.iter().any(|n| n.contains("1 window(s) ran past")), "{:?}", c.notes);
         assert!(c.notes.iter().any(|n| n.starts_with("guest: no symbols")), "{:?}", c.notes);
+    }
+
+    #[test]
+    fn a_send_is_named_by_the_guest_function_it_came_from() {
+        let guest = Symbols::parse("0000000000000100 t ipi_loop\n0000000000000200 t irq_ping\n", "g", 0x4008_0000).unwrap();
+        let classes = Classes { tags: BTreeMap::new(), guest: Some(guest) };
+        let w = |tag| Window { kind: "send".into(), end: "returned".into(), tag, ..Window::default() };
+        assert_eq!(classes.of(&w(0x4008_0140)).as_deref(), Some("ipi.send.from-ipi_loop"));
+        assert_eq!(classes.of(&w(0x4008_0204)).as_deref(), Some("ipi.send.from-irq_ping"));
+        assert_eq!(Classes::default().of(&w(0x4008_0204)).as_deref(), Some("ipi.send"));
+        let switched = Window { end: "switched".into(), ..w(0x4008_0140) };
+        assert_eq!(classes.of(&switched).as_deref(), Some("ipi.send.from-ipi_loop.switched"), "the hypervisor ran another vCPU before the sender");
     }
 
     #[test]

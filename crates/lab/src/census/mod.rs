@@ -51,6 +51,12 @@ impl CensusError {
     }
 }
 
+impl From<CensusError> for crate::error::LabError {
+    fn from(e: CensusError) -> Self {
+        crate::error::LabError::Part { code: e.exit_code(), source: Box::new(e) }
+    }
+}
+
 /// The largest plugin output read back (a census of a few hundred paths is a few MiB).
 const MAX_OUTPUT: u64 = 1 << 30;
 
@@ -77,8 +83,9 @@ pub fn guest_image(base: u64, len: u64) -> Result<(Image, Vec<u64>, Classes), Ce
     let tags = GUEST_TAGS.iter().filter_map(|(sym, class)| syms.addr(sym).map(|a| (a, class.to_string()))).collect();
     // IRQ from the current EL with SP_EL0 (entry 1) or SP_ELx (entry 5): both go to irq_entry.
     let close = vec![vectors + 0x80, vectors + 0x280];
+    let classes = Classes { tags, guest: Some(syms.clone()) };
     let img = Image { side: "guest".into(), el: "EL1".into(), range: (base, base + len), symbols: Some(syms), vectors: Some(vectors), no_symbols: None };
-    Ok((img, close, Classes { tags }))
+    Ok((img, close, classes))
 }
 
 /// A Xen census plan: Xen's symbols (or why there are none, with Xen's text range then taken as
@@ -133,12 +140,30 @@ impl Plan {
             return Err(CensusError::NoOutput(self.out.clone()));
         }
         let w = window::parse(&text, &self.out.display().to_string())?;
-        let mut c = aggregate::census(&w.windows, &self.images, &self.classes, method);
+        let (windows, late) = until_last_delivery(w.windows);
+        let mut c = aggregate::census(&windows, &self.images, &self.classes, method);
+        if late > 0 {
+            c.notes.push(format!(
+                "{late} window(s) after the last delivered interrupt are not counted: what runs there (the console draining) depends on when QEMU was stopped, not on the bench"
+            ));
+        }
         if w.truncated > 0 {
             c.notes.push(format!("{} record(s) cut short when QEMU was stopped are not counted", w.truncated));
         }
         Ok(c)
     }
+}
+
+/// The windows up to the last delivered interrupt (in the plugin's order), and how many came
+/// after it.
+pub fn until_last_delivery(mut windows: Vec<window::Window>) -> (Vec<window::Window>, usize) {
+    let Some(last) = windows.iter().filter(|w| w.end == "delivered").map(|w| w.seq).max() else {
+        return (windows, 0);
+    };
+    let before = windows.len();
+    windows.retain(|w| w.seq <= last);
+    let late = before - windows.len();
+    (windows, late)
 }
 
 /// `lab.path.*` figures of a census: per class, paths, instructions per path (median) and
@@ -184,6 +209,14 @@ mod tests {
         assert_eq!(a[0], "-plugin");
         assert!(a[1].starts_with("/c/libcensus.so,out=/o/census.txt,close=0x40081"), "{}", a[1]);
         assert!(a[1].contains(",range=0x200000:0x300000:hyp,range=0x40080000:0x40083000:guest"), "{}", a[1]);
+    }
+
+    #[test]
+    fn windows_after_the_last_delivery_are_cut() {
+        let w = |seq, end: &str| window::Window { seq, end: end.into(), ..Default::default() };
+        let (kept, late) = until_last_delivery(vec![w(1, "other"), w(2, "delivered"), w(3, "other"), w(4, "delivered"), w(5, "other"), w(6, "other")]);
+        assert_eq!((kept.iter().map(|w| w.seq).collect::<Vec<_>>(), late), (vec![1, 2, 3, 4], 2));
+        assert_eq!(until_last_delivery(vec![w(1, "other")]).1, 0, "nothing delivered: nothing cut");
     }
 
     #[test]

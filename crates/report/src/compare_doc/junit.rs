@@ -10,18 +10,10 @@
 //!
 //! The file validates against `crates/report/schema/junit.xsd` (the element and attribute set
 //! of the JUnit format as Jenkins and GitLab read it; see that file for its sources). It carries
-//! no time stamp or host name, so the same comparison gives the same bytes. Its second line is
-//! [`MARKER`]: a file at `--junit` that lacks it is not irqlab's and is not replaced without
-//! `--force`.
+//! no time stamp or host name, so the same comparison gives the same bytes. Whether a file at
+//! `--junit` is irqlab's (and may be replaced without `--force`) is decided by irqlab's sidecar
+//! record (`results::owned`), as for every output file, never by the file's text.
 use super::{Check, CheckResult, CompareDoc};
-
-/// The comment every irqlab JUnit file carries on its second line.
-pub const MARKER: &str = "<!-- irqlab JUnit report: one test case per check of the regression gate -->";
-
-/// Whether `head` (a file's first bytes) is a JUnit report irqlab wrote, or empty.
-pub fn is_ours(head: &[u8]) -> bool {
-    head.is_empty() || head.windows(MARKER.len()).any(|w| w == MARKER.as_bytes())
-}
 
 /// Text fit for XML 1.0 content and attribute values: markup escaped, and the control
 /// characters XML 1.0 cannot carry at all (C0 but tab, newline, CR) written as `\u{…}`.
@@ -44,12 +36,13 @@ pub fn xml(s: &str) -> String {
 
 /// The output line of a checked case: B/A, its interval, and A and B in the document's unit.
 fn output(doc: Option<&CompareDoc>, c: &Check, ratio: f64, interval: (f64, f64)) -> String {
-    let Some(doc) = doc else { return format!("B/A {ratio:.3}, interval {:.3} – {:.3}", interval.0, interval.1) };
+    let sym = c.scale.symbol();
+    let Some(doc) = doc else { return format!("{sym} {ratio:.3}, interval {:.3} – {:.3}", interval.0, interval.1) };
     let level = doc.gate.as_ref().map_or(0.0, |g| g.level);
-    let mut s = format!("B/A {ratio:.3}, interval {:.3} – {:.3} at {level:.4} (two-sided; the gate checks its lower end)", interval.0, interval.1);
+    let mut s = format!("{sym} {ratio:.3}, interval {:.3} – {:.3} at {level:.4} (two-sided; the gate checks its lower end)", interval.0, interval.1);
     let v =
         doc.verdicts.classes.iter().find(|x| Some(&x.config) == c.config.as_ref() && Some(&x.class) == c.class.as_ref()).and_then(|x| c.stat.as_deref().and_then(|st| x.get(st)));
-    if let Some(v) = v {
+    if let Some(v) = v.filter(|_| c.scale == super::Scale::Ratio) {
         let u = doc.unit;
         s += &format!("; A {:.3} {}, B {:.3} {}", u.from_ns(v.a), u.symbol(), u.from_ns(v.b), u.symbol());
     }
@@ -80,7 +73,9 @@ pub fn render_suites(suites: &[Suite]) -> String {
     let not_compared: Vec<Check> = suites
         .iter()
         .filter_map(|s| match s {
-            Suite::NotCompared { why, .. } => Some(Check { config: None, class: None, stat: None, result: CheckResult::CannotCheck { reason: why.clone(), blocks: true } }),
+            Suite::NotCompared { why, .. } => {
+                Some(Check { config: None, class: None, stat: None, scale: super::Scale::Ratio, result: CheckResult::CannotCheck { reason: why.clone(), blocks: true } })
+            }
             Suite::Gate { .. } => None,
         })
         .collect();
@@ -92,7 +87,7 @@ pub fn render_suites(suites: &[Suite]) -> String {
         })
         .chain(not_compared.iter())
         .collect();
-    let mut x = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{MARKER}\n<testsuites name=\"irqlab gate\" {}>\n", counts(&all));
+    let mut x = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"irqlab gate\" {}>\n", counts(&all));
     let mut failed = not_compared.iter();
     for s in suites {
         x += &match s {
@@ -158,14 +153,14 @@ fn case(doc: Option<&CompareDoc>, c: &Check) -> String {
     });
     x += &format!("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"", xml(&class), xml(&name));
     match &c.result {
-        CheckResult::Passed { ratio, interval, .. } => {
+        CheckResult::Passed { estimate: ratio, interval, .. } => {
             x += &format!(">\n      <system-out>{}</system-out>\n    </testcase>\n", xml(&output(doc, c, *ratio, *interval)));
         }
-        CheckResult::Tripped { ratio, interval } => {
+        CheckResult::Tripped { estimate: ratio, interval } => {
             let out = output(doc, c, *ratio, *interval);
             x += &format!(
                 ">\n      <failure type=\"slower\" message=\"{}\">{}</failure>\n      <system-out>{}</system-out>\n    </testcase>\n",
-                xml(&format!("B is resolvably slower: B/A {ratio:.3}, lower bound {:.3}", interval.0)),
+                xml(&format!("B is resolvably slower: {} {ratio:.3}, lower bound {:.3}", c.scale.symbol(), interval.0)),
                 xml(&out),
                 xml(&out)
             );

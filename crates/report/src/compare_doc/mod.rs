@@ -15,7 +15,7 @@ use results::{escape_control, Comparison, LatencyUnit, RunResult};
 
 use crate::compare_table::{compare_output, CompareFormat};
 use crate::verdict_table::{verdict_json, verdict_text, VerdictOptions};
-pub use checks::{Check, CheckResult};
+pub use checks::{check_json, Check, CheckResult, Scale};
 
 /// Why a document could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +39,8 @@ pub struct DocInputs<'a> {
     pub opts: VerdictOptions,
     /// `--paired`: run i of A with run i of B.
     pub paired: bool,
+    /// `--share-above T` (ns): the share of samples beyond each T, with its verdict.
+    pub share_above: &'a [u64],
     /// The gate's question; without it the gate still answers for any statistic, and the
     /// renderers say that nothing was asked to fail.
     pub fail_on: Option<FailOn>,
@@ -84,14 +86,21 @@ impl CompareDoc {
         let out = |f| compare_output(i.a, i.b, i.a_name, i.b_name, i.map, i.unit, f);
         let (table, csv, json) = (out(CompareFormat::Table), out(CompareFormat::Csv), out(CompareFormat::Json));
         let comparison = table.comparison;
-        let verdicts = results::stats::pairs::verdicts_with(i.a, i.b, &comparison, i.opts.confidence, i.paired).map_err(DocError::Verdicts)?;
+        // The shares asked for (`--share-above`) and the one gated (`--fail-on slower:share>T`).
+        let mut thresholds = i.share_above.to_vec();
+        thresholds.extend(i.fail_on.as_ref().and_then(|f| f.stat.as_deref()?.strip_prefix("share>")?.parse::<u64>().ok()));
+        thresholds.sort_unstable();
+        thresholds.dedup();
+        let verdicts = results::stats::pairs::verdicts_beyond(i.a, i.b, &comparison, i.opts.confidence, i.paired, &thresholds)
+            .map_err(DocError::Verdicts)?
+            .recommend(i.opts.effect, i.opts.confidence);
         let stat = i.fail_on.as_ref().and_then(|f| f.stat.as_deref());
         let (gate, checks) = if comparison.pairs.is_empty() {
             let why = "no configuration of A pairs with one of B".to_string();
-            (None, vec![Check { config: None, class: None, stat: None, result: CheckResult::CannotCheck { reason: why, blocks: true } }])
+            (None, vec![Check { config: None, class: None, stat: None, scale: Scale::Ratio, result: CheckResult::CannotCheck { reason: why, blocks: true } }])
         } else {
             let g = results::stats::gate::gate(i.a, i.b, &comparison, &verdicts, stat, i.opts.confidence).map_err(DocError::Gate)?;
-            let c = checks::from_gate(i.a, i.b, &comparison, &verdicts, i.opts.confidence, &g, stat).map_err(DocError::Gate)?;
+            let c = checks::from_gate(&g);
             (Some(g), c)
         };
         Ok(CompareDoc {
@@ -153,8 +162,8 @@ impl CompareDoc {
             "outcome": format!("{:?}", g.outcome).to_lowercase(),
             "fail_on": fail_on,
             "checks": g.checks, "level": g.level,
-            "slower": g.slower, "unchecked": g.unchecked, "not_checked": g.not_checked, "table_only": g.table_only,
-            "cases": self.checks.iter().map(Check::json).collect::<Vec<_>>(),
+            "slower": g.slower(), "unchecked": g.unchecked(), "not_checked": g.not_checked(), "table_only": g.table_only(),
+            "cases": self.checks.iter().map(check_json).collect::<Vec<_>>(),
         })
     }
 
@@ -163,26 +172,27 @@ impl CompareDoc {
         let Some(g) = &self.gate else { return vec!["verdict: not given: no configuration of A pairs with one of B".into()] };
         let list = |v: &[String]| escape_control(&v.join("; "));
         let mut lines = Vec::new();
-        if !g.not_checked.is_empty() {
-            lines.push(format!("note: not gated (no interval for this data): {}", list(&g.not_checked)));
+        let (not_checked, table_only) = (g.not_checked(), g.table_only());
+        if !not_checked.is_empty() {
+            lines.push(format!("note: not gated (no interval for this data): {}", list(&not_checked)));
         }
-        if !g.table_only.is_empty() {
+        if !table_only.is_empty() {
             lines.push(format!(
                 "note: slower in the table at {} but not at the gate's corrected level {:.4} (one-sided, {} checks): {}",
                 self.opts.confidence.level(),
                 g.level,
                 g.checks,
-                list(&g.table_only)
+                list(&table_only)
             ));
         }
         lines.push(match g.outcome {
-            GateOutcome::Unchecked => format!("verdict: not given: the gate could not check everything it covers: {}", list(&g.unchecked)),
+            GateOutcome::Unchecked => format!("verdict: not given: the gate could not check everything it covers: {}", list(&g.unchecked())),
             GateOutcome::Slower => format!(
                 "verdict: B is resolvably slower ({} one-sided checks, each interval at {:.4}, {} overall): {}",
                 g.checks,
                 g.level,
                 self.opts.confidence.level(),
-                list(&g.slower)
+                list(&g.slower())
             ),
             GateOutcome::Pass => format!("verdict: B is not resolvably slower on {} ({} one-sided checks, each interval at {:.4})", self.gated(), g.checks, g.level),
         });

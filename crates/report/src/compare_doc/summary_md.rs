@@ -57,9 +57,9 @@ pub fn render(doc: &CompareDoc) -> String {
                 .and_then(|x| c.stat.as_deref().and_then(|st| x.get(st)));
             let (a, b) = v.map_or(("-".into(), "-".into()), |v| (format!("{:.3}", doc.unit.from_ns(v.a)), format!("{:.3}", doc.unit.from_ns(v.b))));
             let (ratio, (lo, hi), word) = match &c.result {
-                CheckResult::Tripped { ratio, interval } => (*ratio, *interval, "**slower**"),
-                CheckResult::Passed { ratio, interval, table_slower: true } => (*ratio, *interval, "passed (slower at the plain level only)"),
-                CheckResult::Passed { ratio, interval, .. } => (*ratio, *interval, "passed"),
+                CheckResult::Tripped { estimate: ratio, interval } => (*ratio, *interval, "**slower**"),
+                CheckResult::Passed { estimate: ratio, interval, table_slower: true } => (*ratio, *interval, "passed (slower at the plain level only)"),
+                CheckResult::Passed { estimate: ratio, interval, .. } => (*ratio, *interval, "passed"),
                 CheckResult::CannotCheck { .. } => continue,
             };
             let name = |o: &Option<String>| md(o.as_deref().unwrap_or(""));

@@ -49,7 +49,16 @@ pub struct RatioBootstrap {
     /// Standard deviations of each side's bootstrap ln(percentile) (for sizing experiments).
     pub sd_a: f64,
     pub sd_b: f64,
+    /// A side's law lies on both sides of an empty gap ([`Law::split`]): the percentile sits
+    /// between two modes, and its spread does not shrink as 1/√n, so it sizes no experiment.
+    pub between_modes: bool,
 }
+
+/// A gap between support points wider than this factor, with at least [`SPLIT_MASS`] of the law
+/// on each side, makes a law two-point ([`RatioBootstrap::between_modes`]).
+pub const SPLIT_GAP: f64 = 1.5;
+/// See [`SPLIT_GAP`].
+pub const SPLIT_MASS: f64 = 1e-3;
 
 /// The rank ⌈p·n⌉ (at least 1) that HDR's `value_at_quantile` reads.
 fn rank(p: f64, n: u64) -> u64 {
@@ -133,6 +142,14 @@ impl Law {
         self.cdf.iter().enumerate().map(|(i, &c)| (c - if i == 0 { 0.0 } else { self.cdf[i - 1] }, self.ln[i]))
     }
 
+    /// Whether the law has at least [`SPLIT_MASS`] on each side of a gap between consecutive
+    /// support points wider than a factor [`SPLIT_GAP`]: the resampled percentile jumps between two
+    /// modes (issue 45 item 4).
+    fn split(&self) -> bool {
+        let gap = SPLIT_GAP.ln();
+        (1..self.ln.len()).any(|i| self.ln[i] - self.ln[i - 1] > gap && self.cdf[i - 1] >= SPLIT_MASS && self.cdf[i - 1] <= 1.0 - SPLIT_MASS)
+    }
+
     fn sd(&self) -> f64 {
         let m: f64 = self.points().map(|(w, v)| w * v).sum();
         self.points().map(|(w, v)| w * (v - m).powi(2)).sum::<f64>().max(0.0).sqrt()
@@ -144,8 +161,43 @@ fn diff_cdf(a: &Law, b: &Law, t: f64) -> f64 {
     a.points().map(|(w, va)| w * b.cdf_at(va + t)).sum()
 }
 
-/// The smallest t with P(ln b* − ln a* ≤ t) ≥ q (bisection to the jump; the law is discrete).
+/// The smallest t with P(ln b* − ln a* ≤ t) ≥ q: bisection to the jump (the law is discrete),
+/// then snapped onto the support point it converged to.
 fn diff_quantile(a: &Law, b: &Law, q: f64) -> f64 {
+    snap(a, b, bisect(a, b, q))
+}
+
+/// The support point lb − la nearest to `t`, when one lies within [`SNAP`] of it (else `t`).
+///
+/// Bisection ends within a few ulps of the jump but on either side of it, because
+/// `la + t` rounds: on tied data (latencies on a 40 ns or 1 µs tick grid) the law has an atom at
+/// exactly 0 and the end settled half an ulp below it, printed `1.000` and worded "faster"
+/// (issue 45 item 1). The quantile of a discrete law *is* a support point, and a support point
+/// with lb = la is exactly 0, so the ratio's end is exactly 1 and the word is right.
+fn snap(a: &Law, b: &Law, t: f64) -> f64 {
+    let mut best = (f64::INFINITY, t);
+    for &va in &a.ln {
+        let i = b.ln.partition_point(|&v| v < va + t);
+        for &vb in b.ln.get(i.saturating_sub(1)..(i + 1).min(b.ln.len())).unwrap_or(&[]) {
+            let d = vb - va;
+            if (d - t).abs() < best.0 {
+                best = ((d - t).abs(), d);
+            }
+        }
+    }
+    if best.0 <= SNAP {
+        best.1
+    } else {
+        t
+    }
+}
+
+/// How far (in ln ratio) a bisected end may lie from the support point it is snapped to: ~30
+/// times the bisection's error (an ulp of ln(value), 3.6·10⁻¹⁵ for values up to e³⁰ ns), and below
+/// |ln(b/a)| ≥ ~1/max(a, b) for any b ≠ a under 10⁴ s, so only a true tie snaps to exactly 0.
+const SNAP: f64 = 1e-13;
+
+fn bisect(a: &Law, b: &Law, q: f64) -> f64 {
     let (mut lo, mut hi) = (b.ln[0] - a.ln[a.ln.len() - 1], b.ln[b.ln.len() - 1] - a.ln[0]);
     if diff_cdf(a, b, lo) >= q {
         return lo;
@@ -170,7 +222,7 @@ pub fn quantile_ratio(a: &Bins, b: &Bins, p: f64, conf: Confidence) -> Option<Ra
     let (la, lb) = (Law::of(a, p)?, Law::of(b, p)?);
     let lo = diff_quantile(&la, &lb, conf.tail());
     let hi = diff_quantile(&la, &lb, 1.0 - conf.tail());
-    Some(RatioBootstrap { lo: lo.exp(), hi: hi.exp(), sd_a: la.sd(), sd_b: lb.sd() })
+    Some(RatioBootstrap { lo: lo.exp(), hi: hi.exp(), sd_a: la.sd(), sd_b: lb.sd(), between_modes: la.split() || lb.split() })
 }
 
 #[cfg(test)]
@@ -215,8 +267,23 @@ mod tests {
         let g = Bins::from_samples(&gap);
         let gx = quantile_ratio(&g, &g, 0.99, Confidence::default()).unwrap();
         assert!(gx.lo < 0.2 && gx.hi > 5.0, "{gx:?}");
+        assert!(gx.between_modes && !x.between_modes, "{gx:?} {x:?}");
         // a Bonferroni level costs nothing more and is wider
         let y = quantile_ratio(&a, &a, 0.5, Confidence::new(0.999_999).unwrap()).unwrap();
         assert!(y.lo < x.lo && y.hi > x.hi, "{y:?} vs {x:?}");
+    }
+
+    /// Issue 45 item 1: identical tied data (a 1 µs grid) must give an interval that holds 1
+    /// exactly, not one whose upper end is 0.9999999999999991.
+    #[test]
+    fn tied_identical_sides_hold_exactly_one() {
+        for n in [200u64, 1_000, 100_000] {
+            let grid: Vec<u64> = (0..n).map(|i| 1000 * (8 + (i * 7919 % n) * 10 / n)).collect();
+            let g = Bins::from_samples(&grid);
+            for p in [0.5, 0.9, 0.99] {
+                let x = quantile_ratio(&g, &g, p, Confidence::default()).unwrap();
+                assert!(x.lo <= 1.0 && x.hi >= 1.0, "n {n} p {p}: {x:?}");
+            }
+        }
     }
 }

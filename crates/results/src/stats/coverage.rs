@@ -31,16 +31,39 @@ pub enum Shape {
     Bimodal,
     /// 99 % lognormal(10 µs, σ 0.1), 1 % lognormal(100 µs, σ 0.1).
     RareSlow,
+    /// Smooth, on a 40 ns tick grid (values rounded to multiples of 40 ns).
+    Grid40ns,
+    /// Smooth, on a 1 µs grid (cyclictest's resolution).
+    Grid1us,
+    /// Rare-slow, on a 1 µs grid.
+    Grid1usRareSlow,
 }
 
 impl Shape {
+    /// The continuous shapes (the main table: truth known for every statistic).
     pub const ALL: [Shape; 3] = [Shape::Smooth, Shape::Bimodal, Shape::RareSlow];
+    /// The tied shapes (issue 45 item 1): timer latencies on a tick grid.
+    pub const GRID: [Shape; 3] = [Shape::Grid40ns, Shape::Grid1us, Shape::Grid1usRareSlow];
 
     pub fn name(self) -> &'static str {
         match self {
             Shape::Smooth => "smooth",
             Shape::Bimodal => "bimodal",
             Shape::RareSlow => "rare-slow",
+            Shape::Grid40ns => "smooth, 40 ns grid",
+            Shape::Grid1us => "smooth, 1 µs grid",
+            Shape::Grid1usRareSlow => "rare-slow, 1 µs grid",
+        }
+    }
+
+    /// The tick grid (ns) values are rounded to, if any. On a grid, B₁ = A × (1 + effect) is
+    /// rounded too, so a percentile's true ratio is not exactly 1 + effect: coverage is not
+    /// defined there, A/A false alarms and power are.
+    pub fn grid(self) -> Option<f64> {
+        match self {
+            Shape::Grid40ns => Some(40.0),
+            Shape::Grid1us | Shape::Grid1usRareSlow => Some(1000.0),
+            _ => None,
         }
     }
 
@@ -48,9 +71,9 @@ impl Shape {
         let z: f64 = StandardNormal.sample(rng);
         let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         match self {
-            Shape::Smooth => 10_000.0 * (0.5 * z).exp(),
+            Shape::Smooth | Shape::Grid40ns | Shape::Grid1us => 10_000.0 * (0.5 * z).exp(),
             Shape::Bimodal => (if u < 0.5 { 10_000.0 } else { 20_000.0 }) * (0.1 * z).exp(),
-            Shape::RareSlow => (if u < 0.99 { 10_000.0 } else { 100_000.0 }) * (0.1 * z).exp(),
+            Shape::RareSlow | Shape::Grid1usRareSlow => (if u < 0.99 { 10_000.0 } else { 100_000.0 }) * (0.1 * z).exp(),
         }
     }
 }
@@ -114,6 +137,8 @@ pub struct Cell {
     pub pairs: usize,
     /// A/A pairs with an interval that excludes 1.
     pub false_alarms: usize,
+    /// Of those, the ones called faster (the tie artefact of issue 45 item 1 was one-sided).
+    pub false_faster: usize,
     /// Effect pairs whose interval holds the true ratio.
     pub covered: usize,
     /// Effect pairs called slower.
@@ -135,9 +160,10 @@ fn side(name: &str, runs: Vec<ConfigResult>) -> RunResult {
     r
 }
 
-fn run_of(samples: &[f64], scale: f64) -> ConfigResult {
+fn run_of(samples: &[f64], scale: f64, grid: Option<f64>) -> ConfigResult {
     let mut rec = LatencyRecorder::new(0);
-    samples.iter().for_each(|&v| rec.record((v * scale).round().max(1.0) as u64));
+    let tick = grid.unwrap_or(1.0);
+    samples.iter().for_each(|&v| rec.record(((v * scale / tick).round() * tick).max(tick) as u64));
     let mut c = ConfigResult::new("x");
     c.classes.insert("timer".into(), rec.finish());
     c
@@ -194,7 +220,7 @@ pub fn simulate(setup: &Setup, shape: Shape, design: Design) -> Vec<Cell> {
             };
             for (list, scale) in [(&mut a, 1.0), (&mut b0, 1.0), (&mut b1, truth)] {
                 let s: Vec<f64> = (0..setup.samples).map(|_| shape.draw(&mut rng)).collect();
-                list.push(run_of(&s, scale * pair * offset(&mut rng, per_run)));
+                list.push(run_of(&s, scale * pair * offset(&mut rng, per_run), shape.grid()));
             }
         }
         let (mut ra, mut rb0, mut rb1) = (side("a", a), side("b0", b0), side("b1", b1));
@@ -215,6 +241,7 @@ pub fn simulate(setup: &Setup, shape: Shape, design: Design) -> Vec<Cell> {
                 cell.no_interval += 1;
             }
             cell.false_alarms += usize::from(x.word != Word::NoDifference);
+            cell.false_faster += usize::from(x.word == Word::Faster);
             cell.covered += usize::from(y.interval.is_some_and(|(lo, hi)| lo <= truth && truth <= hi));
             cell.slower += usize::from(y.word == Word::Slower);
             if let (Some((ca, cb0, cb1)), Some(_)) = (&old_data, percentile_of(&cell.stat)) {

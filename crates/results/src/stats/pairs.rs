@@ -20,6 +20,7 @@
 use crate::compare::Comparison;
 use crate::run::{ConfigResult, RunResult};
 
+use super::exceedance::{compare_share, ShareVerdict};
 use super::ks::{ks_two_sample, KsTest};
 use super::verdict::{compare_paired, compare_stat, ClassData, Verdict, VERDICT_STATS};
 use super::Confidence;
@@ -40,12 +41,25 @@ pub struct ClassVerdicts {
     pub ks_note: String,
     /// How the runs were known to be paired (A B A B), when the paired analysis was used.
     pub paired: Option<String>,
+    /// The share beyond each threshold asked for ([`verdicts_beyond`]), in the order asked.
+    pub shares: Vec<ShareVerdict>,
 }
 
 /// The note of a KS test over one run per side.
 pub const KS_ONE_RUN: &str = "one run per side: cannot see run-to-run variance";
 /// Why there is no KS test with repetitions.
 pub const KS_NOT_WITH_RUNS: &str = "not tested: KS over pooled runs ignores run-to-run variance (the per-statistic verdicts above account for it)";
+
+impl Verdicts {
+    /// Each verdict with what would resolve a relative `effect` at `conf` ([`super::power`]),
+    /// so that formatting only lays it out (issue 44 item 3).
+    pub fn recommend(mut self, effect: f64, conf: Confidence) -> Verdicts {
+        for v in self.classes.iter_mut().flat_map(|c| c.stats.iter_mut()) {
+            v.needed = super::power::needed(v, effect, conf);
+        }
+        self
+    }
+}
 
 impl ClassVerdicts {
     pub fn get(&self, stat: &str) -> Option<&Verdict> {
@@ -105,6 +119,19 @@ pub fn verdicts(a: &RunResult, b: &RunResult, comparison: &Comparison, conf: Con
 /// As [`verdicts`]; `declared_paired` (`compare --paired`) pairs run i of A with run i of B
 /// wherever both sides have the same number of runs, whatever their recorded times.
 pub fn verdicts_with(a: &RunResult, b: &RunResult, comparison: &Comparison, conf: Confidence, declared_paired: bool) -> Result<Verdicts, crate::ResultsError> {
+    verdicts_beyond(a, b, comparison, conf, declared_paired, &[])
+}
+
+/// As [`verdicts_with`], and for each threshold (ns) the share of samples beyond it
+/// ([`super::exceedance`]).
+pub fn verdicts_beyond(
+    a: &RunResult,
+    b: &RunResult,
+    comparison: &Comparison,
+    conf: Confidence,
+    declared_paired: bool,
+    thresholds: &[u64],
+) -> Result<Verdicts, crate::ResultsError> {
     let mut out = Verdicts { declared_paired, ..Verdicts::default() };
     for p in &comparison.pairs {
         let (ca, cb) = (&a.configs[p.a], &b.configs[p.b]);
@@ -149,7 +176,18 @@ pub fn verdicts_with(a: &RunResult, b: &RunResult, comparison: &Comparison, conf
             let one = |s: &&str| if paired.is_some() { compare_paired(&da, &db, s, conf) } else { compare_stat(&da, &db, s, conf) };
             let stats = VERDICT_STATS.iter().map(|s| one(s).expect("known statistic")).collect();
             let (ks, ks_note) = if ra == 1 && rb == 1 { (ks_two_sample(&da.bins, &db.bins), KS_ONE_RUN) } else { (None, KS_NOT_WITH_RUNS) };
-            out.classes.push(ClassVerdicts { config: label.clone(), class: class.clone(), runs_a: ra, runs_b: rb, stats, ks, ks_note: ks_note.into(), paired: paired.clone() });
+            let shares = thresholds.iter().map(|&t| compare_share(&da, &db, t, conf)).collect();
+            out.classes.push(ClassVerdicts {
+                config: label.clone(),
+                class: class.clone(),
+                runs_a: ra,
+                runs_b: rb,
+                stats,
+                ks,
+                ks_note: ks_note.into(),
+                paired: paired.clone(),
+                shares,
+            });
         }
     }
     Ok(out)

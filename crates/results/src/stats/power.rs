@@ -16,6 +16,11 @@
 //! is the minimum for *any* interval ([`Needed::AtLeastSamples`]); how many would resolve the
 //! effect is unknown until an interval's width has been seen, and the wording says so.
 //!
+//! Where a percentile lies between two modes (its bootstrap law is two-point, [`Basis::Within`]'s
+//! `between_modes`), the spread is that of a jump between the modes, which more samples do not
+//! shrink as 1/√n: the formula above would print a meaningless ~64 million, so the answer is
+//! [`Needed::BetweenModes`], which says why (issue 45 item 4).
+//!
 //! These are estimates from the current experiment's spread, not guarantees.
 use super::verdict::{Basis, Verdict};
 use super::{normal_quantile, Confidence};
@@ -35,6 +40,8 @@ pub enum Needed {
     /// The minimum samples per run for any interval of this percentile (not what resolves the
     /// effect: that needs a first interval to scale from).
     AtLeastSamples(u64),
+    /// No size can be estimated: the percentile lies between two modes (issue 45 item 4).
+    BetweenModes,
 }
 
 impl Needed {
@@ -44,12 +51,13 @@ impl Needed {
             Needed::RunsPerSide(r) => format!("~{r} runs per side"),
             Needed::Pairs(r) => format!("~{r} A B pairs"),
             Needed::AtLeastSamples(n) => format!("at least {n} samples per run for any interval"),
+            Needed::BetweenModes => "no sample size can be estimated: the percentile lies between two modes, where a resampled value jumps from one to the other (a two-point law, whose spread does not shrink as 1/√n); a share beyond a threshold between the modes (`--fail-on slower:share>T`) resolves such changes".into(),
         }
     }
 
     /// Whether this is a size that resolves the effect asked for (not only a minimum).
     pub fn resolves_effect(self) -> bool {
-        !matches!(self, Needed::AtLeastSamples(_))
+        !matches!(self, Needed::AtLeastSamples(_) | Needed::BetweenModes)
     }
 }
 
@@ -59,7 +67,8 @@ pub fn needed(v: &Verdict, effect: f64, conf: Confidence) -> Option<Needed> {
     let target = (1.0 + effect).ln();
     let zp = normal_quantile(POWER);
     match &v.basis {
-        Basis::Within { n_a, n_b, se_a, se_b } => {
+        Basis::Within { between_modes: true, .. } => Some(Needed::BetweenModes),
+        Basis::Within { n_a, n_b, se_a, se_b, .. } => {
             let k = ((conf.z() + zp) / target).powi(2);
             let n = (se_a * se_a * *n_a as f64 + se_b * se_b * *n_b as f64) * k;
             let n = n.ceil().max(v.needs_samples.unwrap_or(2) as f64).max(2.0);
@@ -110,6 +119,19 @@ mod tests {
         let Some(Needed::SamplesPerRun(n)) = needed(&v, 0.005, c) else { panic!() };
         let (a, b) = (data(n, 10_000), data(n, 10_000 + 50));
         assert_eq!(compare_stat(&a, &b, "p50", c).unwrap().word.as_str(), "slower", "{n} samples");
+    }
+
+    #[test]
+    fn a_percentile_between_two_modes_gets_no_size() {
+        // 99 % near 10 µs, 1 % near 100 µs: p99 on the edge (issue 45 item 4)
+        let gap = |n: u64| ClassData::from_samples(&(0..n).map(|i| if i % 100 == 0 { 100_000 + i % 7 } else { 10_000 + i % 13 }).collect::<Vec<_>>());
+        let c = Confidence::default();
+        let v = compare_stat(&gap(20_000), &gap(20_000), "p99", c).unwrap();
+        assert_eq!(needed(&v, 0.05, c), Some(Needed::BetweenModes), "{v:?}");
+        assert!(Needed::BetweenModes.describe().contains("between two modes") && !Needed::BetweenModes.resolves_effect());
+        // p50 of the same data is in the fast mode and gets a size
+        let v = compare_stat(&gap(20_000), &gap(20_000), "p50", c).unwrap();
+        assert!(matches!(needed(&v, 0.05, c), Some(Needed::SamplesPerRun(_))), "{v:?}");
     }
 
     #[test]

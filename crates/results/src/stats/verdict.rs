@@ -37,8 +37,9 @@ use super::bins::Bins;
 use super::order_ci::{min_samples, percentile_of, quantile_ci, QuantileInterval};
 use super::{bootstrap, mean_ci, Confidence, StatsError};
 
-/// The statistics that get a verdict (count is the experiment's size, not a result).
-pub const VERDICT_STATS: [&str; 9] = ["mean", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max"];
+/// The statistics that get a verdict (count is the experiment's size, not a result): the names of
+/// [`crate::vocab::stat::VERDICT`].
+pub const VERDICT_STATS: [&str; 9] = crate::vocab::stat::names(crate::vocab::stat::VERDICT);
 
 /// One side of a comparison for one latency class.
 #[derive(Debug, Clone)]
@@ -67,7 +68,8 @@ impl ClassData {
 }
 
 /// The one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Word {
     /// B's statistic is resolvably lower than A's.
     Faster,
@@ -91,8 +93,9 @@ impl Word {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Basis {
     /// One run per side: the samples' standard errors of the log statistic (for percentiles,
-    /// the bootstrap's standard deviations).
-    Within { n_a: u64, n_b: u64, se_a: f64, se_b: f64 },
+    /// the bootstrap's standard deviations); `between_modes` when a percentile's bootstrap law is
+    /// two-point (it lies between two modes), where those do not scale as 1/√n.
+    Within { n_a: u64, n_b: u64, se_a: f64, se_b: f64, between_modes: bool },
     /// Repetitions: the runs' standard deviations of the log statistic (one side with one run:
     /// its spread is taken to be the other side's).
     Between { runs_a: usize, runs_b: usize, sd_a: f64, sd_b: f64, df: f64 },
@@ -131,6 +134,13 @@ pub struct Verdict {
     pub basis: Basis,
     /// The minimum samples a percentile needs (so the table can say why a p99.99 is not one).
     pub needs_samples: Option<u64>,
+    /// The sample count that limits a percentile's interval: the smaller side's (one run per
+    /// side) or the shortest run's (repetitions). With [`Self::needs_samples`] it says whether an
+    /// interval exists at another level ([`super::gate`] asks at its corrected one).
+    pub samples: u64,
+    /// What would resolve the effect asked for, filled by [`super::pairs::Verdicts::recommend`]
+    /// (issue 44 item 3: computed with the verdict, not while formatting it).
+    pub needed: Option<super::power::Needed>,
 }
 
 impl Verdict {
@@ -181,6 +191,8 @@ pub fn compare_stat(a: &ClassData, b: &ClassData, stat: &str, conf: Confidence) 
         word: Verdict::word_of(interval),
         basis,
         needs_samples,
+        samples: a.bins.count().min(b.bins.count()),
+        needed: None,
     };
     let none = |reason: String| mk(None, Basis::None { reason });
     if va <= 0.0 || vb <= 0.0 {
@@ -194,7 +206,7 @@ pub fn compare_stat(a: &ClassData, b: &ClassData, stat: &str, conf: Confidence) 
                 let Some(boot) = bootstrap::quantile_ratio(&a.bins, &b.bins, p, conf) else {
                     return Ok(none("a side has no samples".into()));
                 };
-                let basis = Basis::Within { n_a, n_b, se_a: boot.sd_a, se_b: boot.sd_b };
+                let basis = Basis::Within { n_a, n_b, se_a: boot.sd_a, se_b: boot.sd_b, between_modes: boot.between_modes };
                 return Ok(mk(Some((boot.lo, boot.hi)), basis));
             }
             (ia, ib) => {
@@ -215,7 +227,7 @@ pub fn compare_stat(a: &ClassData, b: &ClassData, stat: &str, conf: Confidence) 
     };
     let centre = (vb / va).ln();
     let half = z * (se_a * se_a + se_b * se_b).sqrt();
-    let basis = Basis::Within { n_a, n_b, se_a, se_b };
+    let basis = Basis::Within { n_a, n_b, se_a, se_b, between_modes: false };
     let interval = Some(((centre - half).exp(), (centre + half).exp()));
     Ok(mk(interval, basis))
 }
@@ -251,9 +263,19 @@ fn between_runs(a: &ClassData, b: &ClassData, stat: &str, conf: Confidence, need
     let (xa, xb) = (vals(&ra), vals(&rb));
     let gm = |v: &[f64]| (v.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / v.len() as f64).exp();
     let (ga, gb) = (gm(&xa), gm(&xb));
-    let mut v =
-        Verdict { stat: stat.into(), a: ga, b: gb, ratio: ratio(ga, gb), interval: None, word: Word::NoDifference, basis: Basis::None { reason: String::new() }, needs_samples };
     let shortest = ra.iter().chain(&rb).map(|s| s.count).min().unwrap_or(0);
+    let mut v = Verdict {
+        stat: stat.into(),
+        a: ga,
+        b: gb,
+        ratio: ratio(ga, gb),
+        interval: None,
+        word: Word::NoDifference,
+        basis: Basis::None { reason: String::new() },
+        needs_samples,
+        samples: shortest,
+        needed: None,
+    };
     if let Some(need) = needs_samples.filter(|&need| shortest < need) {
         v.basis = Basis::None { reason: format!("too few samples: {stat} needs {need} per run at {}, a run has {shortest}", pct(conf)) };
         return v;

@@ -7,17 +7,20 @@ use crate::stats::verdict::VERDICT_STATS;
 /// `--fail-on slower[:STAT]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailOn {
-    /// The one statistic gated; `None` for any statistic that can be checked.
+    /// The one statistic gated; `None` for any statistic that can be checked; `share>T` (T in
+    /// ns) for the share of samples beyond T.
     pub stat: Option<String>,
 }
 
 /// Why a `--fail-on` value was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FailOnError {
     #[error("expected `slower` or `slower:STAT`, got `{0}`")]
     Word(String),
-    #[error("unknown statistic `{stat}`; expected one of {}", VERDICT_STATS.join(", "))]
+    #[error("unknown statistic `{stat}`; expected one of {}, or share>LATENCY (e.g. share>50us)", VERDICT_STATS.join(", "))]
     Stat { stat: String },
+    #[error(transparent)]
+    Threshold(#[from] crate::stats::StatsError),
 }
 
 impl std::str::FromStr for FailOn {
@@ -30,6 +33,9 @@ impl std::str::FromStr for FailOn {
         };
         if word != "slower" {
             return Err(FailOnError::Word(s.to_string()));
+        }
+        if let Some(t) = stat.as_deref().and_then(|st| st.strip_prefix("share>")) {
+            return Ok(FailOn { stat: Some(format!("share>{}", crate::stats::exceedance::parse_threshold(t)?)) });
         }
         if let Some(st) = stat.as_deref().filter(|st| !VERDICT_STATS.contains(st)) {
             return Err(FailOnError::Stat { stat: st.to_string() });

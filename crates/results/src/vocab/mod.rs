@@ -7,12 +7,18 @@
 //! question, `--fail-on slower[:STAT]` ([`FailOn`]), is here too (`fail_on.rs`), for `irqlab
 //! compare` and `irqlab-lab ab` alike.
 //!
+//! The statistic names live in [`stat`] (one enum for every crate, issue 44 item 2).
+//!
 //! The clap derive is behind the `clap` feature, so the crates that only read results do not
 //! pull in clap.
 use serde::{Deserialize, Serialize};
 
 mod fail_on;
+pub mod stat;
+pub mod sweep;
+
 pub use fail_on::{parse_fail_on, FailOn, FailOnError, GateOutputs};
+pub use sweep::did_you_mean;
 
 /// Which benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]

@@ -109,6 +109,11 @@ pub const MAPPING: &[(&str, Source, &str)] = &[
     ("cross_cpu_wake", Source::Lin(&[(1.0, "wake_halt_remote"), (-1.0, "wake_halt_polled")]), "waking a halted vCPU from another host CPU: try_to_wake_up → smp_send_reschedule, an IPI between host CPUs — the remote irqfd wake-up less the local one"),
     ("vm_entry_inject", Source::Inside("wake_halt_polled"), "the VM entry that injects after a halt: measured inside the wake-ups (poll_wake, block_wake), not apart"),
     ("guest_irq_entry", Source::One("guest_insn"), "an interrupt entering the guest: under kvm_pvm one emulation event (inject_pending_event; each delivery adds 1 to insn_emulation_fail), measured as one emulated instruction"),
+    (
+        "forced_exit_running",
+        Source::Lin(&[(1.0, "irq_running"), (-1.0, "irqfd_signal"), (-6.0, "guest_insn"), (-1.0, "wake_halt_remote"), (1.0, "wake_halt_polled")]),
+        "a host interrupt forcing a running vCPU out of the guest and KVM re-entering it with the interrupt injected (issue 43 item 6): the kick of a running vCPU measured whole (`irq_running`: irqfd from the other CPU → kvm_vcpu_kick → smp_send_reschedule → forced exit → vcpu_enter_guest, inject → handler) less its irqfd write, the guest's interrupt entry and 5 ISR instructions, and the cross-CPU IPI (`wake_halt_remote` − `wake_halt_polled`, as cross_cpu_wake)",
+    ),
     ("irqfd_inject_work", Source::One("eventfd_wake"), "a level irqfd's deferred injection (irqfd_wakeup → schedule_work → irqfd_inject): a blocked kworker woken and scheduled, as a thread blocked in read(2) is"),
 ];
 
@@ -117,7 +122,6 @@ pub const CHECKS: &[(&str, &str)] = &[
     ("exit_pio", "a PIO exit to the VMM and back: no measured path leaves the kernel"),
     ("spin_wake", "a store seen by a thread spinning on another CPU: what a successful halt poll adds at least"),
     ("hrtimer_sleep", "hrtimer expiry plus the wake-up of a sleeping thread: compare hrtimer_spin + eventfd_wake"),
-    ("irq_running", "irqfd to a vCPU spinning in ring 3: includes kicking a running vCPU on another CPU (an IPI between host CPUs), a step no measured path isolates"),
 ];
 
 /// The steps on each measured path's latency window, in order: (path, [(step, model cost, times)]).
@@ -147,7 +151,7 @@ pub const PATHS: &[(&str, &[(&str, &str, f64)])] = &[
     (
         "timer-busy",
         &[
-            ("the hrtimer fires on the running vCPU's CPU: external-interrupt exit", "vmexit_roundtrip", 1.0),
+            ("the hrtimer fires on the running vCPU's CPU and forces it out of the guest; KVM re-enters it with the timer injected", "forced_exit_running", 1.0),
             ("hrtimer lateness (handle_external_interrupt_irqoff → apic_timer_expired)", "handle_host_timer_irq", 1.0),
             ("guest interrupt entry", "guest_irq_entry", 1.0),
             ("ISR_SAVE + rdtsc (5)", "guest_ring0_insn", 5.0),

@@ -16,12 +16,16 @@ const MEDIANS: &[(&str, f64)] = &[
     ("exit_icr", 3000.0),
     ("ioctl_signal_msi", 1500.0),
     ("ioctl_irq_line", 1500.0),
-    ("irqfd_signal", 1500.0),
+    // Large enough that tripling it moves the kick path (forced_exit_running reads it) by > 3 %.
+    ("irqfd_signal", 3000.0),
     ("wake_halt_polled", 14000.0),
     ("wake_halt_blocked", 20000.0),
     ("wake_halt_remote", 60000.0),
     ("eventfd_wake", 3000.0),
     ("hrtimer_spin", 10000.0),
+    // The kick of a running vCPU: large enough that forced_exit_running (it less the irqfd write,
+    // 6 instructions and the cross-CPU wake) stays positive with wake_halt_remote tripled.
+    ("irq_running", 180000.0),
 ];
 
 fn prim(median: f64) -> Prim {
@@ -84,7 +88,9 @@ fn the_synthetic_set_covers_every_primitive_a_cost_reads() {
     assert_eq!(PATHS.len(), 9, "the nine measured paths");
     // The halted paths' own instructions cancel against the wake-up that contains them.
     assert_eq!(dependence("device-irqfd").get("guest_insn"), Some(&0.0));
-    assert_eq!(dependence("timer-busy").get("guest_insn"), Some(&6.0), "5 handler instructions + the entry");
+    assert_eq!(dependence("timer-busy").get("guest_insn"), Some(&0.0), "5 handler instructions + the entry cancel against the kick that contains them");
+    assert_eq!(dependence("timer-busy").get("irq_running"), Some(&1.0), "the forced exit is the kick primitive's");
+    assert_eq!(dependence("timer-busy").get("exit_cpuid"), None, "not an instruction exit");
     assert_eq!(dependence("ipi-oneway").get("exit_cpuid"), Some(&0.0), "the ICR exit is exit_icr whole");
     assert_eq!(dependence("ipi-roundtrip").get("exit_icr"), Some(&2.0));
     assert_eq!(dependence("device-msi").get("irqfd_signal"), Some(&-1.0));
@@ -119,8 +125,11 @@ fn costs_are_the_mapped_primitives_with_their_source() {
     let icr = v("handle_icr_write");
     assert_eq!(icr.len(), QUANTILES);
     assert!((icr[0] - 1840.0).abs() < 0.1 && (icr[QUANTILES / 2] - 2300.0).abs() < 0.1, "{} {}", icr[0], icr[QUANTILES / 2]);
-    // block_wake = wake_halt_blocked − irqfd_signal − 6·guest_insn: (20000 − 1500 − 3600) = 14900 at the median.
-    assert!((v("block_wake")[QUANTILES / 2] - 14900.0).abs() < 0.1);
+    // block_wake = wake_halt_blocked − irqfd_signal − 6·guest_insn: (20000 − 3000 − 3600) = 13400 at the median.
+    assert!((v("block_wake")[QUANTILES / 2] - 13400.0).abs() < 0.1);
+    // forced_exit_running = irq_running − irqfd_signal − 6·guest_insn − (wake_halt_remote − wake_halt_polled):
+    // 180000 − 3000 − 3600 − 46000 = 127400 at the median.
+    assert!((v("forced_exit_running")[QUANTILES / 2] - 127400.0).abs() < 0.1);
     assert!(v("vm_entry_inject").iter().all(|x| *x == 0.0), "inside the wake-up");
     for (cost, t) in &costs {
         assert_eq!(t["basis"].as_str(), Some("measured"), "{cost}");

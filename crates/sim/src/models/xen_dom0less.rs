@@ -10,7 +10,8 @@
 //!   `vtimer.c` callback, which the *physical* timer of S3 goes through
 //!   (`htimer_interrupt` → softirq → `phys_timer_expired` → `vgic_inject_irq`). So the handler
 //!   is S3's calibrated `xen_irq_handler` less the share `params.vtimer_softirq_share` of it
-//!   that is the softirq path. The guest's CNTV_* writes do not trap (S3's CNTP_* do).
+//!   that is the softirq path — the one definition both Xen timer models charge
+//!   (`xen_core::timer_path`, issue 43 item 3). The guest's CNTV_* writes do not trap (S3's CNTP_* do).
 //!   Path: raise → trap-to-el2 → vtimer handler → lr-write → eret → guest vector.
 //! - `ipi`: vCPU 0 writes GICD_SGIR (a data abort: Xen traps the distributor) to send an SGI to
 //!   vCPU 1, which sleeps in WFI natively. Xen: `vgic-v2.c:vgic_v2_to_sgi` →
@@ -24,14 +25,21 @@
 //!   write, the SGI reaches the core, WFI exits, vector.
 //!
 //! Which SGIs a GICD_SGIR value names: `arch::arm::sgi::Sgir`.
+//!
+//! Physical sanity (issue 43 item 5): the timer latency is read in ticks of the board's generic
+//! counter (`params.counter_mhz`; a profile without it is refused), and a `period_us` no longer
+//! than the timer path (cold) is refused: the model takes one interrupt at a time and would
+//! otherwise time a deadline that passes mid-path as if it fit.
 use serde::Deserialize;
 
+use crate::arch::arm::generic_timer::TimerKind;
 use crate::arch::arm::sgi::Sgir;
 use crate::engine::{CostDist, RngStreams, SimTime, TraceSet};
 use crate::hyp::scheduler::SchedKind;
 use crate::hyp::vwfi::Vwfi;
 use crate::model::{Model, PointCtx, PointOutput, PreparedPoint, RunOpts, SimError};
 use crate::models::path::{self, Seg};
+use crate::models::xen_core::timer_path::{self, TimerHandler};
 use crate::models::xen_core::{config, XenCosts};
 use crate::scenario::ScenarioError;
 use results::{ConfigResult, LatencyRecorder};
@@ -84,11 +92,14 @@ struct Costs {
     /// Leaving WFI standby (`wfi_exit`): the same clock restart on bare metal and under
     /// `vwfi=native` (the guest's own WFI).
     wfi_exit: CostDist,
-    xen: Option<(XenCosts, CostDist, CostDist, CostDist)>,
+    xen: Option<(XenCosts, TimerHandler, CostDist, CostDist)>,
 }
 
 struct Prepared {
     c: Costs,
+    /// The generic counter's tick (ps): the bench reads its latency from CNTVCT, so a timer
+    /// latency is a whole number of ticks (`platform.params.counter_mhz`).
+    tick_ps: f64,
     samples: u64,
     warmup: u64,
     cold_rounds: u64,
@@ -136,17 +147,39 @@ impl Model for XenArmDom0less {
             Kind::Xen => {
                 let dbg = config::debug_build(ctx, 1.0)?;
                 let xc = config::load_costs(ctx, name, dbg, SchedKind::Null, config::gic_version(ctx))?;
-                let share = p("vtimer_softirq_share")?;
-                if !(0.0..1.0).contains(&share) {
-                    return Err(ctx.invalid("platform.params.vtimer_softirq_share", "a fraction from 0 to below 1", share));
-                }
-                let vtimer = xc.handler.scaled(1.0 - share);
+                let vtimer = timer_path::timer_handler(ctx, name, &xc.handler, TimerKind::Virtual)?;
                 Some((xc, vtimer, c("vgic_sgir_emulation")?, c("xen_sgi_handler")?))
             }
         };
+        // Physical sanity (issue 43 item 5). The bench reads its latency from the generic counter:
+        // a board without one is refused, not timed as if the clock were exact.
+        let counter_mhz = p("counter_mhz")?;
+        ctx.check_range("platform.params.counter_mhz", counter_mhz, 1e-3, false, 1e6)?;
+        // One interrupt at a time: the model has no queue for a deadline that passes while the
+        // previous interrupt's path still runs, so a period shorter than the path (cold, the
+        // longest it gets) is refused rather than timed as if it fit.
+        let path_ns: f64 = {
+            let mut segs = vec![c("timer_irq_raise")?.mean_ns(), c("guest_exception_entry")?.mean_ns()];
+            if let Some((x, vtimer, _, _)) = &xen {
+                segs.extend([x.trap.mean_ns(), vtimer.cost.mean_ns(), x.lr_access.mean_ns(), x.eret.mean_ns()]);
+            }
+            segs.iter().sum::<f64>() * cold_factor
+        };
+        if wl.period_us * 1000.0 <= path_ns {
+            return Err(ctx.invalid(
+                "workload.period_us",
+                &format!(
+                    "a period longer than the timer path it triggers ({:.3} µs cold on `{}`): the next deadline would pass before this interrupt reached the guest",
+                    path_ns / 1000.0,
+                    ctx.platform.name
+                ),
+                wl.period_us,
+            ));
+        }
         // vCPU 0 names vCPU 1 in CPUTargetList (Linux gic_raise_softirq with one CPU).
         let ipi_targets = Sgir::decode(Sgir::encode_list(0b10, 1)).targets(0, wl.vcpus);
         Ok(Box::new(Prepared {
+            tick_ps: 1e6 / counter_mhz,
             c: Costs { raise: c("timer_irq_raise")?, entry: c("guest_exception_entry")?, sgir_write: c("gicv2_mmio_access")?, wfi_exit: c("wfi_exit")?, xen },
             samples: wl.samples,
             warmup: wl.warmup,
@@ -181,7 +214,7 @@ impl PreparedPoint for Prepared {
                 Some((x, vtimer, _, _)) => vec![
                     ("timer-irq-raise", &c.raise),
                     ("trap-to-el2", &x.trap),
-                    ("vtimer_interrupt+vgic_inject_irq", vtimer),
+                    (vtimer.name, &vtimer.cost),
                     ("lr-write", &x.lr_access),
                     ("eret", &x.eret),
                     ("guest-vector", &c.entry),
@@ -190,7 +223,9 @@ impl PreparedPoint for Prepared {
             for k in 0..self.samples {
                 let mut t = traces.start(SimTime::ZERO);
                 let d = path::run(&path, path::cold_scale(k, self.cold_rounds, self.cold_factor), &mut rng, &mut t);
-                rec.record(d.ns());
+                // The deadline is a counter value; the handler reads CNTVCT: whole ticks.
+                let ticks = (d.ps() as f64 / self.tick_ps).floor();
+                rec.record((ticks * self.tick_ps / 1000.0).round() as u64);
                 traces.add(t);
             }
             result.classes.insert("timer".into(), rec.finish());

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::cost_spec::{Basis, CostSpec, ParamSpec};
+use super::timing::{CoreTiming, TimingError, TimingSpec};
 use crate::engine::CostDist;
 
 /// Profiles compiled into the binary: (name, TOML text), from `crates/sim/platforms/`.
@@ -37,6 +38,9 @@ struct ProfileFile {
     params: BTreeMap<String, ParamSpec>,
     #[serde(default)]
     costs: BTreeMap<String, CostSpec>,
+    /// The per-core timing model (platform/timing.rs): optional until every board has one.
+    #[serde(default)]
+    timing: Option<TimingSpec>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -78,6 +82,8 @@ pub struct Platform {
     pub facts: BTreeMap<String, String>,
     pub costs: BTreeMap<String, Cost>,
     pub params: BTreeMap<String, Param>,
+    /// The board's per-core timing model (`[timing]`), which times census-counted paths.
+    pub timing: Option<CoreTiming>,
     /// Costs and parameters a model has looked up (`cost.NAME` / `param.NAME`): a scenario
     /// override of one that no model uses is a typo, and is reported as one.
     used: std::cell::RefCell<std::collections::BTreeSet<String>>,
@@ -132,8 +138,13 @@ impl Platform {
             facts: h.facts,
             costs: BTreeMap::new(),
             params: BTreeMap::new(),
+            timing: None,
             used: Default::default(),
         };
+        if let Some(spec) = &pf.timing {
+            p.timing =
+                Some(CoreTiming::resolve(spec, "timing", p.cpu_ghz).map_err(|TimingError::Invalid { key, message }| PlatformError::Invalid { file: file.into(), key, message })?);
+        }
         resolve_costs(file, "", &pf.costs, p.cpu_ghz, &mut p.costs)?;
         resolve_params(file, "", &pf.params, &mut p.params)?;
         Ok(p)
@@ -193,6 +204,9 @@ impl Platform {
         }
         for (k, p) in &self.params {
             m.insert(format!("param.{k}"), format!("{} [{}: {}]", p.value, p.basis.as_str(), p.source));
+        }
+        if let Some(t) = &self.timing {
+            m.extend(t.describe());
         }
         m
     }
@@ -256,6 +270,19 @@ basis = "guess"
         p.apply_overrides("s.toml", &over, &BTreeMap::new()).unwrap();
         assert_eq!(p.cost("exit", "m").unwrap(), &CostDist::Constant { ns: 500.0 });
         assert!(p.has_calibrated());
+    }
+
+    #[test]
+    fn timing_keys_are_validated_naming_file_and_key() {
+        let with = |extra: &str| Platform::parse(&format!("{GOOD}{extra}"), "t.toml");
+        let e = with("[timing.cpi.hyp_c]\nvalue = 1\nsource = \"guess\"\nbasis = \"guess\"\n").unwrap_err().to_string();
+        assert!(e.starts_with("t.toml: key `timing.cpi.hyp_entry`") && e.contains("missing"), "{e}");
+        let e = with("[timing.colour]\nx = 1\n").unwrap_err().to_string();
+        assert!(e.contains("t.toml") && e.contains("colour"), "{e}");
+        let z = Platform::shipped("zynq-ultrascale-a53").unwrap();
+        let t = z.timing.as_ref().expect("the A53 board has a timing model");
+        assert_eq!(t.cpu_ghz, 1.2);
+        assert!(z.describe().contains_key("timing.cpi.hyp_c"));
     }
 
     #[test]

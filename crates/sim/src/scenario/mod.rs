@@ -33,13 +33,5 @@ pub use reference::{check_references, Reference, LATENCY_STATS};
 pub use shipped::{shipped_scenario, SHIPPED_SCENARIOS};
 pub use sweep::{get_path, set_path, show as show_value, Axes, PathError, Point};
 
-/// ", did you mean `x`?" when one of `known` is close to `got`, else "".
-pub fn did_you_mean<'a>(got: &str, known: impl IntoIterator<Item = &'a str>) -> String {
-    known
-        .into_iter()
-        .map(|k| (strsim::jaro_winkler(got, k), k))
-        .filter(|(s, _)| *s > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| format!(", did you mean `{k}`?"))
-        .unwrap_or_default()
-}
+/// The did-you-mean hint every key reader gives: the shared vocabulary's.
+pub use results::vocab::did_you_mean;

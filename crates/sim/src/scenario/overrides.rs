@@ -13,7 +13,7 @@ pub const OVERRIDABLE: &[&str] = &["platform", "hypervisor", "vm", "workload"];
 
 /// The longest value an override may have when shown (it becomes part of every point's name
 /// and parameters).
-pub const MAX_VALUE_CHARS: usize = 256;
+pub use results::vocab::sweep::MAX_VALUE_CHARS;
 
 /// Why an override key or value is refused; the text names the key and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,12 +28,9 @@ pub enum OverrideError {
     Platform(String),
     #[error("`{0}`: expected KEY=VALUE (e.g. hypervisor.vwfi=native)")]
     NoEquals(String),
-    #[error("`{0}`: empty value")]
-    Empty(String),
-    #[error("`{0}`: value longer than {MAX_VALUE_CHARS} characters")]
-    TooLong(String),
-    #[error("`{key}`: value `{raw}` is neither TOML nor a bare word: {message}")]
-    NotAValue { key: String, raw: String, message: String },
+    /// The value itself (empty, too long, neither TOML nor a bare word).
+    #[error(transparent)]
+    Value(#[from] results::vocab::sweep::ValueError),
 }
 
 /// Check the shape of an override key; the message says what was expected.
@@ -69,22 +66,10 @@ pub fn parse_set(arg: &str) -> Result<(String, toml::Value), OverrideError> {
     Ok((key.to_string(), parse_value(key, raw)?))
 }
 
-/// The value of one `KEY=VALUE` override, read as [`parse_set`] reads it (also used by
-/// `irqlab run --set`, whose keys are the `[run]` table's).
+/// The value of one `KEY=VALUE` override, read as [`parse_set`] reads it: the shared
+/// vocabulary's reader (`results::vocab::sweep::parse_value`, also `irqlab run --set`'s).
 pub fn parse_value(key: &str, raw: &str) -> Result<toml::Value, OverrideError> {
-    let raw = raw.trim();
-    if raw.is_empty() {
-        return Err(OverrideError::Empty(key.to_string()));
-    }
-    if raw.chars().count() > MAX_VALUE_CHARS {
-        return Err(OverrideError::TooLong(key.to_string()));
-    }
-    let value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
-        Ok(mut t) => t.remove("v").expect("parsed a table with key v"),
-        Err(_) if raw.chars().all(|c| c.is_alphanumeric() || "-_.:/+".contains(c)) => toml::Value::String(raw.to_string()),
-        Err(e) => return Err(OverrideError::NotAValue { key: key.to_string(), raw: raw.to_string(), message: e.message().to_string() }),
-    };
-    Ok(value)
+    Ok(results::vocab::sweep::parse_value(key, raw)?)
 }
 
 /// Whether two dotted keys touch the same place (one is the other or a prefix of it).

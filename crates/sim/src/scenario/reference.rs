@@ -12,8 +12,8 @@ use results::{ReferenceOutcome, ReferenceRole, RunResult, Spread};
 
 use super::error::ScenarioError;
 
-/// Summary statistics a reference may name.
-pub const LATENCY_STATS: &[&str] = &["mean", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "warm_max"];
+/// Summary statistics a reference may name ([`results::vocab::stat::LATENCY`]).
+pub const LATENCY_STATS: &[&str] = &results::vocab::stat::names(results::vocab::stat::LATENCY);
 
 /// One published figure: `stat` of `class` in configuration `config` should be `value`
 /// within `tolerance` (relative, e.g. 0.15 for ±15 %). `stat` is a summary field

@@ -28,13 +28,7 @@ pub enum PathError {
     NotATable { path: String, prefix: String, kind: &'static str },
 }
 
-/// A sweep value as a point's name and parameters write it: a string bare, anything else as TOML.
-pub fn show(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+pub use results::vocab::sweep::show;
 
 /// Set a dotted key (`hypervisor.vwfi`, `vm.0.vcpus`) in a document, creating tables as needed.
 pub fn set_path(doc: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), PathError> {
@@ -88,39 +82,8 @@ pub fn get_path<'a>(doc: &'a toml::Table, path: &str) -> Option<&'a toml::Value>
     Some(cur)
 }
 
-/// Sweep axes, `(key, values)` in file order, read as one mixed-radix number with the first axis
-/// slowest: the one expansion `irqlab sim` (a scenario's `[sweep]`) and `irqlab run --matrix` (a
-/// matrix file's `[sweep]`, `kvm::plan`) share, so that a point's position and name mean the same
-/// in both. What a combination is applied to — a scenario document, a run table — is the caller's.
-#[derive(Debug, Clone, Copy)]
-pub struct Axes<'a>(pub &'a [(String, Vec<toml::Value>)]);
-
-impl<'a> Axes<'a> {
-    /// Number of combinations (1 with no axis), or `None` when it does not fit in a usize.
-    pub fn combos(&self) -> Option<usize> {
-        self.0.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))
-    }
-
-    /// Combination `i` (taken modulo [`combos`](Self::combos)): each axis's key and value. Every
-    /// axis must have at least one value (the readers refuse an empty one).
-    pub fn combo(&self, i: usize) -> Vec<(&'a str, &'a toml::Value)> {
-        let combos = self.combos().unwrap_or(1).max(1);
-        let mut rest = i % combos;
-        let mut radix = combos;
-        let mut combo = Vec::with_capacity(self.0.len());
-        for (key, values) in self.0 {
-            radix /= values.len();
-            combo.push((key.as_str(), &values[rest / radix]));
-            rest %= radix;
-        }
-        combo
-    }
-
-    /// A combination's part of a point's name: `key=value` per axis, a dotted key by its last part.
-    pub fn label(combo: &[(&str, &toml::Value)]) -> Vec<String> {
-        combo.iter().map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), show(v))).collect()
-    }
-}
+/// The sweep's axes and their one expansion: the shared vocabulary's (`results::vocab::sweep`).
+pub use results::vocab::sweep::Axes;
 
 /// The points of a scenario, generated one at a time (a sweep of 10 axes × 10 values is never
 /// materialised as a list of cloned documents): configuration-major, then the sweep axes as a

@@ -26,7 +26,7 @@ use super::vm::Vm;
 use crate::arch::common::eventfd;
 use crate::arch::Trigger;
 use crate::arch::VmError;
-use crate::config::DeviceVia;
+use crate::config::Via;
 use crate::vfio::delivery::{self, Snapshot};
 
 pub struct AssignedTrigger<'a> {
@@ -43,12 +43,12 @@ fn interrupts() -> String {
     std::fs::read_to_string("/proc/interrupts").unwrap_or_default()
 }
 
-pub fn create(vm: &Vm, via: DeviceVia, how: crate::config::VfioTrigger) -> Result<AssignedTrigger<'_>, VmError> {
+pub fn create(vm: &Vm, via: Via, how: crate::config::VfioTrigger) -> Result<AssignedTrigger<'_>, VmError> {
     let dev = vm.assigned.as_ref().ok_or_else(|| VmError::Unsupported(format!("--via {}: no device was assigned to this VM", via.name())))?;
-    if via == DeviceVia::VfioMsi && vm.its.is_none() {
+    if via == Via::VfioMsi && vm.its.is_none() {
         return Err(VmError::Unsupported("--via vfio-msi: this host's KVM has no vITS (KVM_DEV_TYPE_ARM_VGIC_ITS) to translate the device's MSI".into()));
     }
-    let msi = via == DeviceVia::VfioMsi;
+    let msi = via == Via::VfioMsi;
     Ok(AssignedTrigger {
         vm,
         how,

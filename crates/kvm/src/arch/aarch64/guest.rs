@@ -3,12 +3,12 @@
 //! a ring in guest RAM (memory report), completion written to the unbacked exit page — and the
 //! ring read back as the run loop's records.
 use armguest::abi::{EXIT_DONE, EXIT_ERROR, EXIT_ITS, EXIT_PARKED, EXIT_UNKNOWN_BENCH, RING_HEADER, RING_RECORD, SIGNAL_DEVICE_READY};
-use armguest::{Device, DeviceIrq, MmioTrigger, Params, Program, Report, Trigger, Wait};
+use armguest::{Device, DeviceIrq, MmioTrigger, Params, Program, Report, Trigger};
 
 use super::boot;
 use crate::abi::{done, RING};
 use crate::arch::VmError;
-use crate::config::{Bench, BenchConfig, WaitMode, DISCARDED_FIRST};
+use crate::config::{Bench, BenchConfig, DISCARDED_FIRST};
 
 /// The guest image ready to load at `boot::IMAGE`, for `cfg` with the counter at `counter_khz`.
 pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, VmError> {
@@ -20,7 +20,8 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Vm
     };
     let params = Params {
         bench,
-        wait: if cfg.wait == WaitMode::Busy { Wait::Busy } else { Wait::Wfi },
+        // The one wait vocabulary: the guest's image takes results::vocab::Wait as is.
+        wait: cfg.wait,
         period_ticks: cfg.period_cycles(counter_khz),
         samples: cfg.samples + DISCARDED_FIRST,
         warmup: cfg.warmup + DISCARDED_FIRST,
@@ -50,14 +51,14 @@ pub fn edu_trigger(how: crate::config::VfioTrigger) -> MmioTrigger {
 
 /// The interrupt the guest sets up for each device path (see `trigger.rs`): an LPI mapped
 /// through its ITS for the MSI paths, an edge or level SPI for the line paths.
-pub fn device_irq(via: crate::config::DeviceVia) -> DeviceIrq {
-    use crate::config::DeviceVia;
+pub fn device_irq(via: crate::config::Via) -> DeviceIrq {
+    use crate::config::Via;
     match via {
-        DeviceVia::Irqfd | DeviceVia::Msi | DeviceVia::VfioMsi => {
+        Via::Irqfd | Via::Msi | Via::VfioMsi => {
             DeviceIrq::Lpi { intid: boot::ITS_LPI, gits_base: boot::GITS, device_id: boot::ITS_DEVICE_ID, event_id: boot::ITS_EVENT_ID, tables_addr: boot::ITS_TABLES }
         }
-        DeviceVia::Line => DeviceIrq::Spi { intid: boot::EDGE_SPI, trigger: Trigger::Edge },
-        DeviceVia::Level | DeviceVia::VfioIntx => DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level },
+        Via::Line => DeviceIrq::Spi { intid: boot::EDGE_SPI, trigger: Trigger::Edge },
+        Via::Level | Via::VfioIntx => DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level },
     }
 }
 
@@ -142,26 +143,23 @@ mod tests {
         assert_eq!(p.period_ticks, cfg.period_cycles(62_500));
         assert_eq!(p.report, Report::Memory { ring_addr: boot::SAMPLES, ring_records: RING });
         let dev = |via| armguest::read_params(&prepared_image(&BenchConfig { kind: Bench::Device, vcpus: 1, via, ..cfg.clone() }, 62_500).unwrap()).unwrap();
-        let Program::Device(d) = dev(crate::config::DeviceVia::Msi).bench else { panic!("device bench") };
-        assert_eq!(d.irq, device_irq(crate::config::DeviceVia::Msi));
+        let Program::Device(d) = dev(crate::config::Via::Msi).bench else { panic!("device bench") };
+        assert_eq!(d.irq, device_irq(crate::config::Via::Msi));
         assert!(!d.self_trigger, "the host triggers");
-        let Program::Device(d) = dev(crate::config::DeviceVia::Level).bench else { panic!("device bench") };
+        let Program::Device(d) = dev(crate::config::Via::Level).bench else { panic!("device bench") };
         assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
         assert_eq!(d.mmio, None, "a host thread triggers the level path");
         // The assigned device: the guest writes edu's raise register in the BAR slot, after the go.
-        let Program::Device(d) = dev(crate::config::DeviceVia::VfioMsi).bench else { panic!("device bench") };
-        assert_eq!(d.irq, device_irq(crate::config::DeviceVia::Msi), "the MSI reaches the same LPI through the vITS");
+        let Program::Device(d) = dev(crate::config::Via::VfioMsi).bench else { panic!("device bench") };
+        assert_eq!(d.irq, device_irq(crate::config::Via::Msi), "the MSI reaches the same LPI through the vITS");
         let m = d.mmio.expect("the guest triggers the assigned device");
         assert_eq!((m.trigger_addr, m.ack_addr, m.go_addr), (boot::DEVICE_BAR + 0x60, boot::DEVICE_BAR + 0x64, boot::DEVICE_GO));
-        let Program::Device(d) = dev(crate::config::DeviceVia::VfioIntx).bench else { panic!("device bench") };
+        let Program::Device(d) = dev(crate::config::Via::VfioIntx).bench else { panic!("device bench") };
         assert_eq!(d.irq, DeviceIrq::Spi { intid: boot::LEVEL_SPI, trigger: Trigger::Level });
         assert!(d.mmio.is_some());
         let Program::Device(d) = armguest::read_params(
-            &prepared_image(
-                &BenchConfig { kind: Bench::Device, vcpus: 1, via: crate::config::DeviceVia::VfioMsi, vfio_trigger: crate::config::VfioTrigger::Dma, ..cfg.clone() },
-                62_500,
-            )
-            .unwrap(),
+            &prepared_image(&BenchConfig { kind: Bench::Device, vcpus: 1, via: crate::config::Via::VfioMsi, vfio_trigger: crate::config::VfioTrigger::Dma, ..cfg.clone() }, 62_500)
+                .unwrap(),
         )
         .unwrap()
         .bench

@@ -55,7 +55,7 @@ impl Arch for Aarch64 {
             let state = crate::vfio::gicv4::State::from_log(&crate::vfio::gicv4::kernel_log());
             let flag = format!("--gicv4 {}", if on { "on" } else { "off" });
             state.check(on).map_err(|why| ConfigError::HostCannot { flag: flag.clone(), why: why.to_string() })?;
-            if on && !(cfg.kind == Bench::Device && cfg.via == crate::config::DeviceVia::VfioMsi) {
+            if on && !(cfg.kind == Bench::Device && cfg.via == crate::config::Via::VfioMsi) {
                 return cannot(&flag, "KVM maps an MSI to a vLPI for direct injection only for a VFIO-assigned device's MSI (the irq-bypass producer): use `device --via vfio-msi`; other paths always take KVM's software path");
             }
         }
@@ -131,12 +131,12 @@ mod tests {
 
     #[test]
     fn breakdown_targets_are_the_guests_intids() {
-        use crate::config::DeviceVia;
+        use crate::config::Via;
         assert_eq!(Aarch64::trace_target(&BenchConfig::default()).unwrap(), (0, 27));
         assert_eq!(Aarch64::trace_target(&BenchConfig { kind: Bench::Ipi, ..Default::default() }).unwrap(), (1, 0));
-        let line = BenchConfig { kind: Bench::Device, via: DeviceVia::Line, ..Default::default() };
+        let line = BenchConfig { kind: Bench::Device, via: Via::Line, ..Default::default() };
         assert_eq!(Aarch64::trace_target(&line).unwrap(), (0, boot::EDGE_SPI));
-        let vfio = BenchConfig { kind: Bench::Device, via: DeviceVia::VfioMsi, ..Default::default() };
+        let vfio = BenchConfig { kind: Bench::Device, via: Via::VfioMsi, ..Default::default() };
         assert_eq!(Aarch64::trace_target(&vfio).unwrap(), (0, boot::ITS_LPI), "the vLPI the device's MSI becomes");
     }
 
@@ -152,23 +152,23 @@ mod tests {
     /// guest's device loop re-reads its sample count like the timer and IPI loops).
     #[test]
     fn duration_and_stop_above_are_accepted_for_every_bench_and_device_path() {
-        use crate::config::DeviceVia;
+        use crate::config::Via;
         let early = |kind, via| BenchConfig { kind, via, duration: Some(std::time::Duration::from_secs(2)), stop_above_ns: Some(50_000), ..Default::default() };
         for kind in [Bench::Timer, Bench::Ipi, Bench::Device] {
-            for via in [DeviceVia::Irqfd, DeviceVia::Msi, DeviceVia::Line, DeviceVia::Level] {
+            for via in [Via::Irqfd, Via::Msi, Via::Line, Via::Level] {
                 assert_eq!(Aarch64::check_flags(&early(kind, via)), Ok(()), "{kind:?} --via {}", via.name());
             }
         }
         // The assigned-device paths need a device bound to vfio-pci (none under qemu-user, or
         // one on a real host): whatever the answer, it is never about stopping early.
-        for via in [DeviceVia::VfioMsi, DeviceVia::VfioIntx] {
+        for via in [Via::VfioMsi, Via::VfioIntx] {
             if let Err(e) = Aarch64::check_flags(&early(Bench::Device, via)) {
                 let e = e.to_string();
                 assert!(e.contains(via.name()) && !e.contains("--duration") && !e.contains("--stop-above"), "{e}");
             }
         }
         // The x86-only flags are still refused, naming the flag and the architecture.
-        let e = Aarch64::check_flags(&BenchConfig { pv_ipi: true, ..early(Bench::Device, DeviceVia::Msi) }).unwrap_err();
+        let e = Aarch64::check_flags(&BenchConfig { pv_ipi: true, ..early(Bench::Device, Via::Msi) }).unwrap_err();
         assert_eq!(e, ConfigError::WrongArch { flag: "--pv-ipi".into(), arch: "aarch64" });
     }
 }

@@ -21,14 +21,14 @@ use super::boot::{self, EDGE_SPI, GITS_TRANSLATER, ITS_DEVICE_ID, ITS_EVENT_ID, 
 use super::vm::Vm;
 use crate::arch::Trigger;
 use crate::arch::VmError;
-use crate::config::DeviceVia;
+use crate::config::Via;
 
 /// The INTID the guest waits for on each path.
-pub fn intid_for(via: DeviceVia) -> u32 {
+pub fn intid_for(via: Via) -> u32 {
     match via {
-        DeviceVia::Irqfd | DeviceVia::Msi | DeviceVia::VfioMsi => boot::ITS_LPI,
-        DeviceVia::Line => EDGE_SPI,
-        DeviceVia::Level | DeviceVia::VfioIntx => LEVEL_SPI,
+        Via::Irqfd | Via::Msi | Via::VfioMsi => boot::ITS_LPI,
+        Via::Line => EDGE_SPI,
+        Via::Level | Via::VfioIntx => LEVEL_SPI,
     }
 }
 
@@ -71,26 +71,26 @@ pub fn routing_entries() -> Vec<kvm_irq_routing_entry> {
 
 pub struct ArmTrigger<'a> {
     vm: &'a Vm,
-    via: DeviceVia,
+    via: Via,
     irqfd: EventFd,
     resample: EventFd,
 }
 
-pub fn create(vm: &Vm, via: DeviceVia) -> Result<ArmTrigger<'_>, VmError> {
+pub fn create(vm: &Vm, via: Via) -> Result<ArmTrigger<'_>, VmError> {
     let irqfd = eventfd("irqfd eventfd")?;
     let resample = eventfd("resamplefd eventfd")?;
-    if matches!(via, DeviceVia::Irqfd | DeviceVia::Msi) && vm.its.is_none() {
+    if matches!(via, Via::Irqfd | Via::Msi) && vm.its.is_none() {
         return Err(VmError::Unsupported(format!("--via {}: this host's KVM has no vITS (KVM_DEV_TYPE_ARM_VGIC_ITS), so there is no MSI to send", via.name())));
     }
     match via {
-        DeviceVia::Irqfd => {
+        Via::Irqfd => {
             let routing = KvmIrqRouting::from_entries(&routing_entries()).map_err(|e| VmError::Memory(format!("routing table: {e:?}")))?;
             vm.fd.set_gsi_routing(&routing).map_err(VmError::setup("KVM_SET_GSI_ROUTING"))?;
             vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(VmError::setup("KVM_IRQFD"))?;
         }
-        DeviceVia::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_SPI - 32).map_err(VmError::setup("KVM_IRQFD (resample)"))?,
-        DeviceVia::Msi | DeviceVia::Line => {}
-        DeviceVia::VfioMsi | DeviceVia::VfioIntx => return Err(VmError::Unsupported("the VFIO paths have their own trigger (assigned.rs)".into())),
+        Via::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_SPI - 32).map_err(VmError::setup("KVM_IRQFD (resample)"))?,
+        Via::Msi | Via::Line => {}
+        Via::VfioMsi | Via::VfioIntx => return Err(VmError::Unsupported("the VFIO paths have their own trigger (assigned.rs)".into())),
     }
     Ok(ArmTrigger { vm, via, irqfd, resample })
 }
@@ -98,13 +98,13 @@ pub fn create(vm: &Vm, via: DeviceVia) -> Result<ArmTrigger<'_>, VmError> {
 impl Trigger for ArmTrigger<'_> {
     fn fire(&mut self) -> Result<(), VmError> {
         match self.via {
-            DeviceVia::Irqfd | DeviceVia::Level => self.irqfd.write(1).map_err(|e| VmError::Setup { step: "irqfd write", source: e }),
-            DeviceVia::Msi => self.vm.fd.signal_msi(its_msi()).map(|_| ()).map_err(VmError::setup("KVM_SIGNAL_MSI")),
-            DeviceVia::Line => {
+            Via::Irqfd | Via::Level => self.irqfd.write(1).map_err(|e| VmError::Setup { step: "irqfd write", source: e }),
+            Via::Msi => self.vm.fd.signal_msi(its_msi()).map(|_| ()).map_err(VmError::setup("KVM_SIGNAL_MSI")),
+            Via::Line => {
                 let irq = irq_line_spi(EDGE_SPI);
                 self.vm.fd.set_irq_line(irq, true).and_then(|_| self.vm.fd.set_irq_line(irq, false)).map_err(VmError::setup("KVM_IRQ_LINE"))
             }
-            DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(VmError::Unsupported("the guest triggers the assigned device".into())),
+            Via::VfioMsi | Via::VfioIntx => Err(VmError::Unsupported("the guest triggers the assigned device".into())),
         }
     }
 
@@ -120,8 +120,8 @@ mod tests {
     #[test]
     fn each_path_has_its_interrupt_and_encoding() {
         assert_eq!(irq_line_spi(40), 0x0100_0028, "type SPI (1) in bits 24-27, INTID 40");
-        assert_eq!(intid_for(DeviceVia::Msi), boot::ITS_LPI);
-        assert_eq!(intid_for(DeviceVia::Level), LEVEL_SPI);
+        assert_eq!(intid_for(Via::Msi), boot::ITS_LPI);
+        assert_eq!(intid_for(Via::Level), LEVEL_SPI);
         let m = its_msi();
         assert_eq!((m.address_lo as u64, m.flags, m.devid), (GITS_TRANSLATER, KVM_MSI_VALID_DEVID, ITS_DEVICE_ID));
         let r = routing_entries();

@@ -9,23 +9,23 @@ use super::vm::{Vm, EDGE_PIN, LEVEL_PIN, MASKED_PIN, MSI_GSI, NO_DEST_GSI};
 use crate::abi::vector;
 use crate::arch::Trigger;
 use crate::arch::VmError;
-use crate::config::DeviceVia;
+use crate::config::Via;
 
 pub struct X86Trigger<'a> {
     vm: &'a Vm,
-    via: DeviceVia,
+    via: Via,
     irqfd: EventFd,
     resample: EventFd,
 }
 
-pub fn create(vm: &Vm, via: DeviceVia) -> Result<X86Trigger<'_>, VmError> {
+pub fn create(vm: &Vm, via: Via) -> Result<X86Trigger<'_>, VmError> {
     let irqfd = eventfd("irqfd eventfd")?;
     let resample = eventfd("resamplefd eventfd")?;
     match via {
-        DeviceVia::Irqfd => vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(VmError::setup("KVM_IRQFD"))?,
-        DeviceVia::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_PIN).map_err(VmError::setup("KVM_IRQFD (resample)"))?,
-        DeviceVia::Msi | DeviceVia::Line => {}
-        DeviceVia::VfioMsi | DeviceVia::VfioIntx => return Err(VmError::Unsupported(format!("--via {}: VFIO device assignment is wired on arm64 only", via.name()))),
+        Via::Irqfd => vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(VmError::setup("KVM_IRQFD"))?,
+        Via::Level => vm.fd.register_irqfd_with_resample(&irqfd, &resample, LEVEL_PIN).map_err(VmError::setup("KVM_IRQFD (resample)"))?,
+        Via::Msi | Via::Line => {}
+        Via::VfioMsi | Via::VfioIntx => return Err(VmError::Unsupported(format!("--via {}: VFIO device assignment is wired on arm64 only", via.name()))),
     }
     Ok(X86Trigger { vm, via, irqfd, resample })
 }
@@ -33,13 +33,13 @@ pub fn create(vm: &Vm, via: DeviceVia) -> Result<X86Trigger<'_>, VmError> {
 impl Trigger for X86Trigger<'_> {
     fn fire(&mut self) -> Result<(), VmError> {
         match self.via {
-            DeviceVia::Irqfd | DeviceVia::Level => self.irqfd.write(1).map_err(|e| VmError::Setup { step: "irqfd write", source: e }),
-            DeviceVia::Msi => {
+            Via::Irqfd | Via::Level => self.irqfd.write(1).map_err(|e| VmError::Setup { step: "irqfd write", source: e }),
+            Via::Msi => {
                 let msi = kvm_bindings::kvm_msi { address_lo: 0xfee0_0000, data: vector::DEVICE as u32, ..Default::default() };
                 self.vm.fd.signal_msi(msi).map(|_| ()).map_err(VmError::setup("KVM_SIGNAL_MSI"))
             }
-            DeviceVia::Line => self.vm.fd.set_irq_line(EDGE_PIN, true).and_then(|_| self.vm.fd.set_irq_line(EDGE_PIN, false)).map_err(VmError::setup("KVM_IRQ_LINE")),
-            DeviceVia::VfioMsi | DeviceVia::VfioIntx => Err(VmError::Unsupported("the VFIO paths are refused when the trigger is created".into())),
+            Via::Line => self.vm.fd.set_irq_line(EDGE_PIN, true).and_then(|_| self.vm.fd.set_irq_line(EDGE_PIN, false)).map_err(VmError::setup("KVM_IRQ_LINE")),
+            Via::VfioMsi | Via::VfioIntx => Err(VmError::Unsupported("the VFIO paths are refused when the trigger is created".into())),
         }
     }
 

@@ -113,7 +113,7 @@ impl Vm {
         self.put_slot(slot::DELTA, delta)?;
         self.put_slot(slot::NSAMP, cfg.samples + crate::config::DISCARDED_FIRST)?;
         self.put_slot(slot::COUNT, 0)?;
-        self.put_slot(slot::WAIT, if cfg.wait == crate::config::WaitMode::Busy { 1 } else { 0 })?;
+        self.put_slot(slot::WAIT, if cfg.wait == crate::config::Wait::Busy { 1 } else { 0 })?;
         Ok(())
     }
 

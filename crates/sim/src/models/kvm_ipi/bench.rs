@@ -367,31 +367,25 @@ impl Prepared {
             let exit_start = t;
             // IPIv: a physical unicast ICR write the CPU virtualizes posts without an exit.
             let virtualized = *kind == ExitKind::IcrPhysical && ids.len() == 1 && ipiv::virtualizes(self.hyp.ipiv, self.icr(ids[0]), self.vcpus - 1);
-            // xAPIC: an ICR write exits as an APIC-write exit (not a hypercall's VMCALL exit).
-            let xapic_extra = match (kind, c.xapic_icr_exit_extra.as_ref()) {
-                (ExitKind::IcrPhysical | ExitKind::IcrLogical, Some(d)) if !virtualized => d.sample(rng),
-                _ => SimTime::ZERO,
-            };
             let exit = if virtualized {
                 n.ipiv_posted += 1;
                 self.costs.ipiv_post.as_ref().ok_or_else(|| SimError("IPIv on without the ipiv_post cost".into()))?.sample(rng)
             } else {
-                let exit = match kind {
+                match kind {
                     ExitKind::Hypercall => {
                         n.hypercall_exits += 1;
                         c.vmcall_exit.sample(rng) + c.pv_ipi_handler.sample(rng)
                     }
                     ExitKind::IcrPhysical => {
                         n.icr_write_exits += 1;
-                        c.icr_write_exit.sample(rng)
+                        c.icr_exit.sample(rng)
                     }
                     ExitKind::IcrLogical => {
                         n.icr_write_exits += 1;
                         n.logical_decodes += 1;
-                        c.icr_write_exit.sample(rng) + c.icr_logical_decode.sample(rng)
+                        c.icr_exit.sample(rng) + c.icr_logical_decode.sample(rng)
                     }
-                };
-                exit + xapic_extra
+                }
             };
             t += exit;
             for id in ids {

@@ -7,6 +7,8 @@ use crate::hyp::halt_poll::{HaltPollParams, KernelDefaults};
 use crate::model::PointCtx;
 use crate::scenario::ScenarioError;
 
+use super::icr_exit::{Access, IcrExit, IcrExitCosting};
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Hypervisor {
@@ -37,6 +39,14 @@ pub(super) struct Hypervisor {
     /// posted by the CPU without a VM exit. Needs APICv and posted interrupts.
     #[serde(default)]
     pub ipiv: bool,
+    /// How the sender's ICR-write exit is costed (`icr_exit.rs`): S2's lumped fit, or composed
+    /// per APIC access kind from KVM's exit paths.
+    #[serde(default = "fitted")]
+    pub icr_exit: IcrExitCosting,
+}
+
+fn fitted() -> IcrExitCosting {
+    IcrExitCosting::Fitted
 }
 
 /// `hypervisor.halt_poll`.
@@ -142,7 +152,8 @@ pub(super) struct Costs {
     pub self_call_delivery: CostDist,
     pub self_call_total: CostDist,
     pub guest_send_per_dest: CostDist,
-    pub icr_write_exit: CostDist,
+    /// The sender's ICR-write exit (`icr_exit.rs`).
+    pub icr_exit: IcrExit,
     pub icr_logical_decode: CostDist,
     pub vmcall_exit: CostDist,
     pub pv_ipi_handler: CostDist,
@@ -166,9 +177,6 @@ pub(super) struct Costs {
     /// IPIv only: a halt-polling target finds the posted vector and re-enters (`ipiv_poll_wake`);
     /// without IPIv this is inside KVM's `deliver_to_polling` + `wake_from_poll`.
     pub ipiv_poll_wake: Option<CostDist>,
-    /// xAPIC only: what an APIC-write exit of an ICR write adds over the x2APIC WRMSR exit
-    /// (`xapic_icr_exit_extra`).
-    pub xapic_icr_exit_extra: Option<CostDist>,
 }
 
 pub(super) struct Prepared {
@@ -257,12 +265,25 @@ pub(super) fn prepare(ctx: &PointCtx, model: &str) -> Result<Prepared, ScenarioE
         ipiv_post: if hyp.ipiv { Some(c("ipiv_post")?) } else { None },
         pi_wakeup_handler: if hyp.ipiv { Some(c("pi_wakeup_handler")?) } else { None },
         ipiv_poll_wake: if hyp.ipiv { Some(c("ipiv_poll_wake")?) } else { None },
-        xapic_icr_exit_extra: if xapic { Some(c("xapic_icr_exit_extra")?) } else { None },
         loop_overhead: c("loop_overhead")?,
         self_call_delivery: c("self_call_delivery")?,
         self_call_total: c("self_call_total")?,
         guest_send_per_dest: c("guest_send_per_dest")?,
-        icr_write_exit: c("icr_write_exit")?,
+        icr_exit: match hyp.icr_exit {
+            IcrExitCosting::Fitted => IcrExit::Fitted { exit: c("icr_write_exit")?, xapic_extra: if xapic { Some(c("xapic_icr_exit_extra")?) } else { None } },
+            IcrExitCosting::KvmFastpath => IcrExit::Mechanism {
+                access: match (xapic, hyp.apicv) {
+                    (false, _) => Access::X2apic,
+                    (true, true) => Access::XapicApicv,
+                    (true, false) => Access::XapicEmulated,
+                },
+                roundtrip: c("vmexit_roundtrip")?,
+                fastpath_skip: c("fastpath_skip")?,
+                apic_write_nodecode: c("apic_write_nodecode")?,
+                insn_decode_emulate: c("insn_decode_emulate")?,
+                icr_emulate: c("icr_emulate")?,
+            },
+        },
         icr_logical_decode: c("icr_logical_decode")?,
         vmcall_exit: c("vmcall_exit")?,
         pv_ipi_handler: c("pv_ipi_handler")?,

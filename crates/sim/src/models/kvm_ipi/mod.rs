@@ -13,6 +13,7 @@
 
 mod bench;
 mod config;
+mod icr_exit;
 mod lock;
 
 use crate::model::{Model, PointCtx, PreparedPoint};

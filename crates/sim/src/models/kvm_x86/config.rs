@@ -187,6 +187,7 @@ costs!(
     guest_timer_irq,
     guest_wakeup_switch,
     vmexit_roundtrip,
+    forced_exit_running,
     nested_reflect,
     handle_msr_tsc_deadline,
     handle_eoi,

@@ -212,7 +212,14 @@ impl Prepared {
         match (s.backend, level) {
             (Backend::TimerVirt, _) => w.cost("hw:timer-virt-delivery", &c.timer_virt_delivery),
             (Backend::PreemptionTimer, Level::L1) => w.exit(ExitKind::PreemptionTimer, Level::L1, &c.handle_preemption_timer),
-            (Backend::Hrtimer, Level::L1) => w.exit(ExitKind::ExternalInterrupt, Level::L1, &c.handle_host_timer_irq),
+            (Backend::Hrtimer, Level::L1) => {
+                // The host's hrtimer interrupt arrives on the CPU where the vCPU runs: it forces
+                // the vCPU out of the guest (`forced_exit_running`: on this nested host the PVM
+                // switch out of ring 3 and back in with the interrupt injected, measured by the
+                // kick primitive; on VMX an external-interrupt exit, the exit round trip), then
+                // apic_timer_expired runs at its lateness (`handle_host_timer_irq`).
+                w.forced_exit(ExitKind::ExternalInterrupt, &c.forced_exit_running, &c.handle_host_timer_irq)
+            }
             (_, Level::L2) => {
                 // L1's KVM emulates L2's timer with a timer of its own, which L0 must serve
                 // while L2 runs (D.6 "L2 running while L1's timer is armed").

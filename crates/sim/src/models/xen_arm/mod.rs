@@ -21,6 +21,7 @@ use crate::hyp::scheduler::SchedKind;
 use crate::hyp::vwfi::Vwfi;
 use crate::model::{Model, PointCtx, PreparedPoint};
 use crate::models::xen_core::config::{self, us, SchedKnobs};
+use crate::models::xen_core::timer_path::{timer_handler, TimerHandler};
 use crate::models::xen_core::XenSetup;
 use crate::scenario::ScenarioError;
 
@@ -174,6 +175,10 @@ pub(crate) struct Costs {
     pub guest_handler: CostDist,
     /// Trapped CNTP_* access emulated by Xen (`sysreg_trap`), physical timer only.
     pub sysreg_trap: CostDist,
+    /// The tbm guest's timer handler (its timer kind) and the other guest's (virtual timer):
+    /// one definition shared with the dom0less model (`xen_core::timer_path`).
+    pub tbm_timer: TimerHandler,
+    pub other_timer: TimerHandler,
 }
 
 pub(crate) struct Prepared {
@@ -252,7 +257,10 @@ impl Model for XenArm {
         let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
         let gic = config::gic_version(ctx);
         let xen_costs = config::load_costs(ctx, name, dbg, hyp.scheduler, gic)?;
-        let costs = Costs { raise: c("timer_irq_raise")?, guest_handler: c("guest_handler")?, sysreg_trap: c("sysreg_trap").map(|d| dbg.hyp(d))? };
+        let tbm_timer = timer_handler(ctx, name, &xen_costs.handler, wl.timer)?;
+        // The other guest's vCPUs use the virtual timer; without any, its handler is never run.
+        let other_timer = if hyp.pcpus as u64 * hyp.vcpus_per_pcpu as u64 > 1 { timer_handler(ctx, name, &xen_costs.handler, TimerKind::Virtual)? } else { tbm_timer.clone() };
+        let costs = Costs { raise: c("timer_irq_raise")?, guest_handler: c("guest_handler")?, sysreg_trap: c("sysreg_trap").map(|d| dbg.hyp(d))?, tbm_timer, other_timer };
         let p = |k: &str| plat.param(k, name).map_err(|e| ctx.platform_err(e));
         let list_registers = config::list_registers(ctx, name)?;
         let counter_mhz = p("counter_mhz")?;

@@ -116,7 +116,8 @@ impl<'a> Sim<'a> {
         let mut prefix = core.seg(&mut t, "phys-irq", &self.p.costs.raise, cold);
         let case = core.irq_case(p, v);
         prefix += core.take_irq(p, &mut t, cold);
-        prefix += core.seg(&mut t, "xen-irq-handler", &self.p.xen.costs.handler, cold);
+        let h = if self.roles[v] == Role::Tbm { &self.p.costs.tbm_timer } else { &self.p.costs.other_timer };
+        prefix += core.seg(&mut t, h.name, &h.cost, cold);
         let (wake, was_blocked) = core.wake_if_blocked(v, &mut t, cold);
         prefix += wake;
         // Inject (into the LRs if loaded, else into the saved copy restored on entry).

@@ -20,6 +20,7 @@ use crate::hyp::vwfi::{Vwfi, WfiTrapControl};
 
 pub mod config;
 pub mod paths;
+pub mod timer_path;
 
 /// Hypervisor-path costs every Xen model charges (profile keys in parentheses).
 #[derive(Debug, Clone)]
@@ -67,6 +68,14 @@ pub const GIC_EXTRA_REGS: usize = 3;
 
 /// Shared-L2 interference: busy vCPUs on the other pCPUs of the cluster evict the hypervisor
 /// path's lines between two interrupts, so a warm path is partly as slow as a cold one.
+///
+/// What it models, and its bound (issue 43 item 5): the *capacity* effect on the interrupted
+/// path only — lines of the hypervisor's working set refetched after a neighbour evicted them —
+/// as a linear share of the path's cold penalty, one share per busy neighbour. It is bounded by
+/// the fully cold path: however many neighbours compute, a warm path never costs more than
+/// `cold_factor` × its warm cost ([`CacheShare::factor`] saturates at 1 share). It does not
+/// model bandwidth contention on the L2 or the interconnect, snoop traffic, or the neighbours'
+/// own slowdown; a neighbour that idles (WFI, blocked) evicts nothing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CacheShare {
     /// Cost factor of a fully cold path (`params.cold_factor`).

@@ -32,7 +32,7 @@ pub fn plan(args: &[String]) -> Result<Vec<Bench>, LabError> {
         if part.is_empty() {
             return Err(name("empty: expected a bench and its flags between two `--`".into()));
         }
-        let (mut inner, out) = crate::kvm::split_out(&crate::grammar::kvm_words(part)).map_err(|e| name(e.to_string()))?;
+        let (mut inner, out) = crate::frame::split_out(&crate::grammar::kvm_words(part)).map_err(|e| name(e.to_string()))?;
         if many {
             if let Some(last) = inner.last_mut() {
                 *last = format!("/out/{i}");
@@ -54,7 +54,7 @@ fn sh_quote(s: &str) -> String {
 /// The `/init` lines running the benches in order: a start marker (for QEMU start → first
 /// sample), irqlab, then its exit status as `exit CODE` (one bench) or `exit CODE bench I`.
 pub fn run_lines(benches: &[Bench]) -> String {
-    let m = crate::kvm::MARK;
+    let m = crate::frame::MARK;
     let many = benches.len() > 1;
     let mut s = String::new();
     for (i, b) in benches.iter().enumerate() {
@@ -64,32 +64,6 @@ pub fn run_lines(benches: &[Bench]) -> String {
         s += &format!("mkdir -p {dir}\necho \"{m}bench {i} start\"\n/bin/irqlab {cmd}\necho \"{m}exit $?{tag}\"\n");
     }
     s
-}
-
-/// The `/init` loop framing every file under /out (and /out/I/) on the console.
-pub fn frame_lines() -> String {
-    let m = crate::kvm::MARK;
-    format!("for f in /out/* /out/*/*; do\n  [ -f \"$f\" ] || continue\n  n=${{f#/out/}}\n  echo \"{m}file $n begin\"\n  base64 \"$f\"\n  echo \"{m}file $n end\"\ndone\n")
-}
-
-/// A framed name: `NAME` (the boot's, or the only bench's) or `I/NAME` (bench I's); `None` when
-/// it is neither (the caller refuses it).
-pub fn route(name: &str) -> Option<(Option<usize>, &str)> {
-    let plain = |n: &str| !(n.is_empty() || n.contains(['/', '\\']) || n.starts_with('.') || n.chars().any(char::is_control));
-    match name.split_once('/') {
-        None => plain(name).then_some((None, name)),
-        Some((i, n)) => (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) && i.len() < 4 && plain(n)).then(|| (i.parse().ok(), n)),
-    }
-}
-
-/// The bench an `exit …` line speaks for and its status word: `exit 0` → (0, "0"),
-/// `exit 3 bench 2` → (2, "3").
-pub fn exit_of(line: &str) -> Option<(usize, String)> {
-    let rest = line.strip_prefix("exit ")?;
-    match rest.split_once(" bench ") {
-        Some((code, i)) => Some((i.trim().parse().ok()?, code.to_string())),
-        None => Some((0, rest.trim().to_string())),
-    }
 }
 
 /// The irqlab given, stripped of its debug info into the lab cache (by its sha256); the binary
@@ -148,17 +122,5 @@ mod tests {
         let e = plan(&v("timer --out /tmp/a -- ipi --out /tmp/a")).unwrap_err().to_string();
         assert!(e.contains("bench 2") && e.contains("bench 1's"), "{e}");
         assert!(plan(&v("timer --out /tmp/a --")).unwrap_err().to_string().contains("empty"));
-    }
-
-    #[test]
-    fn framed_names_route_to_their_bench() {
-        assert_eq!(route("result.json"), Some((None, "result.json")));
-        assert_eq!(route("2/result.json"), Some((Some(2), "result.json")));
-        for bad in ["../x", "a/b", "1/../x", "1/.x", "", "1/", "1/a/b", "12345/x"] {
-            assert_eq!(route(bad), None, "{bad}");
-        }
-        assert_eq!(exit_of("exit 0"), Some((0, "0".into())));
-        assert_eq!(exit_of("exit 3 bench 2"), Some((2, "3".into())));
-        assert_eq!(exit_of("done"), None);
     }
 }

@@ -125,3 +125,47 @@ fn an_archive_without_xen_is_refused_after_unpacking() {
     assert_eq!(e.exit_code(), 2, "{e}");
     assert!(e.to_string().contains("not a Xen tree"), "{e}");
 }
+
+/// Applies with GNU patch's default fuzz (its first context line is not the tree's), never exactly.
+const PATCH_FUZZY: &str = "Subject: [PATCH] fuzzy\n---\n--- a/xen/arch/arm/Kconfig\n+++ b/xen/arch/arm/Kconfig\n@@ -1,4 +1,5 @@\n config HAS_ITZ\n \tbool \"its\"\n config VGIC\n+\tdefault y\n \tbool \"vgic\"\n";
+
+#[test]
+fn a_patch_that_needs_fuzz_is_refused_naming_its_hunk() {
+    let d = tempfile::tempdir().unwrap();
+    let tree = fake_tree(d.path());
+    std::fs::write(tree.join("xen/arch/arm/Kconfig"), "config HAS_ITS\n\tbool \"its\"\nconfig VGIC\n\tbool \"vgic\"\n").unwrap();
+    let p = d.path().join("0001-fuzzy.patch");
+    std::fs::write(&p, PATCH_FUZZY).unwrap();
+    // The premise: GNU patch's default (fuzz 2) takes it, so the old code applied it silently.
+    let dry = Command::new("patch").args(["-p1", "--dry-run", "--batch", "-i"]).arg(&p).current_dir(&tree).output().unwrap();
+    assert!(dry.status.success() && String::from_utf8_lossy(&dry.stdout).contains("with fuzz 1"), "{}", String::from_utf8_lossy(&dry.stdout));
+    let cache = d.path().join("cache");
+    let s = XenSource { src: tree.clone(), patches: vec![p.clone()], config: vec![] };
+    for e in [check(&s, &cache).unwrap_err(), ensure(&s, &cache).unwrap_err()] {
+        assert_eq!(e.exit_code(), 2);
+        let t = e.to_string();
+        assert!(t.contains("0001-fuzzy.patch") && t.contains("xen/arch/arm/Kconfig: Hunk #1 FAILED at 1") && t.contains("no fuzz allowed"), "{t}");
+    }
+}
+
+#[test]
+fn check_applies_the_series_and_finds_the_symbols_before_any_boot() {
+    // Issue 45: `identify` alone let a patch that does not apply, or a symbol no Kconfig declares,
+    // through `ab`'s validation, to fail at run 1 with exit 1.
+    let d = tempfile::tempdir().unwrap();
+    let tree = fake_tree(d.path());
+    let (ok, bad) = (d.path().join("0001-ok.patch"), d.path().join("0002-bad.patch"));
+    std::fs::write(&ok, PATCH_OK).unwrap();
+    std::fs::write(&bad, PATCH_BAD).unwrap();
+    let cache = d.path().join("cache");
+    let s = |patches: Vec<PathBuf>, config: &[&str]| XenSource { src: tree.clone(), patches, config: config.iter().map(|c| c.to_string()).collect() };
+    assert!(identify(&s(vec![ok.clone(), bad.clone()], &[])).is_ok(), "the premise: identify builds nothing and applies nothing");
+    let e = check(&s(vec![ok.clone(), bad.clone()], &[]), &cache).unwrap_err();
+    assert!(e.exit_code() == 2 && e.to_string().contains("0002-bad.patch does not apply"), "{e}");
+    let e = check(&s(vec![ok.clone()], &["GICV5=y"]), &cache).unwrap_err();
+    assert!(e.exit_code() == 2 && e.to_string().contains("--xen-config GICV5=y") && e.to_string().contains("no `config GICV5`"), "{e}");
+    check(&s(vec![ok.clone()], &["GICV4=y", "HAS_ITS=y"]), &cache).unwrap();
+    let left: Vec<_> = std::fs::read_dir(cache.join("xen-builds")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "the scratch copy is removed: {left:?}");
+    assert_eq!(std::fs::read_to_string(tree.join("xen/arch/arm/Kconfig")).unwrap(), "config HAS_ITS\n\tbool \"its\"\n", "the tree itself is never patched");
+}

@@ -1,17 +1,10 @@
 //! Tests of [`super`] (kept apart so the module stays short).
 use super::*;
-
-fn w(s: &str) -> Vec<String> {
-    s.split_whitespace().map(String::from).collect()
-}
+use crate::frame::MARK;
+use crate::watch::Watch;
 
 #[test]
-fn fio_words() {
-    let a = FioArgs::try_parse_from(w("fio --job 4k-qd1-nj4 --runtime 3s --repeat 2 --out /tmp/o")).unwrap();
-    assert_eq!((a.job, a.runtime, a.repeat), (Job::K4Qd1Nj4, 3, 2));
-    assert!(FioArgs::try_parse_from(w("fio --job 8k-qd9 --out o")).unwrap_err().to_string().contains("--job"));
-    assert!(FioArgs::try_parse_from(w("fio --job 4k-qd1 --runtime 0s --out o")).unwrap_err().to_string().contains("--runtime"));
-    assert!(FioArgs::try_parse_from(w("fio --job 4k-qd1")).unwrap_err().to_string().contains("--out"));
+fn fio_arguments() {
     let j = Job::K4Qd4.fio_args(5).join(" ");
     assert!(j.contains("--bs=4k --iodepth=4 --numjobs=1") && j.contains("--runtime=5") && j.contains("--direct=1"), "{j}");
     assert!(Job::K16Qd1.fio_args(1).contains(&"--bs=16k".to_string()));
@@ -19,9 +12,11 @@ fn fio_words() {
 
 #[test]
 fn command_lines() {
-    let a = qemu_args(Path::new("/c/xen"), "X", Path::new("/k"), Path::new("/i"), Path::new("/d"), Some("shift=2,sleep=off"), Some(Path::new("/q.log"))).join(" ");
+    let b = Boot { xen: "/c/xen".into(), xen_cmd: "X".into(), kernel: "/k".into(), initrd: "/i".into(), disk: "/d".into() };
+    let none = crate::config::Instrument::default();
+    let a = qemu_command(&b, Some("shift=2,sleep=off"), Some(Path::new("/q.log")), &none).join(" ");
     assert!(a.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 1 -m 2048 -icount shift=2,sleep=off"), "{a}");
-    assert!(qemu_args(Path::new("/x"), "X", Path::new("/k"), Path::new("/i"), Path::new("/d"), None, None).join(" ").contains("-smp 2 "));
+    assert!(qemu_command(&b, None, None, &none).join(" ").contains("-smp 2 "));
     assert!(a.contains("-device guest-loader,addr=0x49000000,kernel=/k,bootargs=console=hvc0") && a.contains("guest-loader,addr=0x50000000,initrd=/i"));
     assert!(a.contains("-device nvme,drive=nv") && a.contains("-d int -D /q.log -trace gicv3_its_cmd_*"));
     assert_eq!(
@@ -35,13 +30,13 @@ fn command_lines() {
 
 #[test]
 fn refusals() {
-    let x = XenArgs { vcpus: Some(2), ..XenArgs::default() };
+    let x = XenConfig { vcpus: Some(2), ..XenConfig::default() };
     assert!(check(&x).unwrap_err().to_string().contains("--vcpus"));
-    let x = XenArgs { sched: Sched::Null, ..XenArgs::default() };
+    let x = XenConfig { sched: Sched::Null, ..XenConfig::default() };
     let e = check(&x).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("SCHED_NULL"), "{e}");
-    assert!(check(&XenArgs::default()).is_ok());
+    assert!(check(&XenConfig::default()).is_ok());
 }
 
 #[test]

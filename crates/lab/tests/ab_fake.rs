@@ -1,8 +1,9 @@
 //! The A/B orchestration with a fake runner: no QEMU, the runner writes a made-up measured
 //! result where the lab would, so the schedule, validation, import, verdict and failure paths
 //! are tested in milliseconds (the live A/B is tests/kvm_lab.rs `needs_arm_lab::ab_…`).
-use super::*;
-use clap::Parser;
+use std::path::{Path, PathBuf};
+
+use lab::ab::{run_with, split_words, AbConfig, RunEnd, Runner, Side};
 
 /// Writes `result.json` into the run's `--out` with latencies around `base[side]` (a few per
 /// cent apart between runs), or fails at `fail_at`.
@@ -47,28 +48,33 @@ impl Runner for Fake {
         assert!(!outs.is_empty(), "--out");
         let base = self.base[if side == Side::A { 0 } else { 1 }];
         for out in outs {
-            std::fs::create_dir_all(&out).unwrap();
-            results::write_json(&out.join("result.json"), &made_up(base, rep, self.calls.len())).unwrap();
+            std::fs::create_dir_all(&out).expect("mkdir");
+            results::write_json(&out.join("result.json"), &made_up(base, rep, self.calls.len())).expect("write");
         }
         RunEnd { code: 0, last_line: String::new() }
     }
 }
 
-fn args(s: &str) -> AbArgs {
-    #[derive(Parser)]
-    struct T {
-        #[command(subcommand)]
-        m: Mode,
-    }
-    let v = split_words(&format!("irqlab-lab {s}")).unwrap();
-    match T::try_parse_from(v).unwrap().m {
-        Mode::Ab(a) => a,
+/// The A/B's configuration from `irqlab-lab ab …` as the shell parses it.
+fn args(s: &str) -> AbConfig {
+    let v = split_words(&format!("irqlab-lab {s}")).expect("words");
+    match lab::cli::parse(&v).expect("parses").0 {
+        lab::cli::Request::Ab(a) => a,
         _ => unreachable!(),
     }
 }
 
-fn ab(dir: &Path, extra: &str) -> AbArgs {
-    args(&format!("ab kvm --a '--gic v3' --b '--gic v4' {extra} -- timer --samples 64 --out {}", dir.display()))
+/// `route::check_argv` (the shell's parse and each mode's own checks), as `irqlab-lab ab` uses;
+/// KVM sides get an aarch64 irqlab to name (any file: nothing boots here).
+fn run(a: &AbConfig, f: &mut Fake, command: Vec<String>) -> Result<i32, lab::ab::AbError> {
+    run_with(a, f, &lab::route::check_argv, command)
+}
+
+/// A file to name as the aarch64 irqlab of a KVM side (nothing boots in these tests).
+const IRQLAB: &str = env!("CARGO_BIN_EXE_irqlab-lab");
+
+fn ab(dir: &Path, extra: &str) -> AbConfig {
+    args(&format!("ab kvm --a '--gic v3 --irqlab {IRQLAB}' --b '--gic v4 --irqlab {IRQLAB}' {extra} -- timer --samples 64 --out {}", dir.display()))
 }
 
 #[test]
@@ -76,10 +82,10 @@ fn interleaves_fresh_runs_imports_and_gives_a_verdict() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("ab");
     let mut f = Fake::new(100_000, 100_000);
-    assert_eq!(run_with(&ab(&out, ""), &mut f, vec!["t".into()]).unwrap(), 0);
+    assert_eq!(run(&ab(&out, ""), &mut f, vec!["t".into()]).unwrap(), 0);
     let order: Vec<(Side, u32)> = f.calls.iter().map(|c| (c.0, c.1)).collect();
     assert_eq!(order, [(Side::A, 1), (Side::B, 1), (Side::A, 2), (Side::B, 2), (Side::A, 3), (Side::B, 3)]);
-    assert_eq!(f.calls[1].2, split_words(&format!("kvm --gic v4 -- timer --samples 64 --out {}", out.join("b/run-1").display())).unwrap());
+    assert_eq!(f.calls[1].2, split_words(&format!("kvm --gic v4 --irqlab {IRQLAB} -- timer --samples 64 --out {}", out.join("b/run-1").display())).unwrap());
     let a = results::read_json(&out.join("a/result.json")).unwrap();
     assert_eq!(a.configs[0].repetitions.as_ref().unwrap().len(), 3);
     assert_eq!(a.meta.platform["lab.kernel"], "side-100000", "what ran is kept through the import");
@@ -94,7 +100,7 @@ fn interleaves_fresh_runs_imports_and_gives_a_verdict() {
     assert_eq!(a.configs[0].repetitions.as_ref().unwrap().started(), Some(vec!["2026-01-01T00:01:00Z", "2026-01-01T00:03:00Z", "2026-01-01T00:05:00Z"]));
     assert!(text.contains("paired over 3 A B pairs"), "{text}");
     // An existing A/B is never replaced.
-    let e = run_with(&ab(&out, ""), &mut Fake::new(1, 1), vec![]).unwrap_err();
+    let e = run(&ab(&out, ""), &mut Fake::new(1, 1), vec![]).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("already exists"), "{e}");
 }
@@ -103,13 +109,13 @@ fn interleaves_fresh_runs_imports_and_gives_a_verdict() {
 fn fail_on_slower_exits_4_only_on_a_resolvable_regression() {
     let d = tempfile::tempdir().unwrap();
     let mut f = Fake::new(100_000, 200_000);
-    assert_eq!(run_with(&ab(&d.path().join("x"), "--fail-on slower"), &mut f, vec![]).unwrap(), 4);
+    assert_eq!(run(&ab(&d.path().join("x"), "--fail-on slower"), &mut f, vec![]).unwrap(), 4);
     let text = std::fs::read_to_string(d.path().join("x/comparison.txt")).unwrap();
     assert!(text.contains("B is resolvably slower"), "{text}");
     // The same regression without --fail-on: reported, exit 0.
-    assert_eq!(run_with(&ab(&d.path().join("y"), ""), &mut Fake::new(100_000, 200_000), vec![]).unwrap(), 0);
+    assert_eq!(run(&ab(&d.path().join("y"), ""), &mut Fake::new(100_000, 200_000), vec![]).unwrap(), 0);
     // B faster: no gate trips.
-    assert_eq!(run_with(&ab(&d.path().join("z"), "--fail-on slower:p50"), &mut Fake::new(200_000, 100_000), vec![]).unwrap(), 0);
+    assert_eq!(run(&ab(&d.path().join("z"), "--fail-on slower:p50"), &mut Fake::new(200_000, 100_000), vec![]).unwrap(), 0);
 }
 
 #[test]
@@ -118,7 +124,7 @@ fn a_side_failing_mid_run_keeps_the_other_results_and_gives_no_verdict() {
     let out = d.path().join("ab");
     let mut f = Fake::new(100_000, 100_000);
     f.fail_at = Some((Side::B, 2));
-    assert_eq!(run_with(&ab(&out, "--fail-on slower"), &mut f, vec![]).unwrap(), 1);
+    assert_eq!(run(&ab(&out, "--fail-on slower"), &mut f, vec![]).unwrap(), 1);
     assert_eq!(f.calls.len(), 4, "no boot after the failure");
     assert!(out.join("a/run-1/result.json").is_file() && out.join("a/run-2/result.json").is_file() && out.join("b/run-1/result.json").is_file());
     let a = results::read_json(&out.join("a/result.json")).unwrap();
@@ -130,7 +136,7 @@ fn a_side_failing_mid_run_keeps_the_other_results_and_gives_no_verdict() {
     // Side A failing at its first run: B never ran, A has nothing; still no verdict, exit 1.
     let mut f = Fake::new(1000, 1000);
     f.fail_at = Some((Side::A, 1));
-    assert_eq!(run_with(&ab(&d.path().join("first"), ""), &mut f, vec![]).unwrap(), 1);
+    assert_eq!(run(&ab(&d.path().join("first"), ""), &mut f, vec![]).unwrap(), 1);
     assert_eq!(f.calls.len(), 1);
 }
 
@@ -141,22 +147,27 @@ fn bad_sides_are_refused_before_any_boot_naming_the_side() {
     let img = d.path().join("Image");
     std::fs::write(&img, b"\x7fELF not an arm64 Image at all, just some bytes to be long enough to read").unwrap();
     let cases = [
-        (format!("ab kvm --a '--gic v3' --b '--gic v5' -- timer --out {o}/1"), "side B"),
+        (format!("ab kvm --a '--gic v3 --irqlab {IRQLAB}' --b '--gic v5' -- timer --out {o}/1"), "side B"),
         (format!("ab kvm --a '--gic v3 -- ipi' --b '' -- timer --out {o}/2"), "the bench and `--out` come once"),
         (format!("ab kvm --a '--out x' --b '' -- timer --out {o}/3"), "side A"),
         (format!("ab kvm --a '--kernel {}' --b '' -- timer --out {o}/4", img.display()), "side A (--a '--kernel"),
         (format!("ab kvm --a '--kernel {}' --b '' -- timer --out {o}/4", img.display()), "not an arm64 Linux Image"),
         (format!("ab kvm --a '' --b '' -- sim demo --out {o}/5"), "expected a bench first"),
         (format!("ab kvm --a '' --b '' --repeat 1 -- timer --out {o}/6"), "--single-run"),
-        (format!("ab kvm --a '--device edu' --b '' -- device --via vfio-msi --out {o}/7"), "side B"),
+        (format!("ab kvm --a '--device edu --irqlab {IRQLAB}' --b '--irqlab {IRQLAB}' -- device --via vfio-msi --out {o}/7"), "side B (--b '--irqlab"),
         (format!("ab xen --a '' --b '--vcpus 1' -- ipi --out {o}/8"), "side B"),
         (format!("ab xen --a '' --b '' -- device --out {o}/9"), "device"),
         (format!("ab kvm --a \"--gic 'v3\" --b '' -- timer --out {o}/10"), "unclosed"),
         ("ab kvm --a '' --b '' -- timer".to_string(), "--out DIR"),
     ];
+    let mut cases = cases.to_vec();
+    if std::env::var_os("IRQLAB_LAB_IRQLAB").is_none() {
+        // The lab builds nothing at run time: a KVM side without an aarch64 irqlab is refused.
+        cases.push((format!("ab kvm --a '' --b '' -- timer --out {o}/7b"), "no aarch64 irqlab to run inside"));
+    }
     for (cmd, says) in cases {
         let mut f = Fake::new(1, 1);
-        let e = run_with(&args(&cmd), &mut f, vec![]).unwrap_err();
+        let e = run(&args(&cmd), &mut f, vec![]).unwrap_err();
         assert_eq!(e.exit_code(), 2, "{cmd}: {e}");
         assert!(e.to_string().contains(says), "{cmd}: {e}");
         assert!(f.calls.is_empty(), "{cmd}: booted");
@@ -168,7 +179,7 @@ fn bad_sides_are_refused_before_any_boot_naming_the_side() {
 fn single_run_is_one_boot_per_side_and_says_so() {
     let d = tempfile::tempdir().unwrap();
     let mut f = Fake::new(100_000, 100_000);
-    assert_eq!(run_with(&ab(&d.path().join("s"), "--single-run"), &mut f, vec![]).unwrap(), 0);
+    assert_eq!(run(&ab(&d.path().join("s"), "--single-run"), &mut f, vec![]).unwrap(), 0);
     assert_eq!(f.calls.len(), 2);
     let text = std::fs::read_to_string(d.path().join("s/comparison.txt")).unwrap();
     assert!(text.contains("--single-run: one boot per side"), "{text}");
@@ -187,11 +198,15 @@ fn several_benches_share_each_boot_and_get_a_verdict_each() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("ab");
     let mut f = Fake::new(100_000, 130_000);
-    let a = args(&format!("ab kvm --a '--gic v3' --b '--gic v4' --fail-on slower -- timer --samples 64 -- ipi --samples 64 -- timer --period-us 500 --out {}", out.display()));
-    assert_eq!(run_with(&a, &mut f, vec!["t".into()]).unwrap(), 4, "B is slower on every bench");
+    let a = args(&format!(
+        "ab kvm --a '--gic v3 --irqlab {IRQLAB}' --b '--gic v4 --irqlab {IRQLAB}' --fail-on slower -- timer --samples 64 -- ipi --samples 64 -- timer --period-us 500 --out {}",
+        out.display()
+    ));
+    assert_eq!(run(&a, &mut f, vec!["t".into()]).unwrap(), 4, "B is slower on every bench");
     assert_eq!(f.calls.len(), 6, "one boot per run, not per bench");
     let run = out.join("b/run-1");
-    let want = format!("kvm --gic v4 -- timer --samples 64 --out {0}/timer -- ipi --samples 64 --out {0}/ipi -- timer --period-us 500 --out {0}/timer-2", run.display());
+    let want =
+        format!("kvm --gic v4 --irqlab {IRQLAB} -- timer --samples 64 --out {0}/timer -- ipi --samples 64 --out {0}/ipi -- timer --period-us 500 --out {0}/timer-2", run.display());
     assert_eq!(f.calls[1].2, split_words(&want).unwrap());
     for n in ["timer", "ipi", "timer-2"] {
         let r = results::read_json(&out.join("a").join(n).join("result.json")).unwrap();
@@ -214,10 +229,40 @@ fn several_benches_in_xen_are_refused_before_any_boot() {
     let out = d.path().join("ab");
     let a = args(&format!("ab xen --a '--icount' --b '--vwfi native' -- timer -- ipi --out {}", out.display()));
     let mut f = Fake::new(1, 1);
-    let e = run_with(&a, &mut f, vec![]).unwrap_err();
+    let e = run(&a, &mut f, vec![]).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("one A/B per bench"), "{e}");
     assert!(f.calls.is_empty() && !out.exists());
+}
+
+#[test]
+fn a_side_whose_xen_series_or_settings_cannot_build_is_refused_before_any_boot() {
+    // Issue 45: a patch that does not apply, or a --xen-config symbol no Kconfig declares, passed
+    // the A/B's validation and failed at run 1 with exit 1.
+    let d = tempfile::tempdir().unwrap();
+    let tree = d.path().join("xen-fake");
+    std::fs::create_dir_all(tree.join("xen/arch/arm")).unwrap();
+    std::fs::write(tree.join("xen/Kconfig"), "config UNSUPPORTED\n\tbool \"u\"\n").unwrap();
+    std::fs::write(tree.join("xen/arch/arm/Kconfig"), "config HAS_ITS\n\tbool \"its\"\n").unwrap();
+    std::fs::write(tree.join("xen/arch/arm/gic.c"), "int a;\n").unwrap();
+    let bad = d.path().join("0001-bad.patch");
+    std::fs::write(&bad, "Subject: [PATCH] nope\n---\n--- a/xen/arch/arm/gic.c\n+++ b/xen/arch/arm/gic.c\n@@ -1 +1 @@\n-int b;\n+int c;\n").unwrap();
+    let text = d.path().join("xen.txt");
+    std::fs::write(&text, "not a hypervisor\n").unwrap();
+    let (t, o) = (tree.display(), d.path().join("ab").display().to_string());
+    let cases = [
+        (format!("ab xen --a '--xen-src {t}' --b '--xen-src {t} --patches {}' -- timer --out {o}", bad.display()), "side B (--b '--xen-src", "0001-bad.patch does not apply"),
+        (format!("ab xen --a '--xen-src {t}' --b '--xen-src {t} --xen-config GICV4=y' -- timer --out {o}"), "side B", "--xen-config GICV4=y: no `config GICV4`"),
+        (format!("ab xen --a '--xen {}' --b '' -- timer --out {o}", text.display()), "side A", "not a Xen/arm64 hypervisor binary"),
+    ];
+    for (cmd, side, says) in cases {
+        let mut f = Fake::new(1, 1);
+        let e = run(&args(&cmd), &mut f, vec![]).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{cmd}: {e}");
+        assert!(e.to_string().contains(side) && e.to_string().contains(says), "{cmd}: {e}");
+        assert!(f.calls.is_empty(), "{cmd}: booted");
+    }
+    assert_eq!(std::fs::read_to_string(tree.join("xen/arch/arm/gic.c")).unwrap(), "int a;\n", "the tree is never patched in place");
 }
 
 #[test]
@@ -227,14 +272,14 @@ fn junit_has_a_suite_per_bench_and_the_summary_is_appended() {
     std::fs::write(&s, "earlier step\n").unwrap();
     let out = d.path().join("ab");
     let a = args(&format!(
-        "ab kvm --a '' --b '' --fail-on slower --junit {} --summary-md {} -- timer --samples 64 -- ipi --samples 64 --out {}",
+        "ab kvm --a '--irqlab {IRQLAB}' --b '--irqlab {IRQLAB}' --fail-on slower --junit {} --summary-md {} -- timer --samples 64 -- ipi --samples 64 --out {}",
         j.display(),
         s.display(),
         out.display()
     ));
-    assert_eq!(run_with(&a, &mut Fake::new(100_000, 130_000), vec![]).unwrap(), 4);
+    assert_eq!(run(&a, &mut Fake::new(100_000, 130_000), vec![]).unwrap(), 4);
     let x = std::fs::read_to_string(&j).unwrap();
-    assert!(x.contains(report::compare_doc::junit::MARKER));
+    assert!(x.starts_with("<?xml") && x.contains("<testsuites"), "{x}");
     assert_eq!(x.matches("<testsuite name=\"timer: ").count() + x.matches("<testsuite name=\"ipi: ").count(), 2, "{x}");
     assert!(x.matches("<failure type=\"slower\"").count() >= 2, "{x}");
     let md = std::fs::read_to_string(&s).unwrap();
@@ -243,16 +288,16 @@ fn junit_has_a_suite_per_bench_and_the_summary_is_appended() {
     // a side that fails: the JUnit file still says so, as an error, not as nothing
     let mut f = Fake::new(100_000, 100_000);
     f.fail_at = Some((Side::B, 1));
-    let a = args(&format!("ab kvm --a '' --b '' --fail-on slower --junit {} -- timer --out {}", j.display(), d.path().join("ab2").display()));
-    assert_eq!(run_with(&a, &mut f, vec![]).unwrap(), 1);
+    let a = args(&format!("ab kvm --a '--irqlab {IRQLAB}' --b '--irqlab {IRQLAB}' --fail-on slower --junit {} -- timer --out {}", j.display(), d.path().join("ab2").display()));
+    assert_eq!(run(&a, &mut f, vec![]).unwrap(), 1);
     let x = std::fs::read_to_string(&j).unwrap();
     assert!(x.contains("<error type=\"unchecked\"") && x.contains("side B failed at run 1"), "{x}");
     // a --junit file irqlab did not write: refused before any boot
     let mine = d.path().join("mine.xml");
     std::fs::write(&mine, "<testsuites/>").unwrap();
     let mut f = Fake::new(1, 1);
-    let a = args(&format!("ab kvm --a '' --b '' --fail-on slower --junit {} -- timer --out {}", mine.display(), d.path().join("ab3").display()));
-    let e = run_with(&a, &mut f, vec![]).unwrap_err();
+    let a = args(&format!("ab kvm --a '--irqlab {IRQLAB}' --b '--irqlab {IRQLAB}' --fail-on slower --junit {} -- timer --out {}", mine.display(), d.path().join("ab3").display()));
+    let e = run(&a, &mut f, vec![]).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("mine.xml") && e.to_string().contains("--force"), "{e}");
     assert!(f.calls.is_empty());

@@ -5,10 +5,20 @@
 //! delivery counts of each repetition ([`crate::delivery`]), summed, with per-I/O ratios.
 use import::{import_files, ImportOptions};
 use results::RunResult;
+use std::time::Duration;
 
+use crate::config::Job;
 use crate::delivery::Counts;
-use crate::dom0::{Job, Rep};
 use crate::error::LabError;
+
+/// One boot's outcome.
+pub struct Rep {
+    pub fio_json: String,
+    pub console: String,
+    pub counts: Option<Counts>,
+    pub start_to_fio_end: Option<Duration>,
+    pub wall: Duration,
+}
 
 /// What ran, for the result.
 pub struct Context {
@@ -62,21 +72,7 @@ pub fn total_ios(fio_json: &str) -> u64 {
 
 pub fn build(ctx: &Context, reps: &[Rep], command: Vec<String>) -> Result<RunResult, LabError> {
     let files: Vec<(String, String)> = reps.iter().enumerate().map(|(i, r)| (format!("fio-{}.json", i + 1), r.fio_json.clone())).collect();
-    let mut params: Vec<(String, String)> = vec![
-        ("job".into(), ctx.job.name().into()),
-        ("runtime_s".into(), ctx.runtime_s.to_string()),
-        ("xen.sched".into(), ctx.sched.into()),
-        ("xen.vwfi".into(), ctx.vwfi.into()),
-        ("xen.cmdline".into(), ctx.xen_cmdline.clone()),
-        ("dom0.vcpus".into(), ctx.dom0_vcpus.to_string()),
-        ("dom0.pinned".into(), ctx.pin.to_string()),
-        ("dom0.kernel".into(), ctx.kernel.clone()),
-        ("device".into(), "QEMU nvme (PCIe, MSI-X → ITS), 64 MiB raw image".into()),
-    ];
-    params.extend(ctx.xen_params.iter().cloned());
-    if let Some(s) = &ctx.fio_source {
-        params.push(("fio.built_from".into(), format!("Debian source {s}, static aarch64")));
-    }
+    let params = params(ctx);
     let host = if ctx.icount.is_some() { "qemu-icount" } else { "qemu-tcg" };
     let opts = ImportOptions { board: Some(host.into()), params: params.clone(), ..Default::default() };
     let mut r = import_files("fio", &files, &opts, &format!("irqlab-lab {}", env!("CARGO_PKG_VERSION")))
@@ -101,33 +97,62 @@ pub fn build(ctx: &Context, reps: &[Rep], command: Vec<String>) -> Result<RunRes
         } else {
             "measured under QEMU TCG: latencies and IOPS are emulation wall time, not hardware latency".into()
         });
-        let ios: u64 = reps.iter().map(|r| total_ios(&r.fio_json)).sum();
-        c.set_figure("lab.ios", ios as f64, "I/Os (all repetitions)");
-        if let Some(t) = reps.first().and_then(|r| r.start_to_fio_end) {
-            c.set_figure("lab.qemu_start_to_fio_result", t.as_secs_f64(), "s (wall, first repetition)");
-        }
-        c.set_figure("lab.wall_per_boot", reps.iter().map(|r| r.wall.as_secs_f64()).sum::<f64>() / reps.len() as f64, "s (wall)");
-        let counts: Vec<&Counts> = reps.iter().filter_map(|r| r.counts.as_ref()).collect();
-        if ctx.counted && counts.len() == reps.len() {
-            let t = sum(&counts);
-            for (k, v, u) in t.figures(ios) {
-                c.set_figure(&k, v, u);
-            }
-            for (k, v) in &t.el2_entries {
-                c.params.insert(format!("lab.xen_entries.{k}"), v.to_string());
-            }
-            let per: Vec<String> = counts.iter().map(|x| format!("direct {} doorbell {} software {} EL2 {}", x.direct(), x.doorbells, x.software(), x.el2_total())).collect();
-            c.notes.push(format!(
-                "delivery counts from QEMU's -d int log and GIC trace events between dom0's `fio start` and `fio end`, summed over {} repetition(s): {}",
-                counts.len(),
-                per.join("; ")
-            ));
-        } else if !ctx.counted {
-            c.notes.push("--no-counts: QEMU's exception log and GIC traces were off (no delivery counts)".into());
-        }
+        lab_figures(c, ctx, reps);
     }
     r.provenance = Some(crate::output::provenance(command));
     Ok(r)
+}
+
+/// What ran, as the result's parameters.
+fn params(ctx: &Context) -> Vec<(String, String)> {
+    let mut params: Vec<(String, String)> = vec![
+        ("job".into(), ctx.job.name().into()),
+        ("runtime_s".into(), ctx.runtime_s.to_string()),
+        ("xen.sched".into(), ctx.sched.into()),
+        ("xen.vwfi".into(), ctx.vwfi.into()),
+        ("xen.cmdline".into(), ctx.xen_cmdline.clone()),
+        ("dom0.vcpus".into(), ctx.dom0_vcpus.to_string()),
+        ("dom0.pinned".into(), ctx.pin.to_string()),
+        ("dom0.kernel".into(), ctx.kernel.clone()),
+        ("device".into(), "QEMU nvme (PCIe, MSI-X → ITS), 64 MiB raw image".into()),
+    ];
+    params.extend(ctx.xen_params.iter().cloned());
+    if let Some(s) = &ctx.fio_source {
+        params.push(("fio.built_from".into(), format!("Debian source {s}, static aarch64")));
+    }
+    params
+}
+
+/// The lab's figures on a configuration: I/Os, wall times, and the delivery counts summed over
+/// the repetitions (when every repetition was counted).
+fn lab_figures(c: &mut results::ConfigResult, ctx: &Context, reps: &[Rep]) {
+    let ios: u64 = reps.iter().map(|r| total_ios(&r.fio_json)).sum();
+    c.set_figure("lab.ios", ios as f64, "I/Os (all repetitions)");
+    if let Some(t) = reps.first().and_then(|r| r.start_to_fio_end) {
+        c.set_figure("lab.qemu_start_to_fio_result", t.as_secs_f64(), "s (wall, first repetition)");
+    }
+    c.set_figure("lab.wall_per_boot", reps.iter().map(|r| r.wall.as_secs_f64()).sum::<f64>() / reps.len() as f64, "s (wall)");
+    let counts: Vec<&Counts> = reps.iter().filter_map(|r| r.counts.as_ref()).collect();
+    if !ctx.counted {
+        c.notes.push("--no-counts: QEMU's exception log and GIC traces were off (no delivery counts)".into());
+        return;
+    }
+    if counts.len() != reps.len() {
+        return;
+    }
+    let t = sum(&counts);
+    for (k, v, u) in t.figures(ios) {
+        c.set_figure(&k, v, u);
+    }
+    for (k, v) in &t.el2_entries {
+        c.params.insert(format!("lab.xen_entries.{k}"), v.to_string());
+    }
+    let per: Vec<String> = counts.iter().map(|x| format!("direct {} doorbell {} software {} EL2 {}", x.direct(), x.doorbells, x.software(), x.el2_total())).collect();
+    c.notes.push(format!(
+        "delivery counts from QEMU's -d int log and GIC trace events between dom0's `fio start` and `fio end`, summed over {} repetition(s): {}",
+        counts.len(),
+        per.join("; ")
+    ));
 }
 
 #[cfg(test)]

@@ -1,0 +1,206 @@
+//! What each lab mode is asked to do, as plain data: the modes (`kvm`, `xen`, the dom0 fio mode,
+//! `guest`, `its-convert`) take these structs, and only the outer shell (`cli.rs`) knows flags.
+//! A test, the A/B (which validates each side through the same shell) or a future front end
+//! builds them directly. The few word enums carry `clap::ValueEnum` so the shell can take them
+//! as flag values without a mirror type; nothing here parses or checks.
+//!
+//! Why apart: the flags used to own the modes (every mode took its clap struct from `cli.rs`,
+//! and `cli.rs` embedded the A/B's), which held 11 of the lab's files in one import cycle
+//! (issue 44). This is a leaf, as the kvm crate's `config` is.
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+use results::vocab::{Bench, Wait};
+
+/// The GIC QEMU emulates. The lab's own word for QEMU's `gic-version=3|4` machine option (QEMU 7.2's
+/// `4` is GICv4.0); `results::vocab` names the architecture's generations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Gic {
+    #[default]
+    V3,
+    /// GICv4 with the ITS (`kvm-arm.vgic_v4_enable=1`).
+    V4,
+}
+
+impl Gic {
+    /// QEMU's `gic-version=` value.
+    pub fn qemu_version(self) -> u8 {
+        match self {
+            Gic::V3 => 3,
+            Gic::V4 => 4,
+        }
+    }
+}
+
+/// A PCI device the lab's KVM host gets to assign with VFIO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LabDevice {
+    /// QEMU's `edu` behind an SMMUv3, bound to vfio-pci (for `run device --via vfio-msi|vfio-intx`).
+    Edu,
+}
+
+/// Xen's scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Sched {
+    Credit,
+    #[default]
+    Credit2,
+    /// Refused with Debian's Xen (no null scheduler); allowed with `--xen-src` built with SCHED_NULL=y, or `--xen FILE`.
+    Null,
+}
+
+impl Sched {
+    /// Xen's `sched=` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sched::Credit => "credit",
+            Sched::Credit2 => "credit2",
+            Sched::Null => "null",
+        }
+    }
+}
+
+/// Xen's `vwfi=`: trap a guest's WFI, or let it run natively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Vwfi {
+    #[default]
+    Trap,
+    Native,
+}
+
+impl Vwfi {
+    /// Xen's `vwfi=` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vwfi::Trap => "trap",
+            Vwfi::Native => "native",
+        }
+    }
+}
+
+/// What shares the pCPUs with the benchmark domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Neighbour {
+    #[default]
+    Idle,
+    /// A second domU spinning on every pCPU.
+    Busy,
+}
+
+/// The dom0 fio mode's S1 job set (randread on the whole emulated NVMe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Job {
+    #[value(name = "4k-qd1")]
+    K4Qd1,
+    #[value(name = "16k-qd1")]
+    K16Qd1,
+    #[value(name = "4k-qd4")]
+    K4Qd4,
+    #[value(name = "4k-qd1-nj4")]
+    K4Qd1Nj4,
+}
+
+/// Arguments the lab adds to every QEMU it starts, after its own (`QemuCmd::finish`): the hook
+/// for instrumentation (`-plugin …`, `-d …`, `-D …`) that applies to every mode alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Instrument {
+    pub extra_args: Vec<String>,
+}
+
+/// `irqlab-lab kvm`: Debian's (or the user's) arm64 kernel with KVM, `irqlab` run inside.
+#[derive(Debug, Clone, Default)]
+pub struct KvmConfig {
+    pub gic: Gic,
+    pub device: Option<LabDevice>,
+    /// A busy loop pinned to this CPU of the lab's host before irqlab.
+    pub busy_cpu: Option<u32>,
+    pub icount: bool,
+    /// The aarch64 (static) irqlab to run inside.
+    pub irqlab: Option<PathBuf>,
+    pub force: bool,
+    pub timeout_s: Option<u64>,
+    pub trace_its: Option<PathBuf>,
+    pub move_vcpus_ms: Option<u64>,
+    pub exit_reasons: bool,
+    pub kernel: Option<PathBuf>,
+    pub modules: Option<PathBuf>,
+    pub kernel_config: Option<PathBuf>,
+    pub peer_kvm_unit_tests: Option<PathBuf>,
+    pub peer_kvmtool: Option<PathBuf>,
+    /// The words after `--`: one or more benches (`grammar::segments`), each with `--out DIR`.
+    pub args: Vec<String>,
+    pub instrument: Instrument,
+}
+
+/// `irqlab-lab xen` (a domU bench or the dom0 fio mode): which Xen, how it is configured.
+#[derive(Debug, Clone, Default)]
+pub struct XenConfig {
+    pub sched: Sched,
+    pub vwfi: Vwfi,
+    /// vCPUs of the benchmark domain (default 1 for timer, 2 for ipi).
+    pub vcpus: Option<u32>,
+    pub neighbour: Neighbour,
+    pub icount: bool,
+    /// The -icount suboptions (default `qemu::ICOUNT_DEFAULT`).
+    pub icount_opts: Option<String>,
+    pub force: bool,
+    /// Build Xen from this tree or tarball (`xen_build`), with these patches and Kconfig settings.
+    pub xen_src: Option<PathBuf>,
+    pub patches: Vec<PathBuf>,
+    pub xen_config: Vec<String>,
+    /// A prebuilt arm64 Xen binary.
+    pub xen: Option<PathBuf>,
+    pub dom0_vcpus: Option<u32>,
+    pub dom0_pin: bool,
+    pub timeout_s: Option<u64>,
+    pub instrument: Instrument,
+    /// Count what ran on each interrupt's path (the path census, docs/path-census.md).
+    pub census: bool,
+    /// Xen's `xen-syms.map` for the census of a prebuilt `xen`.
+    pub xen_syms: Option<PathBuf>,
+}
+
+/// The benchmark guest's run (the Xen domU, or `guest` for a board).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchConfig {
+    /// `timer` or `ipi` (the shell refuses `device`: no Xen guest program).
+    pub bench: Bench,
+    pub samples: u64,
+    pub warmup: u64,
+    pub period_us: f64,
+    /// How the guest waits (the shared vocabulary's word: `hlt`, named `wfi` on arm64, or `busy`).
+    pub wait: Wait,
+    /// Directory for result.json, console.log and xen.dts.
+    pub out: PathBuf,
+}
+
+/// The dom0 fio mode's job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FioConfig {
+    pub job: Job,
+    /// fio's runtime per repetition (whole seconds).
+    pub runtime: u64,
+    /// Repetitions, each a fresh boot.
+    pub repeat: u32,
+    /// No QEMU exception/GIC log (no delivery counts).
+    pub no_counts: bool,
+    pub out: PathBuf,
+}
+
+/// `irqlab-lab guest`: the patched guest image for a real board.
+#[derive(Debug, Clone, Default)]
+pub struct GuestConfig {
+    pub force: bool,
+    /// The board's counter frequency (CNTFRQ_EL0), Hz.
+    pub counter_hz: u64,
+}
+
+/// `irqlab-lab its-convert`: a QEMU ITS trace into an its-check script.
+#[derive(Debug, Clone)]
+pub struct ItsConvertConfig {
+    pub gic: Gic,
+    /// Redistributors (QEMU's -smp).
+    pub cpus: u32,
+    pub force: bool,
+    pub trace: PathBuf,
+}
