@@ -2,7 +2,9 @@
 # Install what irqlab needs to build, if it is missing: a Rust toolchain (cargo) and GNU binutils
 # (`as`, `objcopy`, used to build the KVM benchmark guests), the aarch64 binutils, QEMU and dtc for
 # the arm64 guest and the Xen lab; and for the tests, the tools whose outputs `irqlab import`
-# reads (fio, rt-tests, rtla), jq and cpio. Idempotent; quiet when all is there.
+# reads (fio, rt-tests, rtla), jq and cpio; and PostgreSQL, xmllint and chromium for the tests of
+# the CI outputs (the results history, JUnit XML, the Markdown summary). Idempotent; quiet when all
+# is there.
 #
 # The Rust toolchain must be at least the workspace's `rust-version` (Cargo.toml). Debian's own
 # cargo is used only when it is new enough (bookworm ships 1.63, trixie 1.85: both too old for the
@@ -76,6 +78,12 @@ python3 -c 'import yaml' >/dev/null 2>&1 || need_apt+=(python3-yaml)
 command -v cpio >/dev/null 2>&1 || need_apt+=(cpio)
 # taskset (`needs_two_cpus`, the lab's vCPU mover) and chattr come with util-linux / e2fsprogs.
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
+# The CI outputs (issue 46): the results history's PostgreSQL tests start a throwaway server
+# (initdb/pg_ctl from postgresql), the JUnit reports are checked with xmllint against the JUnit
+# schema, and the Markdown summary is rendered in headless chromium.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+command -v xmllint >/dev/null 2>&1 || need_apt+=(libxml2-utils)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -eq 0 ] && [ -n "${need_apt_update:-}" ]; then
   $SUDO apt-get update -qq

@@ -28,12 +28,16 @@ has_cross_lab() { command -v qemu-system-aarch64 >/dev/null && command -v aarch6
 has_fio()     { command -v fio >/dev/null; }
 has_cyclictest() { command -v cyclictest >/dev/null && cyclictest -l 2 -i 200 -q >/dev/null 2>&1; }
 has_cpio()    { command -v cpio >/dev/null; }
+# PostgreSQL's server programs (off PATH in Debian) and, as root, runuser to start them as postgres.
+has_postgres() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && { [ "$(id -u)" -ne 0 ] || command -v runuser >/dev/null; }; }
+has_xmllint() { command -v xmllint >/dev/null; }
+has_chromium() { command -v chromium >/dev/null; }
 # The lab with the real aarch64 irqlab: its QEMU and cross gcc (irqlab is built below, in its section).
 has_arm_lab() { has_cross_lab; }
 # Xen's GICv4 RFC series for the dom0 fio A/B (not installable: a directory of the user's).
 has_xen_series() { local d="${IRQLAB_XEN_GICV4_RFC:-/work/shared/lab/xen-gicv4-rfc}"; has_cross_lab && [ -f "$d/xen-base.tar.xz" ] && [ -d "$d/series" ]; }
 # What scripts/ensure-deps.sh installs: with CI set, one of these missing is a failure.
-installed_by_project="strace arm_guest qemu_arm cross_lab arm_lab fio cyclictest cpio"
+installed_by_project="strace arm_guest qemu_arm cross_lab arm_lab fio cyclictest cpio postgres xmllint chromium"
 why() {
   case $1 in
     kvm) echo "/dev/kvm does not open here" ;;
@@ -47,11 +51,14 @@ why() {
     fio) echo "fio is missing" ;;
     cyclictest) echo "cyclictest (rt-tests) is missing or may not run here" ;;
     cpio) echo "cpio is missing" ;;
+    postgres) echo "PostgreSQL's initdb (postgresql) or runuser is missing" ;;
+    xmllint) echo "xmllint (libxml2-utils) is missing" ;;
+    chromium) echo "chromium is missing" ;;
     xen_series) echo "the Xen GICv4 series is not at \${IRQLAB_XEN_GICV4_RFC:-/work/shared/lab/xen-gicv4-rfc} (or QEMU / the cross gcc is missing)" ;;
   esac
 }
 skipped=()
-for r in kvm tracefs strace two_cpus chattr arm_guest qemu_arm cross_lab fio cyclictest cpio; do
+for r in kvm tracefs strace two_cpus chattr arm_guest qemu_arm cross_lab fio cyclictest cpio postgres xmllint chromium; do
   if "has_$r"; then
     echo "== [${SECONDS} s] tests that need $r: running"
     cargo test --workspace --release -- --ignored "needs_$r::"

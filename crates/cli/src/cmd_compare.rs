@@ -17,12 +17,19 @@
 //! cannot see run-to-run variance, so the gate refuses it (exit 2) unless `--single-run` says
 //! that is understood. `irqlab compare RESULT --by PARAM=A,B` answers a question of one result
 //! instead (`cmd_compare_by`).
-use std::path::PathBuf;
+//!
+//! Everything printed or written comes from one compare document (`report::compare_doc`, also
+//! what `irqlab-lab ab` prints): the table, the verdicts, the gate's lines, and with `--junit
+//! FILE` / `--summary-md FILE` (issue 46) the gate as JUnit XML (one test case per check) and as
+//! a Markdown step summary appended to FILE (`$GITHUB_STEP_SUMMARY`). `--against history:LABEL`
+//! takes A from the results history (`cmd_history`): the runs of the last `--last N` accepted
+//! commits, pooled as repetitions, so their spread is the run-to-run variance.
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use report::compare_table::{compare_output, CompareFormat};
-use report::verdict_table::{verdict_json, verdict_text, VerdictOptions};
-use results::stats::gate::GateOutcome;
+use report::compare_doc::{Answer, CompareDoc, DocInputs};
+use report::verdict_table::VerdictOptions;
+use results::vocab::{parse_fail_on, FailOn, GateOutputs};
 
 use crate::cmd_report::UnitArg;
 use crate::term::{note, out, out_data};
@@ -37,11 +44,24 @@ pub enum FormatArg {
 
 #[derive(Args)]
 pub struct CompareArgs {
-    /// Baseline result (A).
+    /// Baseline result (A); with --against, the result to compare (B).
     pub a: PathBuf,
-    /// Result to compare against the baseline (B). Not with --by.
-    #[arg(required_unless_present = "by", conflicts_with = "by")]
+    /// Result to compare against the baseline (B). Not with --by or --against.
+    #[arg(required_unless_present_any = ["by", "against"], conflicts_with_all = ["by", "against"])]
     pub b: Option<PathBuf>,
+    /// Take A from the results history: `history:LABEL`, the runs of the last --last accepted
+    /// commits stored under LABEL (`irqlab history add`).
+    #[arg(long, value_name = "history:LABEL", value_parser = parse_against, conflicts_with = "by")]
+    pub against: Option<String>,
+    /// With --against: how many accepted commits form A.
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "against", value_parser = clap::value_parser!(u32).range(1..))]
+    pub last: u32,
+    /// With --against: the history (a SQLite file or `postgresql://…`); default
+    /// irqlab-history.sqlite beside B.
+    #[arg(long, value_name = "FILE|URL", requires = "against")]
+    pub db: Option<String>,
+    #[command(flatten)]
+    pub outputs: GateOutputs,
     /// Answer a question of one result: pair its configurations that differ only in PARAM
     /// (BASELINE vs each VARIANT) and print the change per group, as `irqlab sim` opens with.
     #[arg(long, value_name = "PARAM=BASELINE,VARIANT[,…]", value_parser = crate::cmd_compare_by::parse_by)]
@@ -87,13 +107,6 @@ pub struct CompareArgs {
     pub paired: bool,
 }
 
-/// `--fail-on slower[:STAT]`.
-#[derive(Debug, Clone)]
-pub struct FailOn {
-    /// `None`: any statistic; `share>T` (T in ns): the share beyond T.
-    pub stat: Option<String>,
-}
-
 fn parse_threshold(s: &str) -> Result<u64, String> {
     results::stats::exceedance::parse_threshold(s).map_err(|e| e.to_string())
 }
@@ -107,23 +120,11 @@ fn parse_effect(s: &str) -> Result<f64, String> {
     results::stats::parse_effect(s).map_err(|e| format!("{e} (got `{s}`)"))
 }
 
-fn parse_fail_on(s: &str) -> Result<FailOn, String> {
-    let (word, stat) = match s.split_once(':') {
-        Some((w, st)) => (w, Some(st.to_string())),
-        None => (s, None),
-    };
-    if word != "slower" {
-        return Err(format!("expected `slower` or `slower:STAT`, got `{s}`"));
+fn parse_against(s: &str) -> Result<String, String> {
+    match s.strip_prefix("history:") {
+        Some(l) if !l.is_empty() => Ok(l.to_string()),
+        _ => Err(format!("expected history:LABEL, got `{s}`")),
     }
-    if let Some(t) = stat.as_deref().and_then(|st| st.strip_prefix("share>")) {
-        return Ok(FailOn { stat: Some(format!("share>{}", parse_threshold(t)?)) });
-    }
-    if let Some(st) = &stat {
-        if !results::stats::verdict::VERDICT_STATS.contains(&st.as_str()) {
-            return Err(format!("unknown statistic `{st}`; expected one of {}, or share>LATENCY (e.g. share>50us)", results::stats::verdict::VERDICT_STATS.join(", ")));
-        }
-    }
-    Ok(FailOn { stat })
 }
 
 fn parse_map(s: &str) -> Result<(String, String), String> {
@@ -138,109 +139,121 @@ pub fn run(a: CompareArgs) -> Result<Outcome, CliError> {
     if a.by.is_none() && !a.stats.is_empty() {
         return Err(CliError(format!("--stat {}: only answered with --by PARAM=A,B (the side-by-side table shows every statistic)", a.stats[0])));
     }
-    let b = match (&a.by, &a.b) {
-        (Some(by), _) => return crate::cmd_compare_by::run(&a.a, by, &a.stats, a.unit.into()),
-        (None, Some(b)) => b.clone(),
-        (None, None) => return Err(CliError("compare: give a second result B, or --by PARAM=A,B".into())),
-    };
-    let ra = crate::inputs::read_named(&a.a)?;
-    let rb = crate::inputs::read_named(&b)?;
-    let format = match a.format {
-        FormatArg::Table => CompareFormat::Table,
-        FormatArg::Csv => CompareFormat::Csv,
-        FormatArg::Json => CompareFormat::Json,
-    };
-    let o = compare_output(&ra, &rb, &a.a.display().to_string(), &b.display().to_string(), &a.map, a.unit.into(), format);
-    let opts = VerdictOptions { confidence: results::stats::Confidence::new(a.confidence)?, effect: a.effect };
-    let mut thresholds = a.share_above.clone();
-    thresholds.extend(a.fail_on.as_ref().and_then(|f| f.stat.as_deref()?.strip_prefix("share>")?.parse::<u64>().ok()));
-    thresholds.sort_unstable();
-    thresholds.dedup();
-    let verdicts = results::stats::pairs::verdicts_beyond(&ra, &rb, &o.comparison, opts.confidence, a.paired, &thresholds)?.recommend(opts.effect, opts.confidence);
-    match format {
-        CompareFormat::Table => {
-            let census = report::census::census_compare_text(&ra, &rb, report::census::TOP).unwrap_or_default();
-            out(&format!("{}{}{census}", o.text, verdict_text(&verdicts, &opts, a.unit.into())))?
-        }
-        CompareFormat::Json => {
-            let mut v: serde_json::Value = serde_json::from_str(&o.text)?;
-            v["verdicts"] = verdict_json(&verdicts, &opts);
-            if let Some(c) = report::census::census_compare_json(&ra, &rb) {
-                v["census"] = c;
-            }
-            out_data(&format!("{}\n", serde_json::to_string_pretty(&v)?))?
-        }
-        CompareFormat::Csv => out_data(&o.text)?,
+    if let Some(by) = &a.by {
+        return crate::cmd_compare_by::run(&a.a, by, &a.stats, a.unit.into());
     }
-    if o.nothing_paired() {
-        note(&format!("irqlab: compare: no configuration of {} pairs with one of {}\n", a.a.display(), b.display()));
+    let (ra, rb, a_name, b_path) = match (&a.against, &a.b) {
+        (Some(label), _) => {
+            let rb = crate::inputs::read_named(&a.a)?;
+            let (ra, name) = from_history(&a, label)?;
+            (ra, rb, name, a.a.clone())
+        }
+        (None, Some(b)) => (crate::inputs::read_named(&a.a)?, crate::inputs::read_named(b)?, a.a.display().to_string(), b.clone()),
+        (None, None) => return Err(CliError("compare: give a second result B, or --by PARAM=A,B, or --against history:LABEL".into())),
+    };
+    let inputs = [a.a.clone(), b_path.clone()];
+    if let Some(j) = &a.outputs.junit {
+        crate::output::file::check(&junit_target(&a, j, &inputs))?;
+    }
+    let opts = VerdictOptions { confidence: results::stats::Confidence::new(a.confidence)?, effect: a.effect };
+    let doc = CompareDoc::build(DocInputs {
+        a: &ra,
+        b: &rb,
+        a_name: &a_name,
+        b_name: &b_path.display().to_string(),
+        map: &a.map,
+        unit: a.unit.into(),
+        opts,
+        paired: a.paired,
+        share_above: &a.share_above,
+        fail_on: a.fail_on.clone(),
+    })
+    .map_err(|e| CliError(crate::cmd_history::chain(&e)))?;
+    if a.fail_on.is_some() {
+        check_single_run(&a, &doc.verdicts, &a_name, &b_path)?;
+    }
+    match a.format {
+        FormatArg::Table => out(&doc.text())?,
+        FormatArg::Json => out_data(&format!("{}\n", serde_json::to_string_pretty(&doc.json())?))?,
+        FormatArg::Csv => out_data(&doc.csv)?,
+    }
+    if let Some(j) = &a.outputs.junit {
+        crate::output::file::write(&junit_target(&a, j, &inputs), report::compare_doc::junit::render(&doc).as_bytes())?;
+    }
+    if let Some(p) = &a.outputs.summary_md {
+        append_summary(p, &report::compare_doc::summary_md::render(&doc), &inputs)?;
+    }
+    if doc.answer() == Answer::NothingPaired {
+        note(&format!("irqlab: compare: no configuration of {a_name} pairs with one of {}\n", b_path.display()));
         if a.fail_on.is_some() {
             note("irqlab: compare: --fail-on could not check anything (exit 5)\n");
             return Ok(Outcome::Unchecked);
         }
         return Ok(Outcome::Partial);
     }
-    if let Some(f) = &a.fail_on {
-        return gate(&a, f, &ra, &rb, &b, &o.comparison, &verdicts, opts.confidence);
+    if a.fail_on.is_none() {
+        return Ok(Outcome::Ok);
     }
-    Ok(Outcome::Ok)
+    for line in doc.gate_lines() {
+        note(&format!("irqlab: compare: {line}\n"));
+    }
+    Ok(match doc.answer() {
+        Answer::Unchecked => Outcome::Unchecked,
+        Answer::Slower => Outcome::Regression,
+        Answer::Pass | Answer::NothingPaired => Outcome::Ok,
+    })
 }
 
-/// `--fail-on slower[:STAT]`: exit 4 slower, 5 unchecked, 0 when all gated was checked.
-#[allow(clippy::too_many_arguments)]
-fn gate(
-    a: &CompareArgs,
-    f: &FailOn,
-    ra: &results::RunResult,
-    rb: &results::RunResult,
-    b: &std::path::Path,
-    comparison: &results::Comparison,
-    verdicts: &results::stats::pairs::Verdicts,
-    conf: results::stats::Confidence,
-) -> Result<Outcome, CliError> {
-    let single: Vec<&str> = verdicts.classes.iter().filter(|c| c.runs_a < 2 || c.runs_b < 2).map(|c| c.config.as_str()).collect();
-    if !single.is_empty() && !a.single_run {
-        let file = if verdicts.classes.iter().any(|c| c.runs_a < 2) { a.a.display().to_string() } else { b.display().to_string() };
-        let why = if verdicts.classes.iter().any(|c| c.runs_a < 2 && c.runs_b < 2) {
-            "a verdict from one run per side cannot see run-to-run variance (every host's state moves between runs)"
-        } else {
-            "its one run is judged by the other side's run-to-run spread, assumed to be its own"
-        };
-        return Err(CliError(format!(
-            "--fail-on: {file} has one run of `{}`: {why}; repeat the runs (`run --repeat N`, `sim --seeds N`), or give --single-run to gate anyway",
-            results::escape_control(single[0])
-        )));
+/// A from the history: the stored runs of the last `--last` accepted commits of LABEL, pooled as
+/// repetitions (as `irqlab import irqlab` pools separate runs); and A's name in the table.
+fn from_history(a: &CompareArgs, label: &str) -> Result<(results::RunResult, String), CliError> {
+    let dir = a.a.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut h = crate::cmd_history::open(a.db.as_deref(), dir)?;
+    let runs = h.baseline(label, a.last as usize, "").map_err(|e| CliError(crate::cmd_history::chain(&e)))?;
+    if runs.is_empty() {
+        return Err(CliError(format!("--against history:{label}: {} has no accepted run under `{label}`", h.name())));
     }
-    let g = results::stats::gate::gate(ra, rb, comparison, verdicts, f.stat.as_deref(), conf).map_err(|e| CliError(e.to_string()))?;
-    let list = |v: &[String]| results::escape_control(&v.join("; "));
-    let (not_checked, table_only) = (g.not_checked(), g.table_only());
-    if !not_checked.is_empty() {
-        note(&format!("irqlab: compare: --fail-on did not check (no interval at the gate's level {:.4}): {}\n", g.level, list(&not_checked)));
+    let mut commits: Vec<&str> = runs.iter().map(|(c, _)| c.as_str()).collect();
+    commits.dedup();
+    let name = format!("history:{label} ({} run(s) of {})", runs.len(), commits.join(", "));
+    let texts: Vec<(String, String)> = runs.iter().enumerate().map(|(i, (c, r))| (format!("{}#{c}/{i}", h.name()), results::to_json_string(r))).collect();
+    let ra = import::import_files("irqlab", &texts, &import::ImportOptions::default(), &format!("irqlab {}", sim::runner::TOOL_VERSION))
+        .map_err(|e| CliError(format!("--against history:{label}: the stored runs do not pool: {e}")))?;
+    Ok((ra, name))
+}
+
+fn junit_target<'a>(a: &CompareArgs, path: &'a Path, inputs: &'a [PathBuf]) -> crate::output::file::Target<'a> {
+    crate::output::file::Target { flag: "--junit", path, inputs, force: a.outputs.force, kind: crate::output::file::Artefact::Junit }
+}
+
+/// Append `text` to `path` (created if missing), as `$GITHUB_STEP_SUMMARY` is written: never an
+/// input of the command, never a directory.
+fn append_summary(path: &Path, text: &str, inputs: &[PathBuf]) -> Result<(), CliError> {
+    use std::io::Write;
+    let same = |p: &Path| matches!((std::fs::canonicalize(p), std::fs::canonicalize(path)), (Ok(x), Ok(y)) if x == y);
+    if inputs.iter().any(|i| same(i)) {
+        return Err(CliError(format!("--summary-md {}: is an input of this command; give another file", path.display())));
     }
-    if !table_only.is_empty() {
-        note(&format!(
-            "irqlab: compare: slower in the table at {} but not at the gate's corrected level {:.4} (one-sided, {} checks): {}\n",
-            conf.level(),
-            g.level,
-            g.checks,
-            list(&table_only)
-        ));
+    let mut f = std::fs::OpenOptions::new().append(true).create(true).open(path).map_err(|e| CliError(format!("--summary-md {}: {e}", path.display())))?;
+    f.write_all(text.as_bytes()).map_err(|e| CliError(format!("--summary-md {}: {e}", path.display())))
+}
+
+/// `--fail-on` on one run per side cannot see run-to-run variance: refused without --single-run
+/// (A from the history brings its own spread).
+fn check_single_run(a: &CompareArgs, v: &results::stats::pairs::Verdicts, a_name: &str, b: &Path) -> Result<(), CliError> {
+    let Some(single) = v.classes.iter().find(|c| c.runs_a < 2 || c.runs_b < 2) else { return Ok(()) };
+    let a1 = v.classes.iter().any(|c| c.runs_a < 2);
+    if a.single_run || (a.against.is_some() && !a1) {
+        return Ok(());
     }
-    match g.outcome {
-        GateOutcome::Unchecked => {
-            note(&format!("irqlab: compare: --fail-on could not check everything it gates (exit 5): {}\n", list(&g.unchecked())));
-            Ok(Outcome::Unchecked)
-        }
-        GateOutcome::Slower => {
-            note(&format!(
-                "irqlab: compare: B is resolvably slower ({} one-sided checks, each at {:.4} two-sided, {} overall): {}\n",
-                g.checks,
-                g.level,
-                conf.level(),
-                list(&g.slower())
-            ));
-            Ok(Outcome::Regression)
-        }
-        GateOutcome::Pass => Ok(Outcome::Ok),
-    }
+    let file = if a1 { a_name.to_string() } else { b.display().to_string() };
+    let why = if v.classes.iter().any(|c| c.runs_a < 2 && c.runs_b < 2) {
+        "a verdict from one run per side cannot see run-to-run variance (every host's state moves between runs)"
+    } else {
+        "its one run is judged by the other side's run-to-run spread, assumed to be its own"
+    };
+    Err(CliError(format!(
+        "--fail-on: {file} has one run of `{}`: {why}; repeat the runs (`run --repeat N`, `sim --seeds N`), or give --single-run to gate anyway",
+        results::escape_control(&single.config)
+    )))
 }

@@ -32,8 +32,15 @@ impl From<UnitArg> for results::LatencyUnit {
 #[derive(Args)]
 pub struct ReportArgs {
     /// Result files (JSON written by `irqlab sim` or `irqlab run`).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "history", conflicts_with = "history")]
     pub results: Vec<PathBuf>,
+    /// Instead of results: the trend of --stat of --class per run stored in this results history
+    /// (a SQLite file or `postgresql://…`, `irqlab history add`), one line per configuration.
+    #[arg(long, value_name = "FILE|URL", requires = "class")]
+    pub history: Option<String>,
+    /// With --history: the label of the series.
+    #[arg(long, default_value = "default", requires = "history")]
+    pub label: String,
     /// Where to write the HTML file; `-` is stdout. A symlink is written through (the file it
     /// points to is replaced), a device or FIFO is written to in place, a directory is refused.
     /// An input is never written over; a file irqlab has no record of writing (as it is now) only
@@ -125,6 +132,9 @@ fn check_names(a: &ReportArgs, runs: &[(String, results::RunResult)]) -> Result<
 }
 
 pub fn run(a: ReportArgs) -> Result<Outcome, CliError> {
+    if let Some(db) = &a.history {
+        return history(&a, db);
+    }
     let opts = a.options()?;
     let to_stdout = a.output.as_os_str() == "-";
     let target = crate::output::file::Target { flag: "-o", path: &a.output, inputs: &a.results, force: a.force, kind: crate::output::file::Artefact::Report };
@@ -134,11 +144,39 @@ pub fn run(a: ReportArgs) -> Result<Outcome, CliError> {
     let runs = a.results.iter().map(|p| crate::inputs::read_named(p).map(|r| (p.display().to_string(), r))).collect::<Result<Vec<_>, _>>()?;
     check_names(&a, &runs)?;
     let html = report::render_html_with(&runs, &opts)?;
-    if to_stdout {
-        out_data(&html)?;
+    emit(&a.output, &target, &html)
+}
+
+/// The page to stdout (`-o -`) or to the checked target.
+fn emit(output: &std::path::Path, target: &crate::output::file::Target, html: &str) -> Result<Outcome, CliError> {
+    if output.as_os_str() == "-" {
+        out_data(html)?;
     } else {
-        crate::output::file::write(&target, html.as_bytes())?;
-        note(&format!("wrote {}\n", a.output.display()));
+        crate::output::file::write(target, html.as_bytes())?;
+        note(&format!("wrote {}\n", output.display()));
     }
     Ok(Outcome::Ok)
+}
+
+/// `report --history DB --class C [--stat S] [--label L]`: the trend page (report::trend).
+fn history(a: &ReportArgs, db: &str) -> Result<Outcome, CliError> {
+    let class = a.class.as_deref().unwrap_or_default();
+    let target = crate::output::file::Target { flag: "-o", path: &a.output, inputs: &[], force: a.force, kind: crate::output::file::Artefact::Report };
+    let to_stdout = a.output.as_os_str() == "-";
+    if !to_stdout {
+        crate::output::file::check(&target)?;
+    }
+    let mut h = crate::cmd_history::open(Some(db), std::path::Path::new("."))?;
+    let points = h.points(&a.label, class, &a.stat, None).map_err(|e| CliError(crate::cmd_history::chain(&e)))?;
+    let mut series: Vec<(String, Vec<report::trend::TrendPoint>)> = Vec::new();
+    for p in points {
+        let t = report::trend::TrendPoint { run: p.seq, commit: p.commit, accepted: p.accepted, value: p.value };
+        match series.iter_mut().find(|(n, _)| *n == p.config) {
+            Some((_, v)) => v.push(t),
+            None => series.push((p.config, vec![t])),
+        }
+    }
+    let title = format!("history {}, label {}, {class} {}", h.name(), a.label, a.stat);
+    let html = report::trend::trend_html(&title, &a.stat, &series, a.unit.into());
+    emit(&a.output, &target, &html)
 }

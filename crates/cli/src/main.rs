@@ -4,7 +4,9 @@
 //! - `sim`: run a scenario through the deterministic model (`sweep` is an alias);
 //! - `run`: measure on this host's KVM with the micro-VMM (module `cmd_run`, owned by the kvm crate's authors);
 //! - `scenarios`: list the shipped scenarios;
-//! - `compare`: two results side by side with ratios, intervals and verdicts;
+//! - `compare`: two results side by side with ratios, intervals, verdicts and the gate (JUnit XML,
+//!   a Markdown summary), A from a file or from the history;
+//! - `history`: a results history per commit (SQLite file or PostgreSQL server);
 //! - `import`: another tool's output (fio, cyclictest, rtla, …) as a result;
 //! - `report`: one self-contained HTML file with plots;
 //! - `its-check`: check an ITS command stream against the GICv3/v4 model (exit 1 = violations).
@@ -24,6 +26,7 @@ mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_compare_by;
 mod cmd_fit;
+mod cmd_history;
 mod cmd_import;
 mod cmd_its_check;
 mod cmd_merge;
@@ -65,6 +68,8 @@ enum Cmd {
     /// Fit this host's platform profile to measured results of `irqlab run`, or compare
     /// measured results with predicted ones (--against).
     Calibrate(cmd_calibrate::CalibrateArgs),
+    /// A results history per commit (SQLite file or PostgreSQL): `history add`, `history show`.
+    History(cmd_history::HistoryArgs),
     /// Merge the shards of a sweep (`sim --shard I/N`) into the result the unsharded run writes.
     Merge(cmd_merge::MergeArgs),
     /// Write one self-contained HTML report with CDFs and histograms.
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         Cmd::Report(a) => cmd_report::run(a),
         Cmd::Import(a) => cmd_import::run(a),
         Cmd::Merge(a) => cmd_merge::run(a),
+        Cmd::History(a) => cmd_history::run(a),
         Cmd::Fit(a) => cmd_fit::run(a),
         Cmd::ItsCheck(a) => cmd_its_check::run(a),
         Cmd::Calibrate(a) => cmd_calibrate::run(a),

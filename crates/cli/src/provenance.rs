@@ -14,7 +14,8 @@ pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
-fn started() -> String {
+/// Now (or `SOURCE_DATE_EPOCH`), UTC, RFC 3339.
+pub(crate) fn started() -> String {
     let t = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse::<u64>().ok()).map(|s| UNIX_EPOCH + Duration::from_secs(s)).unwrap_or_else(SystemTime::now);
     humantime::format_rfc3339_seconds(t).to_string()
 }

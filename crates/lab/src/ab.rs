@@ -35,6 +35,8 @@ pub enum AbError {
     Results(#[from] results::ResultsError),
     #[error("{0}")]
     Compare(String),
+    #[error("the comparison could not be made")]
+    Doc(#[from] report::compare_doc::DocError),
 }
 
 impl AbError {
@@ -72,26 +74,7 @@ impl AbMode {
     }
 }
 
-/// `--fail-on slower[:STAT]`; `stat` is `None` for any statistic.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FailOn {
-    pub stat: Option<String>,
-}
-
-/// `--fail-on slower[:STAT]`, as `irqlab compare` takes it.
-pub fn parse_fail_on(s: &str) -> Result<FailOn, String> {
-    let (word, stat) = match s.split_once(':') {
-        Some((w, st)) => (w, Some(st.to_string())),
-        None => (s, None),
-    };
-    if word != "slower" {
-        return Err(format!("expected `slower` or `slower:STAT`, got `{s}`"));
-    }
-    if let Some(st) = stat.as_deref().filter(|st| !results::stats::verdict::VERDICT_STATS.contains(st)) {
-        return Err(format!("unknown statistic `{st}`; expected one of {}", results::stats::verdict::VERDICT_STATS.join(", ")));
-    }
-    Ok(FailOn { stat })
-}
+pub use results::vocab::{parse_fail_on, FailOn};
 
 /// An A/B: both sides' mode and options, the schedule and the gate (the shell's `ab` flags).
 #[derive(Debug, Clone)]
@@ -108,6 +91,8 @@ pub struct AbConfig {
     pub fail_on: Option<FailOn>,
     /// Confidence level of the verdicts, in (0, 1).
     pub confidence: f64,
+    /// --junit, --summary-md, --force: as `irqlab compare` takes them (cli.rs: `GateOutputs`).
+    pub outputs: results::vocab::GateOutputs,
     /// The bench words after `--`, once for both sides, with `--out DIR`.
     pub bench: Vec<String>,
 }
@@ -448,6 +433,7 @@ fn import_side(dir: &Path, files: &[PathBuf]) -> Result<results::RunResult, AbEr
 /// The whole A/B with a given runner; returns the exit status.
 pub fn run_with(a: &AbConfig, runner: &mut dyn Runner, check: SideCheck, command: Vec<String>) -> Result<i32, AbError> {
     let (benches, out, plans) = prepare(a, check)?;
+    crate::ab_report::check_junit(a)?;
     std::fs::create_dir_all(&out).map_err(io(&out))?;
     let repeat = if a.single_run { 1 } else { a.repeat };
     let t0 = std::time::Instant::now();
@@ -479,6 +465,7 @@ pub fn run_with(a: &AbConfig, runner: &mut dyn Runner, check: SideCheck, command
         if benches.len() > 1 { format!(", {} benches per boot ({})", benches.len(), names.join(", ")) } else { String::new() }
     );
     let mut codes = Vec::new();
+    let mut docs = Vec::new();
     for (k, name) in names.iter().enumerate() {
         let sub = |side: Side| if name.is_empty() { out.join(side.dir()) } else { out.join(side.dir()).join(name) };
         let mut sides = Vec::new();
@@ -491,7 +478,12 @@ pub fn run_with(a: &AbConfig, runner: &mut dyn Runner, check: SideCheck, command
             text += &format!("\n== bench {name}: {}\n", benches[k].join(" "));
         }
         let (code, t, cj, vj) = match (&sides[0], &sides[1], &failure) {
-            (Some(ra), Some(rb), None) => crate::ab_verdict::verdict(a, ra, rb, &sub(Side::A).join("result.json"), &sub(Side::B).join("result.json"), repeat)?,
+            (Some(ra), Some(rb), None) => {
+                let v = crate::ab_verdict::verdict(a, ra, rb, &sub(Side::A).join("result.json"), &sub(Side::B).join("result.json"), repeat)?;
+                let (cj, vj) = (v.doc.json(), v.doc.gate_json());
+                docs.push((name.clone(), v.doc));
+                (v.code, v.text, cj, vj)
+            }
             (_, _, why) => {
                 let why = why.clone().unwrap_or_else(|| "a side has no result".into());
                 let t = format!(
@@ -521,6 +513,8 @@ pub fn run_with(a: &AbConfig, runner: &mut dyn Runner, check: SideCheck, command
     if names.len() > 1 {
         text += &format!("\nverdicts per bench: {}\n", names.iter().zip(&codes).map(|(n, c)| format!("{n} exit {c}")).collect::<Vec<_>>().join(", "));
     }
+    let why = failure.clone().unwrap_or_else(|| "a side has no result".into());
+    crate::ab_report::write(a, &docs, &names, &why)?;
     results::write_atomic(&out.join("comparison.json"), format!("{}\n", serde_json::to_string_pretty(&doc).expect("json")).as_bytes())?;
     results::write_atomic(&out.join("comparison.txt"), text.as_bytes())?;
     print!("{text}");

@@ -308,6 +308,9 @@ pub struct AbArgs {
     /// Confidence level of the verdicts, in (0, 1).
     #[arg(long, default_value_t = 0.95)]
     pub confidence: f64,
+    /// --junit, --summary-md, --force: as `irqlab compare` takes them.
+    #[command(flatten)]
+    pub outputs: results::vocab::GateOutputs,
     /// The bench and its options, once for both sides, with `--out DIR`.
     #[arg(last = true, required = true)]
     pub bench: Vec<String>,
@@ -438,7 +441,7 @@ impl From<XenArgs> for XenConfig {
 
 impl From<AbArgs> for AbConfig {
     fn from(a: AbArgs) -> AbConfig {
-        AbConfig { mode: a.mode, a: a.a, b: a.b, repeat: a.repeat, single_run: a.single_run, fail_on: a.fail_on, confidence: a.confidence, bench: a.bench }
+        AbConfig { mode: a.mode, a: a.a, b: a.b, repeat: a.repeat, single_run: a.single_run, fail_on: a.fail_on, confidence: a.confidence, outputs: a.outputs, bench: a.bench }
     }
 }
 

@@ -2,6 +2,7 @@
 //! of what the lab gets back from QEMU — console lines, framed result files, QEMU's ITS trace,
 //! the kernel's kvm events — can be fuzzed (fuzz/fuzz_targets/lab_console.rs) and tested.
 pub mod ab;
+pub mod ab_report;
 pub mod ab_verdict;
 pub mod census;
 pub mod cli;

@@ -264,3 +264,42 @@ fn a_side_whose_xen_series_or_settings_cannot_build_is_refused_before_any_boot()
     }
     assert_eq!(std::fs::read_to_string(tree.join("xen/arch/arm/gic.c")).unwrap(), "int a;\n", "the tree is never patched in place");
 }
+
+#[test]
+fn junit_has_a_suite_per_bench_and_the_summary_is_appended() {
+    let d = tempfile::tempdir().unwrap();
+    let (j, s) = (d.path().join("gate.xml"), d.path().join("summary.md"));
+    std::fs::write(&s, "earlier step\n").unwrap();
+    let out = d.path().join("ab");
+    let a = args(&format!(
+        "ab kvm --a '--irqlab {IRQLAB}' --b '--irqlab {IRQLAB}' --fail-on slower --junit {} --summary-md {} -- timer --samples 64 -- ipi --samples 64 --out {}",
+        j.display(),
+        s.display(),
+        out.display()
+    ));
+    assert_eq!(run(&a, &mut Fake::new(100_000, 130_000), vec![]).unwrap(), 4);
+    let x = std::fs::read_to_string(&j).unwrap();
+    assert!(x.starts_with("<?xml") && x.contains("<testsuites"), "{x}");
+    assert_eq!(x.matches("<testsuite name=\"timer: ").count() + x.matches("<testsuite name=\"ipi: ").count(), 2, "{x}");
+    assert!(x.matches("<failure type=\"slower\"").count() >= 2, "{x}");
+    let md = std::fs::read_to_string(&s).unwrap();
+    assert!(md.starts_with("earlier step\n**bench timer**\n\n## ❌"), "{md}");
+    assert!(md.contains("**bench ipi**"), "{md}");
+    // a side that fails: the JUnit file still says so, as an error, not as nothing
+    let mut f = Fake::new(100_000, 100_000);
+    f.fail_at = Some((Side::B, 1));
+    let a = args(&format!("ab kvm --a '--irqlab {IRQLAB}' --b '--irqlab {IRQLAB}' --fail-on slower --junit {} -- timer --out {}", j.display(), d.path().join("ab2").display()));
+    assert_eq!(run(&a, &mut f, vec![]).unwrap(), 1);
+    let x = std::fs::read_to_string(&j).unwrap();
+    assert!(x.contains("<error type=\"unchecked\"") && x.contains("side B failed at run 1"), "{x}");
+    // a --junit file irqlab did not write: refused before any boot
+    let mine = d.path().join("mine.xml");
+    std::fs::write(&mine, "<testsuites/>").unwrap();
+    let mut f = Fake::new(1, 1);
+    let a = args(&format!("ab kvm --a '--irqlab {IRQLAB}' --b '--irqlab {IRQLAB}' --fail-on slower --junit {} -- timer --out {}", mine.display(), d.path().join("ab3").display()));
+    let e = run(&a, &mut f, vec![]).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("mine.xml") && e.to_string().contains("--force"), "{e}");
+    assert!(f.calls.is_empty());
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "<testsuites/>");
+}

@@ -20,6 +20,7 @@
 pub mod answer;
 pub mod answer_view;
 pub mod census;
+pub mod compare_doc;
 pub mod compare_table;
 pub mod format;
 pub mod heatmap;
@@ -33,6 +34,7 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod ticks;
+pub mod trend;
 pub mod verdict_table;
 
 pub use html::{render_html, render_html_with, ReportOptions};

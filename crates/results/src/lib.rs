@@ -24,6 +24,7 @@ mod error;
 mod float;
 mod io;
 mod latency;
+pub mod owned;
 mod provenance;
 mod question;
 mod reference;

@@ -12,11 +12,12 @@
 //! missing instead of skipping.
 //!
 //! [`run`] and [`irqlab_fn!`] replace the `irqlab()` helper each test file used to define.
+pub mod postgres;
 pub mod probe;
 
 pub mod layers;
 
-pub use probe::{probe, require, Missing, Resource, XEN_SERIES_DEFAULT};
+pub use probe::{postgres_bin, probe, require, Missing, Resource, XEN_SERIES_DEFAULT};
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -35,11 +35,18 @@ pub enum Resource {
     Cyclictest,
     /// cpio(1) on PATH (the lab's initramfs).
     Cpio,
+    /// PostgreSQL's server programs (`initdb`, `pg_ctl`; Debian's postgresql) and, as root,
+    /// `runuser` to start them as `postgres`: the shared results history's tests.
+    Postgres,
+    /// xmllint (libxml2-utils): the JUnit reports are validated against the JUnit schema.
+    Xmllint,
+    /// Chromium, headless: the Markdown step summary is rendered in a real browser.
+    Chromium,
 }
 
 impl Resource {
     /// Every resource this crate probes.
-    pub const ALL: [Resource; 13] = [
+    pub const ALL: [Resource; 16] = [
         Resource::Kvm,
         Resource::Tracefs,
         Resource::Strace,
@@ -53,6 +60,9 @@ impl Resource {
         Resource::Fio,
         Resource::Cyclictest,
         Resource::Cpio,
+        Resource::Postgres,
+        Resource::Xmllint,
+        Resource::Chromium,
     ];
 
     /// The name in `needs_<name>` modules and in `scripts/test.sh`.
@@ -71,6 +81,9 @@ impl Resource {
             Resource::Fio => "fio",
             Resource::Cyclictest => "cyclictest",
             Resource::Cpio => "cpio",
+            Resource::Postgres => "postgres",
+            Resource::Xmllint => "xmllint",
+            Resource::Chromium => "chromium",
         }
     }
 
@@ -136,6 +149,12 @@ pub fn probe(r: Resource) -> Result<(), Missing> {
             }
         }
         Resource::Cpio => program("cpio", "the cpio package; scripts/ensure-deps.sh installs it"),
+        Resource::Postgres => match postgres_bin() {
+            Some(_) => program("runuser", "util-linux; the server runs as the postgres user when the tests run as root"),
+            None => Err(Missing::Unusable { what: "PostgreSQL's initdb", why: "no /usr/lib/postgresql/*/bin/initdb (postgresql; scripts/ensure-deps.sh installs it)".into() }),
+        },
+        Resource::Xmllint => program("xmllint", "libxml2-utils; scripts/ensure-deps.sh installs it"),
+        Resource::Chromium => program("chromium", "chromium; scripts/ensure-deps.sh installs it"),
         Resource::Tracefs => {
             probe(Resource::Kvm)?;
             shell_ok("tracefs", "[ \"$(id -u)\" -eq 0 ] && grep -qw tracefs /proc/filesystems", "needs root and tracefs")
@@ -176,6 +195,19 @@ pub fn probe(r: Resource) -> Result<(), Missing> {
             }
         }
     }
+}
+
+/// The directory of PostgreSQL's server programs (`initdb`, `pg_ctl`): Debian installs them in
+/// /usr/lib/postgresql/VERSION/bin, off PATH; the newest version wins.
+pub fn postgres_bin() -> Option<std::path::PathBuf> {
+    let mut found: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path().join("bin"))))
+        .filter(|(_, bin)| is_executable(&bin.join("initdb")))
+        .collect();
+    found.sort();
+    found.pop().map(|(_, bin)| bin)
 }
 
 /// The first line of a `needs_<resource>` test: fails the test, saying what is missing, when the

@@ -19,7 +19,7 @@
 //! spend minutes measuring; [`write`] checks again (the file may have appeared meanwhile).
 //! Hand-written rather than `tempfile::NamedTempFile::persist` because the input, ownership and
 //! write-protection rules are irqlab's, and the temporary must be created with the old mode.
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -39,6 +39,8 @@ pub enum Artefact {
     FittedCosts,
     /// `irqlab calibrate --table` (`Measured on `, cmd_calibrate::show).
     Table,
+    /// `irqlab compare --junit` / `irqlab-lab ab --junit` (report::compare_doc::junit).
+    Junit,
 }
 
 impl Artefact {
@@ -49,52 +51,18 @@ impl Artefact {
             Artefact::Profile => "calibrated profile",
             Artefact::FittedCosts => "fit output",
             Artefact::Table => "calibration table",
+            Artefact::Junit => "JUnit report",
         }
     }
 
-    /// Did irqlab write this file as it is now? Empty, or its sidecar record ([`record_path`])
-    /// names its content (length and hash, streamed: the file may be large). `real` is a
-    /// regular file ([`plan`] checked).
+    /// Did irqlab write this file as it is now? Empty, or its sidecar record
+    /// ([`results::owned`]) names its content. `real` is a regular file ([`plan`] checked).
     fn is_ours(self, real: &Path) -> io::Result<bool> {
-        if std::fs::metadata(real)?.len() == 0 {
-            return Ok(true);
-        }
-        let Some(record) = read_record(real) else { return Ok(false) };
-        Ok(record == record_line(real, &mut std::fs::File::open(real)?)?)
+        results::owned::is_ours(real)
     }
 }
 
-/// The most an ownership record may hold (one line).
-const RECORD_MAX: u64 = 4096;
-
-/// The sidecar recording what irqlab wrote at `real`: `.irqlab-owned-HASH` beside it.
-fn record_path(real: &Path) -> PathBuf {
-    use std::hash::Hasher;
-    let mut h = fnv::FnvHasher::default();
-    h.write(real.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default());
-    real.with_file_name(format!(".irqlab-owned-{:016x}", h.finish()))
-}
-
-/// The record's line for `real` holding what `content` reads: `NAME LENGTH FNV1A64`.
-fn record_line(real: &Path, content: &mut impl Read) -> io::Result<String> {
-    use std::hash::Hasher;
-    let mut h = fnv::FnvHasher::default();
-    let (mut len, mut buf) = (0u64, vec![0u8; 64 << 10]);
-    loop {
-        let n = content.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.write(&buf[..n]);
-        len += n as u64;
-    }
-    Ok(format!("{} {len} {:016x}", real.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(), h.finish()))
-}
-
-/// The record beside `real`, read bounded (a regular file of at most [`RECORD_MAX`] bytes).
-fn read_record(real: &Path) -> Option<String> {
-    results::read_text_capped(&record_path(real), RECORD_MAX).ok().map(|t| t.trim_end().to_string())
-}
+use results::owned::{record_line, record_path};
 
 /// Where an output goes and what protects it.
 pub struct Target<'a> {

@@ -3,7 +3,9 @@
 //! and serde), the micro-VMM's configuration (`kvm`), the host model's workloads and `calibrate`
 //! (`sim`) and the result parameters all use these types and their names, so a name cannot mean
 //! one thing to the VMM and another to the model. (The host model's workload adds shorthands of
-//! its own on top of [`Bench`]: `timer-hlt`, `timer-busy`, `cyclictest`.)
+//! its own on top of [`Bench`]: `timer-hlt`, `timer-busy`, `cyclictest`.) The regression gate's
+//! question, `--fail-on slower[:STAT]` ([`FailOn`]), is here too (`fail_on.rs`), for `irqlab
+//! compare` and `irqlab-lab ab` alike.
 //!
 //! The statistic names live in [`stat`] (one enum for every crate, issue 44 item 2).
 //!
@@ -11,9 +13,11 @@
 //! pull in clap.
 use serde::{Deserialize, Serialize};
 
+mod fail_on;
 pub mod stat;
 pub mod sweep;
 
+pub use fail_on::{parse_fail_on, FailOn, FailOnError, GateOutputs};
 pub use sweep::did_you_mean;
 
 /// Which benchmark.
