@@ -111,6 +111,11 @@ pub struct KvmArgs {
     /// kvmtool's source (a tree or a tarball), with --peer-kvm-unit-tests.
     #[arg(long, value_name = "TREE|TARBALL", requires = "peer_kvm_unit_tests")]
     pub peer_kvmtool: Option<PathBuf>,
+    /// Count what the kernel (KVM) and the guest executed on each interrupt's path (QEMU TCG
+    /// plugin; one bench per boot; the kernel's symbols are taken in a short boot, once per kernel;
+    /// docs/path-census.md).
+    #[arg(long, conflicts_with = "peer_kvm_unit_tests")]
+    pub census: bool,
     /// The irqlab arguments, after `--` (must include `--out DIR`).
     #[arg(last = true, required = true)]
     pub args: Vec<String>,
@@ -409,6 +414,7 @@ impl From<KvmArgs> for KvmConfig {
             kernel_config: k.kernel_config,
             peer_kvm_unit_tests: k.peer_kvm_unit_tests,
             peer_kvmtool: k.peer_kvmtool,
+            census: k.census,
             args: k.args,
             instrument: Default::default(),
         }

@@ -127,6 +127,8 @@ pub struct KvmConfig {
     pub kernel_config: Option<PathBuf>,
     pub peer_kvm_unit_tests: Option<PathBuf>,
     pub peer_kvmtool: Option<PathBuf>,
+    /// Count what ran on each interrupt's path (the path census, docs/path-census.md).
+    pub census: bool,
     /// The words after `--`: one or more benches (`grammar::segments`), each with `--out DIR`.
     pub args: Vec<String>,
     pub instrument: Instrument,

@@ -261,7 +261,7 @@ fn bring_back(x: &XenConfig, b: &BenchConfig, p: &Prepared, s: Session<Watcher>,
     result.meta.platform.insert("machine".into(), format!("QEMU virt, gic-version=3, cortex-a57, {} CPUs, TCG{}", p.machine.smp, if x.icount { " -icount" } else { "" }));
     lab_figures(&mut result.configs[0], &s, lab_problem, p.icount.as_deref());
     if let Some((plan, plugin)) = &p.census {
-        crate::xen_census::finish(plan, plugin, p.icount.as_deref(), &mut result.configs[0])?;
+        crate::census::finish(plan, plugin, p.icount.as_deref(), &mut result.configs[0])?;
     }
     result.provenance = Some(output::provenance(command));
     let failed = result.configs[0].error.clone();

@@ -58,23 +58,3 @@ pub fn prepare(x: &XenConfig, qemu: &Path, xen: &Path, built: Option<&crate::xen
     let plugin = census::plugin::ensure(&crate::deps::cache_dir())?;
     Ok(Some((plan, plugin)))
 }
-
-/// After the run: the census into the result's configuration.
-pub fn finish(plan: &Plan, plugin: &Plugin, icount: Option<&str>, c: &mut results::ConfigResult) -> Result<(), LabError> {
-    let timing = match icount {
-        Some(ic) => format!("-icount {ic}"),
-        None => "TCG without -icount (the paths taken can vary with host timing)".into(),
-    };
-    let method =
-        format!("QEMU TCG plugin irqlab census ({}); {timing}; instructions counted per executed translation block — emulation counts, not hardware time", plugin.built_from);
-    let census = plan.collect(&method)?;
-    for (k, (v, unit)) in census::figures(&census) {
-        c.set_figure(&k, v, unit);
-    }
-    let delivered: u64 = census.classes.iter().filter(|(k, _)| !k.starts_with("irq.other") && !k.ends_with(".from-wfi") && !k.starts_with("ipi.send")).map(|(_, p)| p.paths).sum();
-    if delivered == 0 {
-        c.notes.push(format!("census: no path reached the guest's IRQ vector at {GUEST_BASE:#x}: nothing was counted as delivered"));
-    }
-    c.census = Some(census);
-    Ok(())
-}

@@ -154,6 +154,28 @@ impl Plan {
     }
 }
 
+/// After the run: the census into the result's configuration (its `lab.path.*` figures, and a
+/// note when nothing reached the guest's IRQ vector).
+pub fn finish(plan: &Plan, plugin: &plugin::Plugin, icount: Option<&str>, c: &mut results::ConfigResult) -> Result<(), CensusError> {
+    let timing = match icount {
+        Some(ic) => format!("-icount {ic}"),
+        None => "TCG without -icount (the paths taken can vary with host timing)".into(),
+    };
+    let method =
+        format!("QEMU TCG plugin irqlab census ({}); {timing}; instructions counted per executed translation block — emulation counts, not hardware time", plugin.built_from);
+    let census = plan.collect(&method)?;
+    for (k, (v, unit)) in figures(&census) {
+        c.set_figure(&k, v, unit);
+    }
+    let delivered: u64 = census.classes.iter().filter(|(k, _)| !k.starts_with("irq.other") && !k.ends_with(".from-wfi") && !k.starts_with("ipi.send")).map(|(_, p)| p.paths).sum();
+    if delivered == 0 {
+        let at = plan.close.first().map(|a| format!(" at {a:#x}")).unwrap_or_default();
+        c.notes.push(format!("census: no path reached the guest's IRQ vector{at}: nothing was counted as delivered"));
+    }
+    c.census = Some(census);
+    Ok(())
+}
+
 /// The windows up to the last delivered interrupt (in the plugin's order), and how many came
 /// after it.
 pub fn until_last_delivery(mut windows: Vec<window::Window>) -> (Vec<window::Window>, usize) {

@@ -11,6 +11,7 @@
 //! (one QEMU session, bounded) and `bring_back` (the framed files into each bench's `--out`,
 //! labelled, and the exit status).
 pub mod benches;
+pub mod census;
 pub mod facts;
 pub mod init;
 pub mod watcher;
@@ -60,9 +61,31 @@ pub fn check(k: &KvmConfig) -> Result<Checked, LabError> {
     if k.device.is_none() && benches.iter().any(|b| vfio(&b.inner)) {
         return Err(LabError::Usage("the bench assigns a device (--via vfio-*) but there is no `--device edu`".into()));
     }
+    if k.census {
+        check_census(k, &benches)?;
+    }
     let own = preflight(k)?;
     Ok(Checked { benches, own, irqlab: irqlab_binary(k)? })
 }
+
+/// `--census` counts one bench per boot (its windows are not split by bench), not a peer's guest,
+/// and never over an earlier `census.txt`.
+fn check_census(k: &KvmConfig, benches: &[Bench]) -> Result<(), LabError> {
+    if benches.len() > 1 {
+        return Err(LabError::Usage(format!("--census counts one bench per boot; {} benches were given after --", benches.len())));
+    }
+    if k.peer_kvm_unit_tests.is_some() {
+        return Err(LabError::Usage("--census with --peer-kvm-unit-tests: the peer's guest would be counted as irqlab's".into()));
+    }
+    let c = benches[0].out.join(CENSUS_FILE);
+    if c.exists() && !k.force {
+        return Err(LabError::Usage(format!("--out: {} already exists; not replacing an earlier census (use --force)", c.display())));
+    }
+    Ok(())
+}
+
+/// The census's raw counts, beside the result.
+const CENSUS_FILE: &str = "census.txt";
 
 /// The user's own kernel (`--kernel`), checked without fetching or booting anything: exit 2
 /// naming the flag and what is wrong (not arm64, no KVM, modules of another release …).
@@ -102,6 +125,7 @@ struct Prepared {
     /// Result parameters: the kernel, irqlab's sha256, the peer.
     what_ran: BTreeMap<String, String>,
     peer: bool,
+    census: Option<(crate::census::Plan, crate::census::plugin::Plugin)>,
 }
 
 pub fn run(k: &KvmConfig, command: Vec<String>) -> Result<i32, LabError> {
@@ -126,14 +150,25 @@ fn prepare(k: &KvmConfig, c: Checked) -> Result<Prepared, LabError> {
     let (entries, peer) = init::entries(k, &c.benches, &choice, &contents, &cache)?;
     let initrd = work.join("initrd.cpio");
     std::fs::write(&initrd, newc(&entries)).map_err(LabError::io(&initrd))?;
-    let qemu = qemu_command(k, &choice.image, &initrd, &work)?;
+    let census = match k.census {
+        true => Some(census::prepare(&qemu_bin, &choice, &cmdline(k), &c.irqlab, &contents.busybox, outs[0].path(CENSUS_FILE))?),
+        false => None,
+    };
+    let mut instrument = k.instrument.clone();
+    if let Some((plan, plugin)) = &census {
+        instrument.extra_args.extend(plan.qemu_args(&plugin.path)?);
+    }
+    let qemu = qemu_command(k, &choice.image, &initrd, &work, &instrument)?;
     let mut what_ran = choice.record();
     if let Some(p) = &peer {
         what_ran.extend(p.record.clone());
     }
     what_ran.insert("lab.irqlab.sha256".into(), irqlab_sha);
     let log = outs[0].path("kvm-console.log");
-    Ok(Prepared { benches: c.benches, outs, qemu, qemu_bin, kernel: choice.image, log, what_ran, peer: peer.is_some() })
+    if census.is_some() {
+        what_ran.insert("lab.census".into(), format!("on (QEMU TCG plugin; raw counts in {CENSUS_FILE}; kernel booted {})", census::NOKASLR));
+    }
+    Ok(Prepared { benches: c.benches, outs, qemu, qemu_bin, kernel: choice.image, log, what_ran, peer: peer.is_some(), census })
 }
 
 /// Debian's arm64 kernel from the lab cache, checked as a user's would be.
@@ -155,14 +190,25 @@ pub fn kernel_cmdline(gic: Gic) -> &'static str {
     }
 }
 
+/// The kernel's command line for `k`: with `--census`, booted without KASLR so that the symbols
+/// taken in the symbol boot are the census boot's addresses.
+fn cmdline(k: &KvmConfig) -> String {
+    let base = kernel_cmdline(k.gic);
+    if k.census {
+        format!("{base} {}", census::NOKASLR)
+    } else {
+        base.to_string()
+    }
+}
+
 /// QEMU's command line (arm-lab.md's verified KVM/arm64 command), with the ITS trace and the
-/// assigned device when asked for.
-fn qemu_command(k: &KvmConfig, kernel: &Path, initrd: &Path, work: &Path) -> Result<Vec<String>, LabError> {
+/// assigned device when asked for, and `instrument`'s arguments.
+fn qemu_command(k: &KvmConfig, kernel: &Path, initrd: &Path, work: &Path, instrument: &crate::config::Instrument) -> Result<Vec<String>, LabError> {
     let mut machine = Machine::kvm_host(k.gic, k.icount.then(|| crate::qemu::ICOUNT_DEFAULT.to_string()));
     if k.device == Some(LabDevice::Edu) {
         machine.iommu = Some(crate::vfio::IOMMU);
     }
-    let mut cmd = QemuCmd::new(&machine).kernel(kernel).initrd(initrd).append(kernel_cmdline(k.gic));
+    let mut cmd = QemuCmd::new(&machine).kernel(kernel).initrd(initrd).append(&cmdline(k));
     if let Some(t) = &k.trace_its {
         let ev = work.join("its-trace-events");
         std::fs::write(&ev, crate::its_trace::events_file_text()).map_err(LabError::io(&ev))?;
@@ -172,7 +218,7 @@ fn qemu_command(k: &KvmConfig, kernel: &Path, initrd: &Path, work: &Path) -> Res
     if k.device == Some(LabDevice::Edu) {
         cmd = cmd.device(crate::vfio::DEVICE.into());
     }
-    Ok(cmd.finish(&k.instrument))
+    Ok(cmd.finish(instrument))
 }
 
 /// One QEMU session: a bound until `/init` (120 s, ×5 under -icount) and on the whole (600 s or `--timeout-s`).
@@ -201,7 +247,10 @@ fn bring_back(k: &KvmConfig, p: &Prepared, s: Session<KvmWatcher>, command: &[St
             return Err(LabError::Boot { why: format!("a file for bench {} of {}: {framed}", i.unwrap_or(0) + 1, p.outs.len()), log: p.log.clone() });
         };
         let at = Times { init: s.watcher.init_at, bench: s.watcher.bench_at.get(i.unwrap_or(0)).copied(), wall: s.wall };
-        let bytes = if name == "result.json" { record_facts(&label_measured(bytes, k.icount, command), &what_ran, at) } else { bytes.clone() };
+        let mut bytes = if name == "result.json" { record_facts(&label_measured(bytes, k.icount, command), &what_ran, at) } else { bytes.clone() };
+        if let (Some((plan, plugin)), "result.json") = (&p.census, name) {
+            bytes = with_census(&bytes, plan, plugin, k.icount)?;
+        }
         o.write_new(name, &bytes)?;
         eprintln!("irqlab-lab: wrote {}", o.path(name).display());
     }
@@ -215,6 +264,14 @@ fn bring_back(k: &KvmConfig, p: &Prepared, s: Session<KvmWatcher>, command: &[St
     }
     let wrote: Vec<bool> = (0..p.benches.len()).map(|i| files.iter().any(|(f, _)| crate::frame::route(f).map(|(j, _)| j.unwrap_or(0)) == Some(i))).collect();
     status(&p.benches, &s, &wrote, files.len(), &p.log)
+}
+
+/// A measured result with the census of its boot in its (one) configuration.
+fn with_census(bytes: &[u8], plan: &crate::census::Plan, plugin: &crate::census::plugin::Plugin, icount: bool) -> Result<Vec<u8>, LabError> {
+    let Ok(mut r) = results::from_json_str(&String::from_utf8_lossy(bytes), "result.json") else { return Ok(bytes.to_vec()) };
+    let Some(c) = r.configs.first_mut() else { return Ok(bytes.to_vec()) };
+    crate::census::finish(plan, plugin, icount.then_some(crate::qemu::ICOUNT_DEFAULT), c)?;
+    Ok(results::to_json_string(&r).into_bytes())
 }
 
 /// The exit status of a boot: the lab's own failure, then a bench's failure inside, then a bench
@@ -248,13 +305,33 @@ mod tests {
     fn qemu_command_for_v4() {
         let d = tempfile::tempdir().unwrap();
         let k = KvmConfig { gic: Gic::V4, ..KvmConfig::default() };
-        let a = qemu_command(&k, Path::new("/k"), Path::new("/i"), d.path()).unwrap().join(" ");
+        let a = qemu_command(&k, Path::new("/k"), Path::new("/i"), d.path(), &k.instrument).unwrap().join(" ");
         assert!(a.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 2"), "{a}");
         assert!(a.ends_with("-kernel /k -initrd /i -append console=ttyAMA0 panic=-1 quiet cryptomgr.notests kvm-arm.vgic_v4_enable=1"), "{a}");
         let k = KvmConfig { icount: true, device: Some(LabDevice::Edu), ..KvmConfig::default() };
-        let a = qemu_command(&k, Path::new("/k"), Path::new("/i"), d.path()).unwrap().join(" ");
+        let a = qemu_command(&k, Path::new("/k"), Path::new("/i"), d.path(), &k.instrument).unwrap().join(" ");
         assert!(!a.contains("vgic_v4") && a.contains("-icount shift=2,sleep=off"), "{a}");
         assert!(a.starts_with("-M virt,virtualization=on,gic-version=3,its=on,iommu=smmuv3 ") && a.ends_with(" -device edu"), "{a}");
+    }
+
+    #[test]
+    fn census_boots_without_kaslr_and_counts_one_bench() {
+        let k = KvmConfig { census: true, ..KvmConfig::default() };
+        assert!(cmdline(&k).ends_with(" nokaslr") && !cmdline(&KvmConfig::default()).contains("nokaslr"));
+        let two = KvmConfig {
+            census: true,
+            args: "timer --out /tmp/a -- ipi --out /tmp/b".split(' ').map(String::from).collect(),
+            irqlab: Some("/bin/sh".into()),
+            ..KvmConfig::default()
+        };
+        let e = check(&two).err().unwrap();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("--census counts one bench per boot; 2 benches"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(CENSUS_FILE), "earlier").unwrap();
+        let one = KvmConfig { census: true, args: vec!["timer".into(), "--out".into(), d.path().display().to_string()], irqlab: Some("/bin/sh".into()), ..KvmConfig::default() };
+        assert!(check(&one).err().unwrap().to_string().contains("not replacing an earlier census"));
+        assert_eq!(std::fs::read_to_string(d.path().join(CENSUS_FILE)).unwrap(), "earlier");
     }
 
     #[test]
