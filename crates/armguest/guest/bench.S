@@ -144,8 +144,10 @@ ipi_bench:
     bl      gicd_init
     mov     x0, #0
     bl      gic_cpu_init
+    ldr     x0, [x19, #P_IPI_TARGET]
+    bl      target_mpidr
+    mov     x1, x0                  // the target's MPIDR (Aff1.Aff0)
     ldr     x0, =0xc4000003         // PSCI CPU_ON (SMC64)
-    mov     x1, #1                  // MPIDR Aff0 = 1
     adr     x2, secondary
     mov     x3, #0
     hvc     #0
@@ -174,8 +176,16 @@ ipi_loop:
     str     xzr, [x0]
     dsb     sy
     msr     daifset, #2
-    mov     x1, #(SGI_PING << 24)
-    orr     x1, x1, #2              // TargetList: Aff0 = 1
+    ldr     x1, [x19, #P_IPI_TARGET]
+    and     x2, x1, #0xf
+    mov     x3, #1
+    lsl     x3, x3, x2              // TargetList: bit Aff0 of the target
+    lsr     x1, x1, #4
+    and     x1, x1, #0xff
+    lsl     x1, x1, #16             // Aff1 of the target
+    orr     x1, x1, x3
+    mov     x3, #(SGI_PING << 24)   // INTID
+    orr     x1, x1, x3
     mrs     x25, cntvct_el0         // t0
     msr     icc_sgi1r_el1, x1
     isb
@@ -206,7 +216,16 @@ cpu_on_failed:
     mov     x0, #EXIT_ERROR
     b       finish
 
-// vCPU 1, started by PSCI CPU_ON: answers each ping SGI with a pong SGI (in the handler).
+// x0 = vCPU index n → the MPIDR KVM gives it (Aff0 = n & 0xf, Aff1 = n >> 4: reset_mpidr).
+target_mpidr:
+    and     x1, x0, #0xf
+    lsr     x0, x0, #4
+    and     x0, x0, #0xff
+    orr     x0, x1, x0, lsl #8
+    ret
+
+// The target vCPU (P_IPI_TARGET, 1 by default), started by PSCI CPU_ON: answers each ping SGI
+// with a pong SGI (in the handler).
 secondary:
     msr     daifset, #0xf
     adr     x19, _start
@@ -215,7 +234,7 @@ secondary:
     adr     x0, stack1_top
     mov     sp, x0
     isb
-    mov     x0, #1
+    ldr     x0, [x19, #P_IPI_TARGET] // its redistributor: the vCPU's index
     bl      gic_cpu_init
     adr     x0, cpu1_ready
     mov     x1, #1

@@ -28,7 +28,7 @@ pub const TEXT_OFFSET: u64 = 0x80000;
 /// `irqlabg\0` little-endian: marks a parameter block.
 pub const PARAMS_MAGIC: u64 = u64::from_le_bytes(*b"irqlabg\0");
 /// Bumped on any incompatible change to the fields, codes or line format.
-pub const ABI_VERSION: u64 = 4;
+pub const ABI_VERSION: u64 = 5;
 
 /// The parameter block's fields, in image order (offset = `PARAMS_OFFSET + 8 * index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +64,11 @@ pub enum Field {
     RingRecords,
     /// Guest-physical address the guest writes an [`EXIT_DONE`]… code to (0 = none).
     ExitAddr,
+    /// IPI bench: the vCPU index the pings go to (1 by default). The guest starts that vCPU
+    /// (PSCI CPU_ON to the MPIDR KVM gives index n: Aff0 = n & 0xf, Aff1 = n >> 4, KVM's
+    /// reset_mpidr) and sends to it by affinity, so a hypervisor that finds the target by walking
+    /// its vCPUs (KVM's vgic_v3_dispatch_sgi) walks n of them. ABI 5 added this field.
+    IpiTarget,
     /// Device bench: the INTID the guest enables and waits for, an SPI (32..=1019) or an LPI
     /// (8192..=65535, KVM's and QEMU's 16 INTID bits).
     DeviceIntid,
@@ -96,7 +101,7 @@ pub enum Field {
 }
 
 impl Field {
-    pub const ALL: [Field; 27] = [
+    pub const ALL: [Field; 28] = [
         Field::Magic,
         Field::AbiVersion,
         Field::Bench,
@@ -112,6 +117,7 @@ impl Field {
         Field::RingAddr,
         Field::RingRecords,
         Field::ExitAddr,
+        Field::IpiTarget,
         Field::DeviceIntid,
         Field::DeviceTrigger,
         Field::GitsBase,
@@ -161,6 +167,7 @@ impl Field {
             Field::DeviceTriggerValue => "P_DEV_TRIG_VALUE",
             Field::DeviceAckAddr => "P_DEV_ACK_ADDR",
             Field::DeviceAckValue => "P_DEV_ACK_VALUE",
+            Field::IpiTarget => "P_IPI_TARGET",
         }
     }
 
@@ -183,6 +190,7 @@ impl Field {
             Field::UartBase => 0x2200_0000,
             Field::Report => REPORT_CONSOLE,
             Field::RingAddr => 0,
+            Field::IpiTarget => 1,
             Field::RingRecords => 0,
             Field::ExitAddr => 0,
             Field::DeviceIntid => 48,

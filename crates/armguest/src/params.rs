@@ -95,7 +95,12 @@ pub struct Params {
     pub report: Report,
     /// 0: none.
     pub exit_addr: u64,
+    /// IPI bench: the target vCPU's index ([`Field::IpiTarget`]), 1 to [`MAX_IPI_TARGET`].
+    pub ipi_target: u64,
 }
+
+/// The largest IPI target index: Aff0 (16 per cluster) × Aff1 (8 bits) as the guest encodes it.
+pub const MAX_IPI_TARGET: u64 = 16 * 256 - 1;
 
 impl Default for Params {
     fn default() -> Self {
@@ -112,6 +117,7 @@ impl Default for Params {
             uart_base: d(Field::UartBase),
             report: Report::Console,
             exit_addr: d(Field::ExitAddr),
+            ipi_target: d(Field::IpiTarget),
         }
     }
 }
@@ -160,6 +166,9 @@ impl Params {
                 (abi::REPORT_MEMORY, ring_addr, ring_records)
             }
         };
+        if !(1..=MAX_IPI_TARGET).contains(&self.ipi_target) {
+            return Err(invalid("ipi_target", format!("{} is not a vCPU index from 1 to {MAX_IPI_TARGET}", self.ipi_target)));
+        }
         let bench = match self.bench {
             Program::Timer => abi::BENCH_TIMER,
             Program::Ipi => abi::BENCH_IPI,
@@ -190,6 +199,7 @@ impl Params {
                     Field::RingAddr => ring_addr,
                     Field::RingRecords => ring_records,
                     Field::ExitAddr => self.exit_addr,
+                    Field::IpiTarget => self.ipi_target,
                     Field::DeviceIntid => dev[0],
                     Field::DeviceTrigger => dev[1],
                     Field::GitsBase => dev[2],
@@ -391,6 +401,7 @@ pub fn read_params(image: &[u8]) -> Result<Params, GuestError> {
         uart_base: g(Field::UartBase),
         report,
         exit_addr: g(Field::ExitAddr),
+        ipi_target: g(Field::IpiTarget),
     })
 }
 
@@ -430,6 +441,11 @@ mod tests {
         };
         let out = patch(&img, &p).unwrap();
         assert_eq!(read_params(&out).unwrap(), p);
+        assert_eq!(u64_at(&out, Field::IpiTarget.offset()), 1, "the default target is vCPU 1");
+        let far = patch(&img, &Params { ipi_target: 37, ..p.clone() }).unwrap();
+        assert_eq!(read_params(&far).unwrap().ipi_target, 37);
+        let bad = patch(&img, &Params { ipi_target: 0, ..p.clone() }).unwrap_err().to_string();
+        assert!(bad.contains("ipi_target") && bad.contains("0 is not a vCPU index"), "{bad}");
         assert_eq!(read_params(&img).unwrap(), Params::default());
         assert_eq!(u64_at(&out, Field::Samples.offset()), 10);
         assert_eq!(u64_at(&out, Field::Report.offset()), abi::REPORT_MEMORY);

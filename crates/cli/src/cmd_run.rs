@@ -139,6 +139,10 @@ pub struct Common {
     /// vCPUs [default: 2 for ipi, else 1].
     #[arg(long)]
     pub vcpus: Option<u32>,
+    /// ipi (arm64): the vCPU index the pings go to [default: 1]; with `--vcpus N` up to N − 1
+    /// (KVM walks the VM's vCPUs to find an SGI's target: vgic_v3_dispatch_sgi).
+    #[arg(long, value_name = "N")]
+    pub ipi_target: Option<u32>,
     /// Host CPU of each vCPU thread, in vCPU order: a list or ranges (`0-1`, `0,1`, `2-3,5`).
     /// Unpinned runs record the CPUs the threads were seen on.
     #[arg(long, value_name = "CPUS")]
@@ -231,6 +235,7 @@ impl Common {
             halt_poll_ns: self.halt_poll_ns,
             disable_hlt_exits: self.disable_hlt_exits.then_some(true),
             vcpus: self.vcpus,
+            ipi_target: self.ipi_target,
             pin: self.pin.clone().map(PinSpec::Text),
             stall_timeout_s: self.stall_timeout_s,
             stop_above_us: self.stop_above,

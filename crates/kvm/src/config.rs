@@ -47,6 +47,9 @@ pub struct BenchConfig {
     pub vfio_device: Option<String>,
     /// `--via vfio-*`: how the guest makes the device raise its interrupt.
     pub vfio_trigger: VfioTrigger,
+    /// IPI: the vCPU index the pings go to (`None`: 1). arm64 only: KVM finds an SGI's target
+    /// by walking the VM's vCPUs (`vgic_v3_dispatch_sgi`), so its index is what the walk costs.
+    pub ipi_target: Option<u32>,
 }
 
 /// Samples taken before the ones kept: the first interrupt of a run (armed while the VM starts,
@@ -78,6 +81,7 @@ impl Default for BenchConfig {
             gicv4: None,
             vfio_device: None,
             vfio_trigger: VfioTrigger::Raise,
+            ipi_target: None,
         }
     }
 }
@@ -100,6 +104,9 @@ pub enum ConfigError {
     /// --vcpus out of range.
     #[error("--vcpus: expected 1 to {max}{why}, got {got}")]
     Vcpus { got: u32, max: u32, why: &'static str },
+    /// --ipi-target must name another vCPU of the VM.
+    #[error("--ipi-target: expected a vCPU index from 1 to {last} (--vcpus {vcpus}), got {got}")]
+    IpiTarget { got: u32, last: u32, vcpus: u32 },
     /// --stall-timeout-s must be a finite, positive number of seconds (NaN, infinity, zero and
     /// negative values are refused, not clamped).
     #[error("--stall-timeout-s: expected 0.1 to 3600 s, got {0}")]
@@ -208,6 +215,14 @@ impl BenchConfig {
                 return Err(ConfigError::Pin(format!("host CPU {c} is not one this process may run on (allowed: {})", cpu_list(allowed_cpus))));
             }
         }
+        if let Some(t) = self.ipi_target {
+            if self.kind != Bench::Ipi {
+                return Err(ConfigError::NotApplicable { flag: "--ipi-target", bench: self.kind.name() });
+            }
+            if t == 0 || t >= self.vcpus {
+                return Err(ConfigError::IpiTarget { got: t, last: self.vcpus - 1, vcpus: self.vcpus });
+            }
+        }
         if self.pv_ipi && self.kind != Bench::Ipi {
             return Err(ConfigError::NotApplicable { flag: "--pv-ipi", bench: self.kind.name() });
         }
@@ -283,6 +298,12 @@ mod tests {
         assert!(e(BenchConfig { duration: Some(MAX_DURATION + Duration::from_secs(1)), ..ok.clone() }).starts_with("--duration"));
         assert!(BenchConfig { duration: Some(Duration::from_secs(30)), priority: Some(99), ..ok.clone() }.validate(&[0]).is_ok());
         assert!(e(BenchConfig { samples: MAX_SAMPLES + 1, ..ok.clone() }).starts_with("--samples: expected 1 to 10000000"));
+        let ipi = BenchConfig { kind: Bench::Ipi, vcpus: 64, ipi_target: Some(63), ..ok.clone() };
+        assert!(ipi.validate(&[0, 1]).is_ok(), "the last of 64 vCPUs");
+        assert_eq!(e(BenchConfig { ipi_target: Some(64), ..ipi.clone() }), "--ipi-target: expected a vCPU index from 1 to 63 (--vcpus 64), got 64");
+        assert!(e(BenchConfig { ipi_target: Some(0), ..ipi.clone() }).contains("got 0"), "vCPU 0 is the sender");
+        assert_eq!(e(BenchConfig { ipi_target: Some(1), ..ok.clone() }), "--ipi-target does not apply to `timer`");
+        assert!(e(BenchConfig { vcpus: 65, ..ipi }).starts_with("--vcpus: expected 1 to 64"));
     }
 
     #[test]

@@ -102,6 +102,9 @@ impl Measurement {
             None => p.insert("period_us".into(), c.period_us.to_string()),
         };
         p.insert("vcpus".into(), c.vcpus.to_string());
+        if let Some(t) = c.ipi_target {
+            p.insert("ipi_target".into(), t.to_string());
+        }
         if c.kind == Bench::Timer {
             p.insert("wait".into(), if c.wait == Wait::Busy { "busy" } else { "hlt" }.into());
         }

@@ -68,6 +68,7 @@ pub const RUN_KEYS: &[&str] = &[
     "gicv4",
     "vfio_device",
     "vfio_trigger",
+    "ipi_target",
 ];
 
 /// Samples kept when neither `samples` nor `duration` is given.
@@ -153,6 +154,8 @@ pub struct RunTable {
     pub vfio_device: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vfio_trigger: Option<results::vocab::VfioTrigger>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ipi_target: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -268,6 +271,7 @@ pub fn config_from(t: &RunTable) -> Result<BenchConfig, PlanError> {
         gicv4: t.gicv4.map(|g| g == OnOff::On),
         vfio_device: t.vfio_device.clone(),
         vfio_trigger: t.vfio_trigger.unwrap_or_default(),
+        ipi_target: t.ipi_target,
     })
 }
 

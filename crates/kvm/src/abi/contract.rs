@@ -78,11 +78,14 @@ pub const RING_MASK: u64 = RING - 1;
 /// about 60 bytes each), so 10 million is ~600 MB. A `--duration` run ends there with a note.
 pub const MAX_SAMPLES: u64 = 10_000_000;
 
-/// Most vCPUs a benchmark VM gets.
-pub const MAX_VCPUS: u32 = 8;
+/// Most vCPUs a benchmark VM gets (arm64: 64, for the SGI walk over a VM's vCPUs; x86 keeps
+/// [`x86::MAX_VCPUS`], its per-vCPU stacks' room).
+pub const MAX_VCPUS: u32 = 64;
 
 /// The x86 guest's fixed addresses besides `DATA` (guest-physical).
 pub mod x86 {
+    /// Most vCPUs an x86 benchmark VM gets: the per-vCPU stacks below `USER_STACK`.
+    pub const MAX_VCPUS: u32 = 8;
     /// The sample ring.
     pub const SAMPLES: u64 = 0x100000;
     /// Ring-3 stack (busy-wait mode).

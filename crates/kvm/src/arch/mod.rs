@@ -141,6 +141,15 @@ mod tests {
     /// The spin rule moved out of `BenchConfig::validate`: each architecture's `check_flags`
     /// applies it with its own `DEVICE_BUSY`.
     #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn x86_keeps_eight_vcpus_and_has_no_ipi_target() {
+        let nine = BenchConfig { kind: Bench::Ipi, vcpus: 9, ..Default::default() };
+        assert_eq!(Imp::check_flags(&nine).unwrap_err().to_string(), "--vcpus: expected 1 to 8 on x86_64, got 9");
+        let t = BenchConfig { kind: Bench::Ipi, vcpus: 2, ipi_target: Some(1), ..Default::default() };
+        assert!(Imp::check_flags(&t).unwrap_err().to_string().starts_with("--ipi-target does not exist on"));
+    }
+
+    #[test]
     fn check_flags_applies_the_spin_rule_of_this_architecture() {
         let busy_device = BenchConfig { kind: Bench::Device, wait: Wait::Busy, ..Default::default() };
         let r = Imp::check_flags(&busy_device);

@@ -69,7 +69,7 @@ pub fn page_tables() -> Vec<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::MAX_VCPUS;
+    use crate::abi::x86::MAX_VCPUS;
 
     #[test]
     fn gdt_entries() {

@@ -37,6 +37,12 @@ impl Arch for X86_64 {
 
     fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
         cfg.check_device_spin(Self::DEVICE_BUSY)?;
+        if cfg.vcpus > crate::abi::x86::MAX_VCPUS {
+            return Err(ConfigError::Vcpus { got: cfg.vcpus, max: crate::abi::x86::MAX_VCPUS, why: " on x86_64" });
+        }
+        if cfg.ipi_target.is_some() {
+            return Err(ConfigError::WrongArch { flag: "--ipi-target".into(), arch: Self::NAME });
+        }
         if let Some(g) = cfg.gicv4 {
             return Err(ConfigError::WrongArch { flag: format!("--gicv4 {}", if g { "on" } else { "off" }), arch: Self::NAME });
         }
