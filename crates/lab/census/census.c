@@ -45,6 +45,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define TAG_WINDOW 16
 #define GUEST_BLOCKS_MAX 4 /* guest blocks an irq window may run before the guest's vector */
 #define OVERFLOW_INSNS 50000000ull
+/* Distinct PCs one window may hold before it is cut as `overflow`: the open-addressed table
+ * stays at most 3/4 full, so a lookup stays short (a window left open after the bench, over
+ * the console's draining, would otherwise fill the table and make every lookup scan it). */
+#define PC_DISTINCT_MAX (PC_SLOTS / 4 * 3)
 
 enum kind { K_NONE, K_IRQ, K_SEND, K_AFTER_SEND, K_WFI };
 static const char *kind_name[] = {"-", "irq", "send", "after-send", "wfi"};
@@ -151,24 +155,29 @@ static void start(struct window *c, enum kind k)
     c->seq = next_seq++;
 }
 
-static void count_pc(struct window *c, uint64_t pc, uint32_t op)
+/* Returns false when the window holds PC_DISTINCT_MAX distinct PCs and `pc` would be another. */
+static bool count_pc(struct window *c, uint64_t pc, uint32_t op)
 {
     uint32_t h = (uint32_t)((pc >> 2) * 2654435761u) & (PC_SLOTS - 1);
     for (uint32_t probe = 0; probe < PC_SLOTS; probe++) {
         struct pc_slot *s = &c->slots[h];
         if (s->count == 0) {
+            if (c->n_used >= PC_DISTINCT_MAX) {
+                return false;
+            }
             s->pc = pc;
             s->op = op;
             s->count = 1;
             c->used[c->n_used++] = h;
-            return;
+            return true;
         }
         if (s->pc == pc) {
             s->count++;
-            return;
+            return true;
         }
         h = (h + 1) & (PC_SLOTS - 1);
     }
+    return false;
 }
 
 static void emit(struct window *c, unsigned int cpu, const char *end, uint64_t tag)
@@ -194,13 +203,16 @@ static void emit(struct window *c, unsigned int cpu, const char *end, uint64_t t
     c->await_tag = false;
 }
 
-static void add_block(struct window *c, struct tb_info *tb, uint32_t from)
+/* Counts a block into the window; false when the window is full (the caller cuts it). */
+static bool add_block(struct window *c, struct tb_info *tb, uint32_t from)
 {
-    for (uint32_t i = from; i < tb->n; i++) {
-        count_pc(c, tb->pcs[i], tb->ops[i]);
+    bool room = true;
+    for (uint32_t i = from; i < tb->n && room; i++) {
+        room = count_pc(c, tb->pcs[i], tb->ops[i]);
     }
     c->insns += tb->n - from;
     c->per_range[tb->range < 0 ? n_ranges : tb->range] += tb->n - from;
+    return room;
 }
 
 /* Returns true while the window still waits for its tag (the block is not looked at further);
@@ -237,6 +249,11 @@ static void step_path(struct window *c, unsigned int cpu, struct tb_info *tb)
     if (c->kind == K_SEND && tb->range == guest_range) {
         /* back in a guest: the sender after its write, or (the hypervisor switched) another vCPU */
         emit(c, cpu, pc == c->send_next ? "returned" : "switched", c->send_pc);
+        if (in_set(close_at, n_close, pc)) {
+            /* switched straight into a guest's IRQ vector (the target, on this CPU): the
+             * delivery is in the send window; an after-send window would be empty */
+            return;
+        }
         start(c, K_AFTER_SEND);
     }
     if (c->kind == K_IRQ || c->kind == K_AFTER_SEND) {
@@ -245,7 +262,7 @@ static void step_path(struct window *c, unsigned int cpu, struct tb_info *tb)
             return;
         }
         if (c->kind == K_IRQ && tb->has_wfi) {
-            add_block(c, tb, 0);
+            (void)add_block(c, tb, 0); /* the window ends here, full or not */
             emit(c, cpu, "other", 0);
             return;
         }
@@ -266,14 +283,13 @@ static void step_path(struct window *c, unsigned int cpu, struct tb_info *tb)
             start(c, K_SEND);
             c->send_pc = tb->pcs[tb->send_at];
             c->send_next = c->send_pc + 4;
-            add_block(c, tb, (uint32_t)tb->send_at);
+            (void)add_block(c, tb, (uint32_t)tb->send_at); /* one block into an empty window fits */
             return;
         } else {
             return;
         }
     }
-    add_block(c, tb, 0);
-    if (c->insns > OVERFLOW_INSNS) {
+    if (!add_block(c, tb, 0) || c->insns > OVERFLOW_INSNS) {
         emit(c, cpu, "overflow", 0);
     }
 }
@@ -290,13 +306,12 @@ static void step_wfi(struct window *c, unsigned int cpu, struct tb_info *tb)
             await_tag(c);
             return;
         }
-        add_block(c, tb, 0);
-        if (c->insns > OVERFLOW_INSNS) {
+        if (!add_block(c, tb, 0) || c->insns > OVERFLOW_INSNS) {
             emit(c, cpu, "overflow", 0);
         }
     } else if (tb->guest_wfi_at >= 0) {
         start(c, K_WFI);
-        add_block(c, tb, (uint32_t)tb->guest_wfi_at);
+        (void)add_block(c, tb, (uint32_t)tb->guest_wfi_at); /* one block into an empty window fits */
     }
 }
 

@@ -146,7 +146,7 @@ pub fn census(windows: &[Window], images: &[Image], classes: &Classes, method: &
         }
     }
     if overflow > 0 {
-        notes.push(format!("{overflow} window(s) ran past the plugin's bound (50 M instructions) or never closed and are not counted"));
+        notes.push(format!("{overflow} window(s) ran past the plugin's bounds (50 M instructions, 49,152 distinct PCs) or never closed and are not counted"));
     }
     if mmio_dropped > 0 {
         notes.push(format!("{mmio_dropped} MMIO access(es) fell beyond the plugin's 512 distinct addresses per path and are not in the GIC table"));
