@@ -64,6 +64,40 @@ mod needs_qemu_arm {
     }
 }
 
+/// The census in the KVM mode (Debian's arm64 KVM, VHE: the host kernel at EL2): the kernel's
+/// symbols come from its own /proc/kallsyms (the symbol boot), and the sender's trapped SGI
+/// write is handled by KVM's `vgic_v3_dispatch_sgi`, which walks the VM's vCPUs to the target.
+mod needs_arm_lab {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs QEMU, the aarch64 cross toolchain and the cross-built irqlab: scripts/test.sh runs it where they are"]
+    fn kvm_ipi_census_names_the_sgi_dispatch() {
+        testkit::require(testkit::Resource::ArmLab);
+        let irqlab = std::env::var_os("IRQLAB_LAB_IRQLAB").expect("scripts/test.sh sets IRQLAB_LAB_IRQLAB");
+        let d = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_irqlab-lab"))
+            .args(["kvm", "--icount", "--census", "--irqlab"])
+            .arg(&irqlab)
+            .args(["--", "ipi", "--samples", "8", "--vcpus", "4", "--ipi-target", "3", "--pin", "0,1,1,1", "--out"])
+            .arg(d.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let r = results::read_json(&d.path().join("result.json")).unwrap();
+        assert_eq!(r.configs[0].params.get("ipi_target").map(String::as_str), Some("3"));
+        let c = r.configs[0].census.clone().expect("a census in result.json");
+        assert!(c.symbols["hyp"].starts_with("/proc/kallsyms of the lab kernel"), "{:?}", c.symbols);
+        let send = c.classes.iter().find(|(k, _)| k.starts_with("ipi.send.from-ipi_loop")).map(|(_, p)| p).expect("the sender's trapped write");
+        assert!(send.paths >= 8, "{}", send.paths);
+        for f in ["vgic_v3_dispatch_sgi", "emulate_sys_reg"] {
+            assert!(send.functions.iter().any(|x| x.name == f && x.side == "hyp"), "{f} on the send path: {:?}", send.functions.iter().take(10).collect::<Vec<_>>());
+        }
+        assert!(send.exceptions.keys().any(|k| k.contains("sync from lower EL")), "the write traps to EL2: {:?}", send.exceptions);
+        assert!(c.classes.keys().any(|k| k.starts_with("ipi.receive")), "{:?}", c.classes.keys());
+    }
+}
+
 #[test]
 fn xen_syms_without_census_is_refused() {
     let out = Command::new(env!("CARGO_BIN_EXE_irqlab-lab")).args(["xen", "--xen-syms", "/nonexistent", "--", "timer", "--out", "/tmp/never"]).output().unwrap();

@@ -19,8 +19,9 @@ pub struct Image {
     pub el: String,
     pub range: (u64, u64),
     pub symbols: Option<Symbols>,
-    /// The image's vector table (VBAR), when known.
-    pub vectors: Option<u64>,
+    /// The image's vector tables (VBARs) known: one for Xen; the host's and KVM's hyp vectors
+    /// (with their hardened copies) for a VHE kernel.
+    pub vectors: Vec<u64>,
     /// Why there are no symbols, for the census's notes.
     pub no_symbols: Option<String>,
 }
@@ -80,7 +81,7 @@ impl Acc {
                 if let Some(name) = img.symbols.as_ref().and_then(|s| s.name_of(pc)) {
                     *self.functions.entry((img.side.clone(), name.to_string(), img.el.clone())).or_insert(0) += n;
                 }
-                if let Some(v) = img.vectors.filter(|v| pc >= *v && pc < v + 0x800 && (pc - v) % 0x80 == 0) {
+                if let Some(v) = img.vectors.iter().copied().find(|v| pc >= *v && pc < v + 0x800 && (pc - v) % 0x80 == 0) {
                     *self.exceptions.entry(format!("{} {}", img.el, decode::vector_name((pc - v) / 0x80))).or_insert(0) += n;
                 }
             }
@@ -166,10 +167,10 @@ mod tests {
                 el: "EL2".into(),
                 range: (0x200000, 0x259000),
                 symbols: with_syms.then_some(xen),
-                vectors: Some(0x257800),
+                vectors: vec![0x257800],
                 no_symbols: (!with_syms).then(|| "--xen without --xen-syms".into()),
             },
-            Image { side: "guest".into(), el: "EL1".into(), range: (0x4008_0000, 0x4009_0000), symbols: None, vectors: None, no_symbols: Some("test".into()) },
+            Image { side: "guest".into(), el: "EL1".into(), range: (0x4008_0000, 0x4009_0000), symbols: None, vectors: Vec::new(), no_symbols: Some("test".into()) },
         ]
     }
 

@@ -84,7 +84,7 @@ pub fn guest_image(base: u64, len: u64) -> Result<(Image, Vec<u64>, Classes), Ce
     // IRQ from the current EL with SP_EL0 (entry 1) or SP_ELx (entry 5): both go to irq_entry.
     let close = vec![vectors + 0x80, vectors + 0x280];
     let classes = Classes { tags, guest: Some(syms.clone()) };
-    let img = Image { side: "guest".into(), el: "EL1".into(), range: (base, base + len), symbols: Some(syms), vectors: Some(vectors), no_symbols: None };
+    let img = Image { side: "guest".into(), el: "EL1".into(), range: (base, base + len), symbols: Some(syms), vectors: vec![vectors], no_symbols: None };
     Ok((img, close, classes))
 }
 
@@ -96,10 +96,10 @@ pub fn xen_plan(xen: Result<Symbols, String>, fallback_range: (u64, u64), guest_
         Ok(s) => {
             let v = s.addr("hyp_traps_vector").ok_or_else(|| CensusError::Usage(format!("--census: {} has no hyp_traps_vector", s.source)))?;
             // Xen's arm64 vector table (xen/arch/arm/arm64/entry.S): IRQ at EL2h, IRQ from a lower EL.
-            let img = Image { side: "hyp".into(), el: "EL2".into(), range: s.text_range(), vectors: Some(v), symbols: Some(s), no_symbols: None };
+            let img = Image { side: "hyp".into(), el: "EL2".into(), range: s.text_range(), vectors: vec![v], symbols: Some(s), no_symbols: None };
             (img, vec![v + 0x280, v + 0x480])
         }
-        Err(why) => (Image { side: "hyp".into(), el: "EL2".into(), range: fallback_range, symbols: None, vectors: None, no_symbols: Some(why) }, Vec::new()),
+        Err(why) => (Image { side: "hyp".into(), el: "EL2".into(), range: fallback_range, symbols: None, vectors: Vec::new(), no_symbols: Some(why) }, Vec::new()),
     };
     Ok(Plan { images: vec![hyp, guest], classes, open, close, out })
 }

@@ -38,7 +38,8 @@ pub fn kernel_symbols(qemu: &Path, image: &Path, sha256: &str, cmdline: &str, bu
     if !file.is_file() {
         symbol_boot(qemu, image, cmdline, busybox, &file)?;
     }
-    Ok(Symbols::load(&file, 0).map_err(census::CensusError::from)?)
+    let text = std::fs::read_to_string(&file).map_err(LabError::io(&file))?;
+    Ok(Symbols::parse(&text, &format!("/proc/kallsyms of the lab kernel (symbol boot; cached as {})", file.display()), 0).map_err(census::CensusError::from)?)
 }
 
 /// `/init` of the symbol boot: the kernel's text symbols (types t/T/w/W, modules left out, as
@@ -104,12 +105,14 @@ pub fn kvm_plan(kernel: Symbols, guest_len: u64, out: PathBuf) -> Result<Plan, c
     let host = need("vectors")?;
     let hyp = need("__kvm_hyp_vector")?;
     // entry.S: IRQ from the current EL with SP_ELx (0x280) and from a lower EL (0x480).
-    let mut open = vec![host + 0x280, host + 0x480, hyp + 0x480];
+    let mut tables = vec![host, hyp];
     if let Some(h) = kernel.addr("__bp_harden_hyp_vecs") {
         // BP_HARDEN_EL2_SLOTS (4) copies of the hyp vectors, 2 KiB each (arch/arm64/include/asm/spectre.h).
-        open.extend((0..4).map(|i| h + i * 0x800 + 0x480));
+        tables.extend((0..4).map(|i| h + i * 0x800));
     }
-    let img = census::aggregate::Image { side: "hyp".into(), el: "EL2".into(), range: kernel.text_range(), vectors: Some(host), symbols: Some(kernel), no_symbols: None };
+    let mut open = vec![host + 0x280, host + 0x480];
+    open.extend(tables[1..].iter().map(|t| t + 0x480));
+    let img = census::aggregate::Image { side: "hyp".into(), el: "EL2".into(), range: kernel.text_range(), vectors: tables, symbols: Some(kernel), no_symbols: None };
     Ok(Plan { images: vec![img, guest], classes, open, close, out })
 }
 
