@@ -174,12 +174,22 @@ ipi_loop:
     str     xzr, [x0]
     dsb     sy
     msr     daifset, #2
+    adr     x2, gicc_v2
+    ldr     x2, [x2]
+    cbnz    x2, 5f
     mov     x1, #(SGI_PING << 24)
     orr     x1, x1, #2              // TargetList: Aff0 = 1
     mrs     x25, cntvct_el0         // t0
     msr     icc_sgi1r_el1, x1
     isb
-    bl      wait_flag
+    b       6f
+5:  ldr     x2, [x19, #P_GICD]      // GICv2: GICD_SGIR, CPUTargetList = CPU 1
+    mov     w3, #(2 << 16)
+    add     w3, w3, #SGI_PING
+    mrs     x25, cntvct_el0         // t0
+    str     w3, [x2, #0xf00]
+    dsb     sy
+6:  bl      wait_flag
     adr     x0, rx_time
     ldr     x1, [x0]
     sub     x1, x1, x25             // one way: counter at vCPU 1's handler - t0
@@ -570,6 +580,7 @@ cpu1_ready: .quad 0
 spurious:   .quad 0
 dev_flag:   .quad 0
 dev_time:   .quad 0
+gicc_v2:    .quad 0                 // GICv2: the CPU interface's base (gicd_init); 0 = GICv3
 stat_a:     .quad 0, 0, -1, 0, 0    // count, sum, min, max, warm_max
 stat_b:     .quad 0, 0, -1, 0, 0
 .balign 16

@@ -28,7 +28,7 @@ pub const TEXT_OFFSET: u64 = 0x80000;
 /// `irqlabg\0` little-endian: marks a parameter block.
 pub const PARAMS_MAGIC: u64 = u64::from_le_bytes(*b"irqlabg\0");
 /// Bumped on any incompatible change to the fields, codes or line format.
-pub const ABI_VERSION: u64 = 4;
+pub const ABI_VERSION: u64 = 5;
 
 /// The parameter block's fields, in image order (offset = `PARAMS_OFFSET + 8 * index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,10 +93,15 @@ pub enum Field {
     /// interrupt's device must drop its line first); 0 = no acknowledge.
     DeviceAckAddr,
     DeviceAckValue,
+    /// The GIC's CPU interface ([`GIC_V3`]: system registers, redistributors; [`GIC_V2`]:
+    /// the memory-mapped GICC at `GiccBase`, SGIs through GICD_SGIR; ABI 5).
+    GicVersion,
+    /// GICv2: the CPU interface (GICC) base; unused under GICv3.
+    GiccBase,
 }
 
 impl Field {
-    pub const ALL: [Field; 27] = [
+    pub const ALL: [Field; 29] = [
         Field::Magic,
         Field::AbiVersion,
         Field::Bench,
@@ -124,6 +129,8 @@ impl Field {
         Field::DeviceTriggerValue,
         Field::DeviceAckAddr,
         Field::DeviceAckValue,
+        Field::GicVersion,
+        Field::GiccBase,
     ];
 
     /// Byte offset of this field in the image.
@@ -161,12 +168,15 @@ impl Field {
             Field::DeviceTriggerValue => "P_DEV_TRIG_VALUE",
             Field::DeviceAckAddr => "P_DEV_ACK_ADDR",
             Field::DeviceAckValue => "P_DEV_ACK_VALUE",
+            Field::GicVersion => "P_GIC_VERSION",
+            Field::GiccBase => "P_GICC",
         }
     }
 
     /// The value the image carries before any patching: Xen dom0less guest addresses
     /// (xen/include/public/arch-arm.h, 4.17: GUEST_GICV3_GICD_BASE 0x03001000,
-    /// GUEST_GICV3_GICR0_BASE 0x03020000, GUEST_PL011_BASE 0x22000000), the timer bench in WFI,
+    /// GUEST_GICV3_GICR0_BASE 0x03020000, GUEST_PL011_BASE 0x22000000; under GICv2
+    /// GUEST_GICC_BASE 0x03002000), GICv3, the timer bench in WFI,
     /// 1 ms at QEMU's 62.5 MHz counter, 64 samples of which 4 warm-up, console report.
     pub fn default_value(self) -> u64 {
         match self {
@@ -193,6 +203,8 @@ impl Field {
             Field::ItsTablesAddr => 0,
             Field::DeviceSelfTrigger => 0,
             Field::DeviceGoAddr | Field::DeviceTriggerAddr | Field::DeviceTriggerValue | Field::DeviceAckAddr | Field::DeviceAckValue => 0,
+            Field::GicVersion => GIC_V3,
+            Field::GiccBase => 0x0300_2000,
         }
     }
 }
@@ -210,6 +222,10 @@ pub const TRIGGER_EDGE: u64 = 0;
 pub const TRIGGER_LEVEL: u64 = 1;
 pub const WAIT_WFI: u64 = 0;
 pub const WAIT_BUSY: u64 = 1;
+/// [`Field::GicVersion`]'s codes: the generation's major number (GICv4.x guests use GICv3's
+/// CPU interface).
+pub const GIC_V2: u64 = 2;
+pub const GIC_V3: u64 = 3;
 pub const REPORT_CONSOLE: u64 = 0;
 pub const REPORT_MEMORY: u64 = 1;
 
@@ -295,6 +311,8 @@ pub fn asm_include() -> String {
         ("SGI_PING", SGI_PING),
         ("SGI_PONG", SGI_PONG),
         ("PPI_VTIMER", PPI_VTIMER),
+        ("GIC_V2", GIC_V2),
+        ("GIC_V3", GIC_V3),
     ] {
         equ(n, v);
     }
