@@ -16,11 +16,13 @@
 use serde::{Deserialize, Serialize};
 
 /// A GIC architecture generation. Ordered: each implies what the ones before it have, except
-/// GICv2's memory-mapped CPU interface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
+/// GICv2's memory-mapped CPU interface. The default is GICv3, what the guest image and the
+/// lab's boards use unless told otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Deserialize, Serialize)]
 pub enum Gic {
     #[serde(rename = "v2")]
     V2,
+    #[default]
     #[serde(rename = "v3")]
     V3,
     #[serde(rename = "v4.0")]
