@@ -38,13 +38,9 @@ gic_cpu_init:
 2:  add     x1, x1, #0x10, lsl #12  // SGI/PPI frame
     mov     w2, #-1
     str     w2, [x1, #0x80]         // GICR_IGROUPR0: all group 1
-    mov     w2, #0x80808080
-    str     w2, [x1, #0x400]        // GICR_IPRIORITYR0: SGIs 0-3
-    str     w2, [x1, #0x418]        // GICR_IPRIORITYR6: PPIs 24-27
-    mov     w2, #(1 << PPI_VTIMER)
-    orr     w2, w2, #((1 << SGI_PING) | (1 << SGI_PONG))
-    str     w2, [x1, #0x100]        // GICR_ISENABLER0
-    dsb     sy
+    mov     x5, x30
+    bl      sgi_ppi_enable
+    mov     x30, x5
     mrs     x2, icc_sre_el1
     orr     x2, x2, #1
     msr     icc_sre_el1, x2
@@ -63,13 +59,9 @@ gic_cpu_init:
 // interrupt stays in group 0 (GICD_IGROUPR's reset value), signalled as IRQ (FIQEn 0).
 gicv2_cpu_init:
     ldr     x1, [x19, #P_GICD]
-    mov     w2, #0x80808080
-    str     w2, [x1, #0x400]        // GICD_IPRIORITYR0: SGIs 0-3
-    str     w2, [x1, #0x418]        // GICD_IPRIORITYR6: PPIs 24-27
-    mov     w2, #(1 << PPI_VTIMER)
-    orr     w2, w2, #((1 << SGI_PING) | (1 << SGI_PONG))
-    str     w2, [x1, #0x100]        // GICD_ISENABLER0
-    dsb     sy
+    mov     x5, x30
+    bl      sgi_ppi_enable
+    mov     x30, x5
     ldr     x1, [x19, #P_GICC]
     mov     w2, #0xff
     str     w2, [x1, #0x4]          // GICC_PMR
@@ -79,3 +71,16 @@ gicv2_cpu_init:
     isb
     ret
 
+
+// x1 = the frame of this CPU's SGI and PPI registers, at the same offsets in both generations
+// (GICv3: the redistributor's SGI frame, GICR_*; GICv2: the distributor's banked GICD_*):
+// priority 0x80 for SGIs 0-3 and PPIs 24-27, then enable SGI 0, SGI 1 and PPI 27.
+sgi_ppi_enable:
+    mov     w2, #0x80808080
+    str     w2, [x1, #0x400]        // IPRIORITYR0: SGIs 0-3
+    str     w2, [x1, #0x418]        // IPRIORITYR6: PPIs 24-27
+    mov     w2, #(1 << PPI_VTIMER)
+    orr     w2, w2, #((1 << SGI_PING) | (1 << SGI_PONG))
+    str     w2, [x1, #0x100]        // ISENABLER0
+    dsb     sy
+    ret
