@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # irqlab's Arm lab: builds `irqlab-lab` (crates/lab) and runs it with these arguments.
-#   scripts/arm-lab.sh xen [--sched credit|credit2] [--vwfi trap|native] [--neighbour idle|busy] \
+#   scripts/arm-lab.sh xen [--sched credit|credit2|null] [--vwfi trap|native] [--neighbour idle|busy] \
+#       [--cpu cortex-a53|cortex-a57|neoverse-n1|max] [--gic 2|3|4] \
 #       [--vcpus N] [--icount] -- timer|ipi --out DIR [--samples N] [--period-us U] [--wait wfi|busy]
 #   scripts/arm-lab.sh xen [--xen FILE | --xen-src DIR|TARBALL [--patches DIR|FILE...] [--xen-config KEY=VALUE...]] \
 #       [--sched credit2|null] [--vwfi trap|native] [--dom0-vcpus N] [--dom0-pin] [--icount] \
 #       -- fio --job 4k-qd1|16k-qd1|4k-qd4|4k-qd1-nj4 [--runtime 5s] [--repeat N] [--no-counts] --out DIR
 #       (dom0 + QEMU NVMe behind a GICv4 ITS, fio inside; see docs/xen-gicv4-lab.md)
-#   scripts/arm-lab.sh guest [--counter-hz HZ] -- timer|ipi --out DIR ...   (image for a real board)
-#   scripts/arm-lab.sh kvm [--gic v3|v4] [--device edu] [--busy-cpu N] [--icount] [--trace-its FILE] \
+#   scripts/arm-lab.sh guest [--counter-hz HZ] [--gic 2|3] -- timer|ipi --out DIR ...   (image for a real board)
+#   scripts/arm-lab.sh kvm [--gic v3|v4] [--cpu max|neoverse-n1|cortex-a57|cortex-a53] [--device edu] [--busy-cpu N] [--icount] [--trace-its FILE] \
 #       [--move-vcpus-ms MS] [--exit-reasons] -- <irqlab arguments with --out DIR>
 #       (Debian's arm64 KVM; --device edu: QEMU's edu behind an SMMUv3, bound to vfio-pci, for
 #        `run device --via vfio-msi|vfio-intx`; see docs/arm64-lab.md)

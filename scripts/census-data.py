@@ -8,6 +8,12 @@ root after the setup command:
     python3 scripts/census-data.py xen-timer-credit2-trap   # one
 
 Counts are emulation instruction counts under -icount (deterministic), never hardware time.
+
+The `xen-a53v2-*` runs are S3's class of board as QEMU 7.2 has it (issue 42 item 3): a Cortex-A53
+with a GICv2 (`--cpu cortex-a53 --gic 2`). Their null-scheduler rows need Xen 4.17 built with
+CONFIG_SCHED_NULL (Debian's has none): Debian's xen source package, unpacked with
+`dpkg-source -x`, at $XEN_417_SRC (docs/xen-arm-lab.md, "The boards of the seeds"); the
+`-src` rows run credit2 on that same build, so null and credit2 are compared on one binary.
 """
 import json
 import os
@@ -24,6 +30,21 @@ RUNS = {
     for sched in ["credit2", "credit"]
     for vwfi in ["trap", "native"]
 }
+A53V2 = ["--cpu", "cortex-a53", "--gic", "2"]
+# A Xen 4.17 source tree: "{XEN_SRC}" in a run's arguments is $XEN_417_SRC when it runs.
+XEN_SRC = ["--xen-src", "{XEN_SRC}", "--xen-config", "EXPERT=y", "--xen-config", "UNSUPPORTED=y", "--xen-config", "SCHED_NULL=y"]
+RUNS.update({
+    f"xen-a53v2-{bench}-{sched}-{vwfi}": ["xen", "--icount", "--census", *A53V2, "--sched", sched, "--vwfi", vwfi, "--", bench, "--samples", "20"]
+    for bench in ["timer", "ipi"]
+    for sched in ["credit2", "credit"]
+    for vwfi in ["trap", "native"]
+})
+# The null scheduler runs one vCPU per pCPU: under -icount the lab has one pCPU, so only the timer.
+RUNS.update({
+    f"xen-a53v2-timer-{sched}-{vwfi}{suffix}": ["xen", "--icount", "--census", *A53V2, *XEN_SRC, "--sched", sched, "--vwfi", vwfi, "--", "timer", "--samples", "20"]
+    for (sched, suffix) in [("null", ""), ("credit2", "-src")]
+    for vwfi in ["trap", "native"]
+})
 
 
 def commit():
@@ -31,19 +52,27 @@ def commit():
     return r.stdout.strip() or "unknown"
 
 
+def xen_src():
+    src = os.environ.get("XEN_417_SRC")
+    if not src or not os.path.isfile(os.path.join(src, "xen", "Kconfig")):
+        sys.exit("census-data: set XEN_417_SRC to a Xen 4.17 source tree (Debian's xen source package, dpkg-source -x; docs/xen-arm-lab.md)")
+    return src
+
+
 def one(name, args):
+    run = [xen_src() if a == "{XEN_SRC}" else a for a in args]
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out")
-        p = subprocess.run([LAB, *args, "--out", out], capture_output=True, text=True)
+        p = subprocess.run([LAB, *run, "--out", out], capture_output=True, text=True)
         if p.returncode != 0:
             sys.exit(f"census-data: {name}: irqlab-lab failed (exit {p.returncode}):\n{p.stderr}")
         with open(os.path.join(out, "result.json")) as f:
             r = json.load(f)
     c = r["configs"][0]
-    keep = ["xen_version", "xen.binary", "xen.tree", "xen.patches", "xen.config", "sched", "vwfi", "bench", "icount", "machine"]
+    keep = ["xen_version", "xen.binary", "xen.tree", "xen.patches", "xen.config", "sched", "vwfi", "bench", "icount", "machine", "cpu", "gic"]
     doc = {
         "lab_run": {
-            "command": "scripts/arm-lab.sh " + " ".join(args) + " --out DIR",
+            "command": "scripts/arm-lab.sh " + " ".join("$XEN_417_SRC" if a == "{XEN_SRC}" else a for a in args) + " --out DIR",
             "regenerate": f"python3 scripts/census-data.py {name}",
             "irqlab_commit": commit(),
             "params": {k: v for k, v in c["params"].items() if k in keep},

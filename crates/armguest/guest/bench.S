@@ -176,6 +176,9 @@ ipi_loop:
     str     xzr, [x0]
     dsb     sy
     msr     daifset, #2
+    adr     x2, gicc_v2
+    ldr     x2, [x2]
+    cbnz    x2, 5f
     ldr     x1, [x19, #P_IPI_TARGET]
     and     x2, x1, #0xf
     mov     x3, #1
@@ -189,7 +192,17 @@ ipi_loop:
     mrs     x25, cntvct_el0         // t0
     msr     icc_sgi1r_el1, x1
     isb
-    bl      wait_flag
+    b       6f
+5:  ldr     x2, [x19, #P_GICD]      // GICv2: GICD_SGIR, CPUTargetList = the target's bit
+    ldr     x3, [x19, #P_IPI_TARGET]
+    add     x3, x3, #16
+    mov     w4, #1
+    lsl     w3, w4, w3
+    add     w3, w3, #SGI_PING
+    mrs     x25, cntvct_el0         // t0
+    str     w3, [x2, #0xf00]
+    dsb     sy
+6:  bl      wait_flag
     adr     x0, rx_time
     ldr     x1, [x0]
     sub     x1, x1, x25             // one way: counter at vCPU 1's handler - t0
@@ -589,6 +602,7 @@ cpu1_ready: .quad 0
 spurious:   .quad 0
 dev_flag:   .quad 0
 dev_time:   .quad 0
+gicc_v2:    .quad 0                 // GICv2: the CPU interface's base (gicd_init); 0 = GICv3
 stat_a:     .quad 0, 0, -1, 0, 0    // count, sum, min, max, warm_max
 stat_b:     .quad 0, 0, -1, 0, 0
 .balign 16

@@ -19,9 +19,15 @@ irq_entry:
     stp     x4, x5, [sp, #32]
     str     x30, [sp, #48]
     mrs     x0, cntvct_el0          // the arrival time, first
+    adr     x4, gicc_v2
+    ldr     x4, [x4]
+    cbnz    x4, 2f
     mrs     x1, icc_iar1_el1
     and     x2, x1, #0xffffff
-    cmp     x2, #PPI_VTIMER
+    b       3f
+2:  ldr     w1, [x4, #0xc]          // GICv2: GICC_IAR (an SGI's source CPU, bits 12:10, goes back in EOIR)
+    and     x2, x1, #0x3ff
+3:  cmp     x2, #PPI_VTIMER
     b.eq    irq_timer
     cmp     x2, #SGI_PING
     b.eq    irq_ping
@@ -56,10 +62,20 @@ irq_ping:                           // on vCPU 1: stamp, reply
     adr     x4, rx_time
     str     x0, [x4]
     dsb     sy
+    adr     x4, gicc_v2
+    ldr     x4, [x4]
+    cbnz    x4, 4f
     mov     x3, #(SGI_PONG << 24)
     orr     x3, x3, #1              // TargetList: Aff0 = 0
     msr     icc_sgi1r_el1, x3
     isb
+    b       irq_eoi
+4:  adr     x5, _start              // GICv2: GICD_SGIR, CPUTargetList = CPU 0
+    ldr     x5, [x5, #P_GICD]
+    mov     w3, #(1 << 16)
+    add     w3, w3, #SGI_PONG
+    str     w3, [x5, #0xf00]
+    dsb     sy
     b       irq_eoi
 irq_device:                         // on vCPU 0: stamp, flag; EOI (a level SPI is resampled then)
     adr     x4, dev_flag                // a second arrival before the sample was taken: spurious
@@ -84,8 +100,14 @@ irq_flag:
     str     x3, [x4]
     dsb     sy
 irq_eoi:
+    adr     x4, gicc_v2
+    ldr     x4, [x4]
+    cbnz    x4, 5f
     msr     icc_eoir1_el1, x1
     isb
+    b       irq_out
+5:  str     w1, [x4, #0x10]         // GICv2: GICC_EOIR (EOImode 0: drop and deactivate)
+    dsb     sy
 irq_out:
     ldp     x0, x1, [sp]
     ldp     x2, x3, [sp, #16]

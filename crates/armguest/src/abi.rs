@@ -28,7 +28,7 @@ pub const TEXT_OFFSET: u64 = 0x80000;
 /// `irqlabg\0` little-endian: marks a parameter block.
 pub const PARAMS_MAGIC: u64 = u64::from_le_bytes(*b"irqlabg\0");
 /// Bumped on any incompatible change to the fields, codes or line format.
-pub const ABI_VERSION: u64 = 5;
+pub const ABI_VERSION: u64 = 6;
 
 /// The parameter block's fields, in image order (offset = `PARAMS_OFFSET + 8 * index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub enum Field {
     /// IPI bench: the vCPU index the pings go to (1 by default). The guest starts that vCPU
     /// (PSCI CPU_ON to the MPIDR KVM gives index n: Aff0 = n & 0xf, Aff1 = n >> 4, KVM's
     /// reset_mpidr) and sends to it by affinity, so a hypervisor that finds the target by walking
-    /// its vCPUs (KVM's vgic_v3_dispatch_sgi) walks n of them. ABI 5 added this field.
+    /// its vCPUs (KVM's vgic_v3_dispatch_sgi) walks n of them. ABI 6 added this field.
     IpiTarget,
     /// Device bench: the INTID the guest enables and waits for, an SPI (32..=1019) or an LPI
     /// (8192..=65535, KVM's and QEMU's 16 INTID bits).
@@ -98,10 +98,15 @@ pub enum Field {
     /// interrupt's device must drop its line first); 0 = no acknowledge.
     DeviceAckAddr,
     DeviceAckValue,
+    /// The GIC's CPU interface ([`GIC_V3`]: system registers, redistributors; [`GIC_V2`]:
+    /// the memory-mapped GICC at `GiccBase`, SGIs through GICD_SGIR; ABI 5).
+    GicVersion,
+    /// GICv2: the CPU interface (GICC) base; unused under GICv3.
+    GiccBase,
 }
 
 impl Field {
-    pub const ALL: [Field; 28] = [
+    pub const ALL: [Field; 30] = [
         Field::Magic,
         Field::AbiVersion,
         Field::Bench,
@@ -130,6 +135,8 @@ impl Field {
         Field::DeviceTriggerValue,
         Field::DeviceAckAddr,
         Field::DeviceAckValue,
+        Field::GicVersion,
+        Field::GiccBase,
     ];
 
     /// Byte offset of this field in the image.
@@ -168,12 +175,15 @@ impl Field {
             Field::DeviceAckAddr => "P_DEV_ACK_ADDR",
             Field::DeviceAckValue => "P_DEV_ACK_VALUE",
             Field::IpiTarget => "P_IPI_TARGET",
+            Field::GicVersion => "P_GIC_VERSION",
+            Field::GiccBase => "P_GICC",
         }
     }
 
     /// The value the image carries before any patching: Xen dom0less guest addresses
     /// (xen/include/public/arch-arm.h, 4.17: GUEST_GICV3_GICD_BASE 0x03001000,
-    /// GUEST_GICV3_GICR0_BASE 0x03020000, GUEST_PL011_BASE 0x22000000), the timer bench in WFI,
+    /// GUEST_GICV3_GICR0_BASE 0x03020000, GUEST_PL011_BASE 0x22000000; under GICv2
+    /// GUEST_GICC_BASE 0x03002000), GICv3, the timer bench in WFI,
     /// 1 ms at QEMU's 62.5 MHz counter, 64 samples of which 4 warm-up, console report.
     pub fn default_value(self) -> u64 {
         match self {
@@ -201,6 +211,8 @@ impl Field {
             Field::ItsTablesAddr => 0,
             Field::DeviceSelfTrigger => 0,
             Field::DeviceGoAddr | Field::DeviceTriggerAddr | Field::DeviceTriggerValue | Field::DeviceAckAddr | Field::DeviceAckValue => 0,
+            Field::GicVersion => GIC_V3,
+            Field::GiccBase => 0x0300_2000,
         }
     }
 }
@@ -218,6 +230,10 @@ pub const TRIGGER_EDGE: u64 = 0;
 pub const TRIGGER_LEVEL: u64 = 1;
 pub const WAIT_WFI: u64 = 0;
 pub const WAIT_BUSY: u64 = 1;
+/// [`Field::GicVersion`]'s codes: the generation's major number (GICv4.x guests use GICv3's
+/// CPU interface).
+pub const GIC_V2: u64 = 2;
+pub const GIC_V3: u64 = 3;
 pub const REPORT_CONSOLE: u64 = 0;
 pub const REPORT_MEMORY: u64 = 1;
 
@@ -303,6 +319,8 @@ pub fn asm_include() -> String {
         ("SGI_PING", SGI_PING),
         ("SGI_PONG", SGI_PONG),
         ("PPI_VTIMER", PPI_VTIMER),
+        ("GIC_V2", GIC_V2),
+        ("GIC_V3", GIC_V3),
     ] {
         equ(n, v);
     }

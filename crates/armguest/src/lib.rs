@@ -67,9 +67,19 @@
 //! - **spin**: starts its other vCPUs (PSCI CPU_ON on Aff0 1, 2, … until refused), prints its start
 //!   line and spins with IRQs masked on every vCPU: the busy neighbour domain.
 //!
-//! GICv3 through the system registers (ICC_SRE_EL1.SRE, ICC_PMR_EL1, ICC_IGRPEN1_EL1, IAR1/EOIR1),
-//! GICR_WAKER cleared, group/priority/enable for SGI 0, SGI 1 and PPI 27 in the SGI frame
-//! (GICR + 0x10000). MMU off: data is Device memory; the guest's writable data sits on its own
+//! The GIC, as the loader says (`Params::gic`, the `GicVersion` field; ABI 5):
+//! - **GICv3** (and the GICv4s, whose CPU interface is GICv3's) through the system registers
+//!   (ICC_SRE_EL1.SRE, ICC_PMR_EL1, ICC_IGRPEN1_EL1, IAR1/EOIR1, SGIs through ICC_SGI1R_EL1),
+//!   GICR_WAKER cleared, group/priority/enable for SGI 0, SGI 1 and PPI 27 in the SGI frame
+//!   (GICR + 0x10000).
+//! - **GICv2** (IHI 0048B; the GIC-400 of the Cortex-A53 boards) by MMIO: priority and enable for
+//!   SGI 0, SGI 1 and PPI 27 in the distributor's banked registers, GICC_PMR and GICC_CTLR at
+//!   `gicc_base` (Xen's guest GICC is 0x03002000, QEMU virt's 0x08010000), acknowledge through
+//!   GICC_IAR and EOImode 0's GICC_EOIR (priority drop and deactivation in one write, so no
+//!   GICC_DIR), SGIs through GICD_SGIR (CPUTargetList << 16 | INTID). The device bench is
+//!   GICv3's (GICD_IROUTER, the ITS) and refused under GICv2.
+//!
+//! MMU off: data is Device memory; the guest's writable data sits on its own
 //! 4 KiB page (QEMU TCG flushes translated code of a page that is written).
 //!
 //!   - *MMIO trigger* (`DeviceTriggerAddr` ≠ 0; ABI 3): an assigned device the guest makes raise
@@ -84,6 +94,7 @@
 //!     before the write: a one-way latency entirely in guest counter ticks (the `d` line and
 //!     the ring record carry it in place of the arrival stamp).
 //!
+//! ABI version 5 added the GIC generation and GICv2's GICC base after `DeviceAckValue`.
 //! ABI version 3 added the five MMIO-trigger fields after `DeviceSelfTrigger`.
 //! ABI version 2 added the device bench (`BENCH_DEVICE`, `EXIT_ITS`) and its seven fields after
 //! `ExitAddr`; the fields before them kept their offsets.
@@ -93,7 +104,7 @@
 //! counts lines from 0 (lost, repeated or interleaved lines show) and `xx` is the XOR of every
 //! byte from `@` to the byte before ` *`, two lower-case hex digits:
 //! - `start bench=<timer|ipi|spin|device> wait=<wfi|busy> period=<ticks> samples=<n> warmup=<n>
-//!   freq=<CNTFRQ Hz> report=<console|memory> abi=4`, and for the device bench
+//!   freq=<CNTFRQ Hz> report=<console|memory> abi=5`, and for the device bench
 //!   ` intid=<INTID> trigger=<edge|level>` (LPIs are edge)
 //! - `t <index> <latency ticks>` (timer), `i <index> <one-way ticks> <round-trip ticks>` (ipi),
 //!   `d <index> <arrival CNTVCT>` (device: a stamp, not a latency)
@@ -112,7 +123,7 @@ pub mod abi;
 pub mod console;
 mod params;
 
-pub use params::{patch, read_params, Device, DeviceIrq, GuestError, MmioTrigger, Params, Program, Report, Trigger, Wait};
+pub use params::{patch, read_params, Device, DeviceIrq, Gic, GuestError, MmioTrigger, Params, Program, Report, Trigger, Wait};
 
 #[cfg(armguest_image)]
 static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/bench.bin"));

@@ -68,6 +68,10 @@ pub struct MmioTrigger {
 /// arm64, `wfi` its accepted name), encoded as `abi::WAIT_WFI` / `abi::WAIT_BUSY`.
 pub use results::vocab::Wait;
 
+/// The GIC generation the guest drives (the shared vocabulary's word): `V2` through GICC/GICD
+/// MMIO, `V3` and the GICv4s through the system registers and redistributors.
+pub use results::vocab::Gic;
+
 /// Where the samples go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Report {
@@ -90,6 +94,10 @@ pub struct Params {
     pub gicd_base: u64,
     pub gicr_base: u64,
     pub gicr_stride: u64,
+    /// Which CPU interface the guest uses (`Gic::V2`: GICC at `gicc_base`).
+    pub gic: Gic,
+    /// GICv2's CPU interface (GICC) base; unused under GICv3 and later.
+    pub gicc_base: u64,
     /// 0: no console.
     pub uart_base: u64,
     pub report: Report,
@@ -114,6 +122,8 @@ impl Default for Params {
             gicd_base: d(Field::GicdBase),
             gicr_base: d(Field::GicrBase),
             gicr_stride: d(Field::GicrStride),
+            gic: Gic::V3,
+            gicc_base: d(Field::GiccBase),
             uart_base: d(Field::UartBase),
             report: Report::Console,
             exit_addr: d(Field::ExitAddr),
@@ -143,6 +153,7 @@ impl Params {
                 return Err(invalid(name, format!("{v:#x} is not 8-byte aligned (the guest runs with the MMU off)")));
             }
         }
+        let gic = gic_code(self)?;
         if self.gicr_stride == 0 || !self.gicr_stride.is_multiple_of(0x1_0000) {
             return Err(invalid("gicr_stride", format!("{:#x} is not a non-zero multiple of 64 KiB", self.gicr_stride)));
         }
@@ -212,6 +223,8 @@ impl Params {
                     Field::DeviceTriggerValue => dev[9],
                     Field::DeviceAckAddr => dev[10],
                     Field::DeviceAckValue => dev[11],
+                    Field::GicVersion => gic,
+                    Field::GiccBase => self.gicc_base,
                 };
                 (f, v)
             })
@@ -219,9 +232,24 @@ impl Params {
     }
 }
 
-/// The device fields: [`Field::ALL`] from `DeviceIntid` on (the block ends with them).
+/// The device fields: [`Field::ALL`] from `DeviceIntid` to `DeviceAckValue`.
 fn device_field_list() -> &'static [Field] {
-    &Field::ALL[Field::DeviceIntid as usize..]
+    &Field::ALL[Field::DeviceIntid as usize..=Field::DeviceAckValue as usize]
+}
+
+/// [`Field::GicVersion`]'s code for `p.gic`, with what GICv2 cannot do refused: the device
+/// bench (GICD_IROUTER and LPIs are GICv3's), a GICC base that is not a 4 KiB-aligned frame.
+fn gic_code(p: &Params) -> Result<u64, GuestError> {
+    if p.gic != Gic::V2 {
+        return Ok(abi::GIC_V3);
+    }
+    if matches!(p.bench, Program::Device(_)) {
+        return Err(invalid("gic", "the device bench needs GICv3 or later (it routes its SPI with GICD_IROUTER and maps LPIs through the ITS); GICv2 runs timer, ipi and spin"));
+    }
+    if p.gicc_base == 0 || !p.gicc_base.is_multiple_of(0x1000) {
+        return Err(invalid("gicc_base", format!("{:#x}: GICv2's CPU interface needs its non-zero 4 KiB-aligned base", p.gicc_base)));
+    }
+    Ok(abi::GIC_V2)
 }
 
 /// The device fields ([`device_field_list`] order), validated; the image defaults for the other
@@ -384,6 +412,11 @@ pub fn read_params(image: &[u8]) -> Result<Params, GuestError> {
         abi::WAIT_BUSY => Wait::Busy,
         v => return Err(invalid("wait", format!("unknown code {v}"))),
     };
+    let gic = match g(Field::GicVersion) {
+        abi::GIC_V2 => Gic::V2,
+        abi::GIC_V3 => Gic::V3,
+        v => return Err(invalid("gic", format!("unknown code {v} (2 or 3)"))),
+    };
     let report = match g(Field::Report) {
         abi::REPORT_CONSOLE => Report::Console,
         abi::REPORT_MEMORY => Report::Memory { ring_addr: g(Field::RingAddr), ring_records: g(Field::RingRecords) },
@@ -398,6 +431,8 @@ pub fn read_params(image: &[u8]) -> Result<Params, GuestError> {
         gicd_base: g(Field::GicdBase),
         gicr_base: g(Field::GicrBase),
         gicr_stride: g(Field::GicrStride),
+        gic,
+        gicc_base: g(Field::GiccBase),
         uart_base: g(Field::UartBase),
         report,
         exit_addr: g(Field::ExitAddr),
@@ -409,10 +444,36 @@ pub fn read_params(image: &[u8]) -> Result<Params, GuestError> {
 mod tests {
 
     #[test]
-    fn the_device_fields_are_the_blocks_last_twelve() {
+    fn the_device_fields_are_twelve_from_the_intid() {
         let d = device_field_list();
         assert_eq!(d.len(), 12);
-        assert_eq!((d[0], d[11]), (Field::DeviceIntid, *Field::ALL.last().unwrap()));
+        assert_eq!((d[0], d[11]), (Field::DeviceIntid, Field::DeviceAckValue));
+    }
+
+    #[test]
+    fn gicv2_round_trips_and_what_it_cannot_do_is_refused() {
+        let img = fake_image();
+        let v2 = Params { gic: Gic::V2, gicc_base: 0x0801_0000, gicd_base: 0x0800_0000, bench: Program::Ipi, ..Params::default() };
+        let out = patch(&img, &v2).unwrap();
+        assert_eq!(read_params(&out).unwrap(), v2);
+        assert_eq!(u64_at(&out, Field::GicVersion.offset()), abi::GIC_V2);
+        assert_eq!(u64_at(&out, Field::GiccBase.offset()), 0x0801_0000);
+        // GICv4.x guests drive GICv3's CPU interface: the image says 3.
+        let v4 = patch(&img, &Params { gic: Gic::V4_0, ..Params::default() }).unwrap();
+        assert_eq!(u64_at(&v4, Field::GicVersion.offset()), abi::GIC_V3);
+        assert_eq!(read_params(&img).unwrap().gic, Gic::V3, "the image's default is GICv3");
+        let field = |p: Params| match patch(&img, &p) {
+            Err(GuestError::Invalid { field, why }) => (field, why),
+            other => panic!("{other:?}"),
+        };
+        let (f, why) = field(Params { bench: Program::Device(Device { irq: lpi(), self_trigger: true, mmio: None }), ..v2 });
+        assert_eq!(f, "gic");
+        assert!(why.contains("GICv3"), "{why}");
+        assert_eq!(field(Params { gicc_base: 0x0801_0800, ..v2 }).0, "gicc_base");
+        assert_eq!(field(Params { gicc_base: 0, ..v2 }).0, "gicc_base");
+        let mut bad = out.clone();
+        bad[Field::GicVersion.offset()] = 4;
+        assert!(matches!(read_params(&bad), Err(GuestError::Invalid { field: "gic", .. })));
     }
 
     use super::*;
@@ -442,9 +503,9 @@ mod tests {
         let out = patch(&img, &p).unwrap();
         assert_eq!(read_params(&out).unwrap(), p);
         assert_eq!(u64_at(&out, Field::IpiTarget.offset()), 1, "the default target is vCPU 1");
-        let far = patch(&img, &Params { ipi_target: 37, ..p.clone() }).unwrap();
+        let far = patch(&img, &Params { ipi_target: 37, ..p }).unwrap();
         assert_eq!(read_params(&far).unwrap().ipi_target, 37);
-        let bad = patch(&img, &Params { ipi_target: 0, ..p.clone() }).unwrap_err().to_string();
+        let bad = patch(&img, &Params { ipi_target: 0, ..p }).unwrap_err().to_string();
         assert!(bad.contains("ipi_target") && bad.contains("0 is not a vCPU index"), "{bad}");
         assert_eq!(read_params(&img).unwrap(), Params::default());
         assert_eq!(u64_at(&out, Field::Samples.offset()), 10);

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use results::vocab::{Bench, Wait};
 
 use crate::ab::{parse_fail_on, AbConfig, AbMode, FailOn};
-use crate::config::{BenchConfig, FioConfig, Gic, GuestConfig, ItsConvertConfig, Job, KvmConfig, LabDevice, Neighbour, Sched, Vwfi, XenConfig};
+use crate::config::{BenchConfig, Cpu, FioConfig, Gic, GuestConfig, ItsConvertConfig, Job, KvmConfig, LabDevice, Neighbour, Sched, Vwfi, XenConfig};
 
 #[derive(Debug, Parser)]
 #[command(name = "irqlab-lab", about = "irqlab's Arm lab: Debian's Xen (dom0less) or arm64 KVM under QEMU TCG", version)]
@@ -45,8 +45,8 @@ pub enum Mode {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ItsConvertArgs {
-    /// The GIC QEMU emulated (`gic-version=4` is GICv4.0 in QEMU 7.2).
-    #[arg(long, value_enum, default_value_t = Gic::V4)]
+    /// The GIC QEMU emulated (`gic-version=4` is GICv4.0 in QEMU 7.2): v3 or v4.0.
+    #[arg(long, default_value = "v4.0", value_parser = Gic::parse)]
     pub gic: Gic,
     /// Redistributors (QEMU's -smp).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=512))]
@@ -59,8 +59,13 @@ pub struct ItsConvertArgs {
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct KvmArgs {
-    #[arg(long, value_enum, default_value_t = Gic::V3)]
+    /// The host's GIC: v3, or v4 (v4.0: QEMU 7.2's GICv4, with KVM's direct vLPI injection on).
+    /// Every GIC generation word is read (2, v3, 4, v4.1, …); what the lab cannot boot is refused.
+    #[arg(long, default_value = "v3", value_parser = Gic::parse)]
     pub gic: Gic,
+    /// The host's CPU (default max; neoverse-n1 for the Neoverse-N1 class with GICv3).
+    #[arg(long, value_enum)]
+    pub cpu: Option<Cpu>,
     /// An assignable device: `edu` (QEMU's edu behind an SMMUv3, bound to vfio-pci in the lab).
     #[arg(long, value_enum)]
     pub device: Option<LabDevice>,
@@ -130,6 +135,9 @@ pub struct GuestArgs {
     /// (default: QEMU's 62.5 MHz; the guest prints the real one in its start line).
     #[arg(long, default_value_t = 62_500_000)]
     pub counter_hz: u64,
+    /// The board's GIC: v3 (and the v4s: system registers) or 2 (GICC at Xen's 0x03002000, e.g. a GIC-400).
+    #[arg(long, default_value = "v3", value_parser = Gic::parse)]
+    pub gic: Gic,
     /// The bench arguments, after `--`.
     #[arg(last = true, required = true)]
     pub bench: Vec<String>,
@@ -139,6 +147,12 @@ pub struct GuestArgs {
 pub struct XenArgs {
     #[arg(long, value_enum, default_value_t = Sched::Credit2)]
     pub sched: Sched,
+    /// The board's CPU (default cortex-a57; cortex-a53 with `--gic 2` is S3's Zynq UltraScale+ class).
+    #[arg(long, value_enum)]
+    pub cpu: Option<Cpu>,
+    /// The board's GIC generation: 2, 3 (default) or 4 (v4.0).
+    #[arg(long, value_parser = Gic::parse)]
+    pub gic: Option<Gic>,
     #[arg(long, value_enum, default_value_t = Vwfi::Trap)]
     pub vwfi: Vwfi,
     /// vCPUs of the benchmark domain (default 1 for timer, 2 for ipi).
@@ -368,7 +382,7 @@ pub fn parse(argv: &[String]) -> Result<(Request, Option<String>), ParseError> {
         Mode::Xen(x) => xen_request(x)?,
         Mode::Guest(g) => {
             let b = bench_config(&g.bench, "guest")?;
-            Request::Guest(GuestConfig { force: g.force, counter_hz: g.counter_hz }, b)
+            Request::Guest(GuestConfig { force: g.force, counter_hz: g.counter_hz, gic: g.gic }, b)
         }
         Mode::Kvm(k) => Request::Kvm(k.into()),
         Mode::ItsConvert(a) => Request::ItsConvert(ItsConvertConfig { gic: a.gic, cpus: a.cpus, force: a.force, trace: a.trace }),
@@ -400,6 +414,7 @@ impl From<KvmArgs> for KvmConfig {
     fn from(k: KvmArgs) -> KvmConfig {
         KvmConfig {
             gic: k.gic,
+            cpu: k.cpu,
             device: k.device,
             busy_cpu: k.busy_cpu,
             icount: k.icount,
@@ -425,6 +440,8 @@ impl From<XenArgs> for XenConfig {
     fn from(x: XenArgs) -> XenConfig {
         XenConfig {
             sched: x.sched,
+            cpu: x.cpu,
+            gic: x.gic,
             vwfi: x.vwfi,
             vcpus: x.vcpus,
             neighbour: x.neighbour,
@@ -467,6 +484,20 @@ mod tests {
         let b = BenchArgs::parse_words(&x.bench).unwrap();
         assert_eq!((b.bench, b.samples, b.warmup, b.wait), (Bench::Ipi, 8, 4, Wait::Hlt));
         assert_eq!(b.out, PathBuf::from("/tmp/o"));
+    }
+
+    #[test]
+    fn cpu_and_gic_are_the_boards_words() {
+        let c = Cli::try_parse_from(words("irqlab-lab xen --cpu cortex-a53 --gic 2 -- timer --out /tmp/o")).unwrap();
+        let Mode::Xen(x) = c.mode else { panic!() };
+        assert_eq!((x.cpu, x.gic), (Some(Cpu::CortexA53), Some(Gic::V2)));
+        let c = Cli::try_parse_from(words("irqlab-lab kvm --cpu neoverse-n1 --gic v4 -- timer --out /tmp/o")).unwrap();
+        let Mode::Kvm(k) = c.mode else { panic!() };
+        assert_eq!((k.cpu, k.gic), (Some(Cpu::NeoverseN1), Gic::V4_0));
+        let e = Cli::try_parse_from(words("irqlab-lab xen --gic v5 -- timer --out o")).unwrap_err().to_string();
+        assert!(e.contains("--gic") && e.contains("not a GIC generation"), "{e}");
+        let e = Cli::try_parse_from(words("irqlab-lab xen --cpu cortex-a72 -- timer --out o")).unwrap_err().to_string();
+        assert!(e.contains("--cpu") && e.contains("cortex-a53"), "{e}");
     }
 
     #[test]

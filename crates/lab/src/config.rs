@@ -12,22 +12,49 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 use results::vocab::{Bench, Wait};
 
-/// The GIC QEMU emulates. The lab's own word for QEMU's `gic-version=3|4` machine option (QEMU 7.2's
-/// `4` is GICv4.0); `results::vocab` names the architecture's generations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Gic {
-    #[default]
-    V3,
-    /// GICv4 with the ITS (`kvm-arm.vgic_v4_enable=1`).
-    V4,
+/// The GIC generation: the shared vocabulary's word (`results::vocab::Gic`: v2, v3, v4.0, v4.1);
+/// QEMU's `gic-version=` comes from it (`Gic::qemu_gic_version`).
+pub use results::vocab::Gic;
+
+/// The CPU QEMU emulates (`-cpu`): the boards of the seeds as closely as QEMU 7.2 allows. Each
+/// of the four has EL2 in QEMU 7.2's TCG (target/arm/cpu64.c sets ARM_FEATURE_EL2 for
+/// cortex-a53, cortex-a57, neoverse-n1 and max), so each can run a hypervisor with
+/// `virtualization=on`; only `neoverse-n1` and `max` have FEAT_VHE (ARMv8.1), so KVM/arm64 runs
+/// nVHE on the Cortex-As.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Cpu {
+    /// The Zynq UltraScale+ and S3's class of board (with GICv2, a GIC-400).
+    #[value(name = "cortex-a53")]
+    CortexA53,
+    /// The Xen domU lab's default.
+    #[value(name = "cortex-a57")]
+    CortexA57,
+    /// A Neoverse-N1 server class core (AWS Graviton2, Ampere Altra), with GICv3.
+    #[value(name = "neoverse-n1")]
+    NeoverseN1,
+    /// QEMU's `max` (every feature it emulates): the KVM and dom0 labs' default.
+    Max,
 }
 
-impl Gic {
-    /// QEMU's `gic-version=` value.
-    pub fn qemu_version(self) -> u8 {
+impl Cpu {
+    /// QEMU's `-cpu` value.
+    pub fn qemu_name(self) -> &'static str {
         match self {
-            Gic::V3 => 3,
-            Gic::V4 => 4,
+            Cpu::CortexA53 => "cortex-a53",
+            Cpu::CortexA57 => "cortex-a57",
+            Cpu::NeoverseN1 => "neoverse-n1",
+            Cpu::Max => "max",
+        }
+    }
+
+    /// MIDR_EL1.PartNum (Arm's TRMs; QEMU 7.2 target/arm/cpu64.c), which Xen prints at boot:
+    /// how a run checks the CPU it asked for is the one that ran. `max` has none of its own.
+    pub fn midr_part(self) -> Option<u32> {
+        match self {
+            Cpu::CortexA53 => Some(0xd03),
+            Cpu::CortexA57 => Some(0xd07),
+            Cpu::NeoverseN1 => Some(0xd0c),
+            Cpu::Max => None,
         }
     }
 }
@@ -111,6 +138,8 @@ pub struct Instrument {
 #[derive(Debug, Clone, Default)]
 pub struct KvmConfig {
     pub gic: Gic,
+    /// The host's CPU (default `max`).
+    pub cpu: Option<Cpu>,
     pub device: Option<LabDevice>,
     /// A busy loop pinned to this CPU of the lab's host before irqlab.
     pub busy_cpu: Option<u32>,
@@ -138,6 +167,9 @@ pub struct KvmConfig {
 #[derive(Debug, Clone, Default)]
 pub struct XenConfig {
     pub sched: Sched,
+    /// The board's CPU and GIC (default: cortex-a57 with GICv3 for the domU benches).
+    pub cpu: Option<Cpu>,
+    pub gic: Option<Gic>,
     pub vwfi: Vwfi,
     /// vCPUs of the benchmark domain (default 1 for timer, 2 for ipi).
     pub vcpus: Option<u32>,
@@ -195,6 +227,8 @@ pub struct GuestConfig {
     pub force: bool,
     /// The board's counter frequency (CNTFRQ_EL0), Hz.
     pub counter_hz: u64,
+    /// The board's GIC (GICv2: the guest's GICC at Xen's GUEST_GICC_BASE).
+    pub gic: Gic,
 }
 
 /// `irqlab-lab its-convert`: a QEMU ITS trace into an its-check script.

@@ -51,8 +51,8 @@ pub enum ConvertError {
 /// The script's header choices.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// `v3`, `v4.0` or `v4.1`: what the script's `gic` header says.
-    pub gic: &'static str,
+    /// What the script's `gic` header says (`v3`, `v4.0` or `v4.1`: an ITS needs GICv3 or later).
+    pub gic: Gic,
     pub cpus: u32,
     /// Comment lines put first (how the trace was captured).
     pub about: Vec<String>,
@@ -61,7 +61,7 @@ pub struct Options {
 impl Options {
     /// The lab's machine: QEMU `virt` with 2 CPUs; `--gic v4` is QEMU's GICv4, which is v4.0.
     pub fn lab(gic: Gic, about: Vec<String>) -> Options {
-        Options { gic: if gic == Gic::V4 { "v4.0" } else { "v3" }, cpus: 2, about }
+        Options { gic, cpus: 2, about }
     }
 }
 
@@ -260,7 +260,7 @@ fn header(c: &Converted, o: &Options) -> String {
     let _ = writeln!(t, "# not in the trace, so not here: LPI configuration bytes (every LPI is disabled in the model), v4.1 fields, VMOVP SeqNum/ITSList.");
     let _ = writeln!(t, "gic {}", o.gic);
     let _ = writeln!(t, "cpus {}", o.cpus);
-    if o.gic != "v3" {
+    if o.gic.direct_vlpis() {
         let _ = writeln!(t, "vmovp 1   # QEMU 7.2's ITS reports GITS_TYPER.VMOVP = 1");
     }
     t
@@ -285,6 +285,9 @@ pub fn convert_command(a: &ItsConvertConfig) -> Result<i32, crate::error::LabErr
     let out = script_path(&a.trace);
     if out.exists() && !a.force {
         return Err(crate::error::LabError::Usage(format!("{} already exists; not replacing it (use --force)", out.display())));
+    }
+    if !a.gic.lpis() {
+        return Err(crate::error::LabError::Usage(format!("--gic {}: an ITS trace comes from GICv3 or later ({} has no ITS)", a.gic, a.gic.title())));
     }
     let mut o = Options::lab(a.gic, vec![format!("QEMU ITS trace {} converted by: irqlab-lab its-convert", a.trace.display())]);
     o.cpus = a.cpus;
@@ -313,7 +316,7 @@ mod tests {
     use sim::arch::arm::gicv4::{check, script};
 
     fn conv(trace: &str) -> Converted {
-        convert(&its_trace::parse(trace).unwrap(), &Options { gic: "v4.0", cpus: 2, about: vec!["test".into()] }).unwrap()
+        convert(&its_trace::parse(trace).unwrap(), &Options { gic: Gic::V4_0, cpus: 2, about: vec!["test".into()] }).unwrap()
     }
 
     // Lines of a real capture (examples/its/lab-vm-start-v40.its: QEMU trace lines 34, 49-52,
@@ -406,14 +409,14 @@ gicv3_its_cmd_sync GICv3 ITS: command SYNC
         assert!(c.text.contains("0x000000000000002e 0 0 0   # trace 1: opcode 0x2e"), "{}", c.text);
         let e = convert(
             &its_trace::parse("gicv3_redist_write GICv3 redistributor 0x1 write: offset 0x20078 data 0x1 size 4 secure 0\n").unwrap(),
-            &Options { gic: "v4.0", cpus: 2, about: vec![] },
+            &Options { gic: Gic::V4_0, cpus: 2, about: vec![] },
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("trace line 1: a 4-byte write"), "{e}");
         // A redistributor number its-check cannot take (the lab_console fuzzer's input).
         let e = convert(
             &its_trace::parse("gicv3_redist_write GICv3 redistributor 0x22222222 write: offset 0x20070 data 0x1 size 8 secure 0\n").unwrap(),
-            &Options { gic: "v4.0", cpus: 2, about: vec![] },
+            &Options { gic: Gic::V4_0, cpus: 2, about: vec![] },
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("trace line 1: redistributor 572662306"), "{e}");

@@ -31,5 +31,6 @@ pub mod session;
 pub mod vfio;
 pub mod watch;
 pub mod xen;
+pub mod xen_board;
 pub mod xen_build;
 pub mod xen_census;

@@ -4,10 +4,11 @@
 //! arm-lab.md has the verified commands: Xen's domU lab on cortex-a57 with GICv3, the KVM host
 //! and Xen's dom0 on `-cpu max` with the ITS. [`QemuCmd::finish`] appends the
 //! [`Instrument`]'s arguments after the lab's own: the one hook through which every mode's QEMU
-//! gets instrumentation (plugins, `-d`, `-D`).
+//! gets instrumentation (plugins, `-d`, `-D`). [`check_board`] refuses, before any boot, a
+//! board QEMU 7.2 cannot build (`--cpu`/`--gic`, issue 42 item 3).
 use std::path::Path;
 
-use crate::config::{Gic, Instrument};
+use crate::config::{Cpu, Gic, Instrument};
 /// Where QEMU's `-device loader` puts the domU images (above QEMU's DTB at 0x48000000), 16 MiB apart.
 pub const MODULE_BASE: u64 = 0x4c00_0000;
 pub const MODULE_STRIDE: u64 = 0x0100_0000;
@@ -21,7 +22,7 @@ pub struct Machine {
     pub gic: Gic,
     /// The ITS (`its=on`), for MSIs as LPIs.
     pub its: bool,
-    pub cpu: &'static str,
+    pub cpu: Cpu,
     pub smp: u32,
     pub mem_mb: u32,
     pub icount: Option<String>,
@@ -30,26 +31,37 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// The Xen domU lab's board: GICv3 without the ITS, cortex-a57, 2 GiB.
+    /// The Xen domU lab's board: without the ITS, 2 GiB; by default cortex-a57 with GICv3
+    /// (`--cpu`, `--gic` choose others, e.g. S3's cortex-a53 with GICv2).
     pub fn xen(smp: u32, icount: Option<String>) -> Machine {
-        Machine { gic: Gic::V3, its: false, cpu: "cortex-a57", smp, mem_mb: 2048, icount, iommu: None }
+        Machine { gic: Gic::V3, its: false, cpu: Cpu::CortexA57, smp, mem_mb: 2048, icount, iommu: None }
     }
 
-    /// The KVM lab's host: the GIC asked for with the ITS, `-cpu max` (EL2 with FEAT_VHE), 2 CPUs, 1 GiB.
+    /// The KVM lab's host: the GIC asked for with the ITS, `-cpu max` (EL2 with FEAT_VHE) unless
+    /// `--cpu` says otherwise, 2 CPUs, 1 GiB.
     pub fn kvm_host(gic: Gic, icount: Option<String>) -> Machine {
-        Machine { gic, its: true, cpu: "max", smp: 2, mem_mb: 1024, icount, iommu: None }
+        Machine { gic, its: true, cpu: Cpu::Max, smp: 2, mem_mb: 1024, icount, iommu: None }
     }
 
     /// The dom0 fio lab's board: GICv4 with the ITS (the NVMe's MSIs become LPIs), `-cpu max`, 2 GiB.
     pub fn xen_dom0(smp: u32, icount: Option<String>) -> Machine {
-        Machine { gic: Gic::V4, its: true, cpu: "max", smp, mem_mb: 2048, icount, iommu: None }
+        Machine { gic: Gic::V4_0, its: true, cpu: Cpu::Max, smp, mem_mb: 2048, icount, iommu: None }
     }
 
-    /// `-M`'s value, with `extra` (`,dumpdtb=…`) at its end.
+    /// `-M`'s value, with `extra` (`,dumpdtb=…`) at its end. A GIC QEMU 7.2 cannot emulate is
+    /// written as its own name, which QEMU refuses: [`check_board`] refuses it first.
     fn machine_opt(&self, extra: &str) -> String {
         let its = if self.its { ",its=on" } else { "" };
         let iommu = self.iommu.map(|i| format!(",iommu={i}")).unwrap_or_default();
-        format!("virt,virtualization=on,gic-version={}{its}{iommu}{extra}", self.gic.qemu_version())
+        let gic = self.gic.qemu_gic_version().map(|v| v.to_string()).unwrap_or_else(|_| self.gic.name().to_string());
+        format!("virt,virtualization=on,gic-version={gic}{its}{iommu}{extra}")
+    }
+
+    /// How results name the board: `QEMU virt, GICv2, cortex-a53, 1 CPUs, TCG -icount`.
+    pub fn describe(&self) -> String {
+        let its = if self.its { " (ITS)" } else { "" };
+        let tcg = if self.icount.is_some() { "TCG -icount" } else { "TCG" };
+        format!("QEMU virt, {}{its}, {}, {} CPUs, {tcg}", self.gic.title(), self.cpu.qemu_name(), self.smp)
     }
 
     /// Dumps the machine's DTB to `out` and exits.
@@ -76,7 +88,7 @@ impl QemuCmd {
     }
 
     fn with_machine_opt(m: &Machine, extra: &str) -> QemuCmd {
-        let mut args = vec!["-M".to_string(), m.machine_opt(extra), "-cpu".into(), m.cpu.into(), "-smp".into(), m.smp.to_string(), "-m".into(), m.mem_mb.to_string()];
+        let mut args = vec!["-M".to_string(), m.machine_opt(extra), "-cpu".into(), m.cpu.qemu_name().into(), "-smp".into(), m.smp.to_string(), "-m".into(), m.mem_mb.to_string()];
         if let Some(ic) = &m.icount {
             args.extend(["-icount".to_string(), ic.clone()]);
         }
@@ -124,6 +136,36 @@ impl QemuCmd {
     }
 }
 
+/// A board QEMU 7.2 cannot build, refused before anything boots (exit 2).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BoardError {
+    #[error("--gic {gic}: {why}")]
+    NotEmulated { gic: Gic, why: &'static str },
+    #[error("--gic {gic}: GICv2 addresses at most 8 CPUs (the 8-bit target lists of GICD_ITARGETSR and GICD_SGIR), this board has {smp}")]
+    TooManyCpus { gic: Gic, smp: u32 },
+    #[error("--gic {gic}: {what} needs the ITS, and the ITS (LPIs) needs GICv3 or later")]
+    NoIts { gic: Gic, what: &'static str },
+}
+
+impl From<BoardError> for crate::error::LabError {
+    fn from(e: BoardError) -> Self {
+        crate::error::LabError::Part { code: 2, source: Box::new(e) }
+    }
+}
+
+/// What QEMU 7.2's `virt` cannot build from `m`: a GIC it does not emulate (GICv4.1), GICv2
+/// with more than 8 CPUs, an ITS (`what` needs it) on GICv2.
+pub fn check_board(m: &Machine, what: &'static str) -> Result<(), BoardError> {
+    m.gic.qemu_gic_version().map_err(|why| BoardError::NotEmulated { gic: m.gic, why })?;
+    if m.gic.max_cpus().is_some_and(|n| m.smp > n) {
+        return Err(BoardError::TooManyCpus { gic: m.gic, smp: m.smp });
+    }
+    if m.its && !m.gic.lpis() {
+        return Err(BoardError::NoIts { gic: m.gic, what });
+    }
+    Ok(())
+}
+
 /// Xen's command line for a scheduler and vwfi mode. Under `-icount` Xen's interrupt-driven
 /// serial transmit stalls (the boot stops printing after "Initializing Credit2 scheduler", seen
 /// with shift=auto, shift=2 and align=off,sleep=on); `sync_console` (Xen's synchronous console,
@@ -165,7 +207,7 @@ mod tests {
 
     #[test]
     fn every_machine_and_the_instrumentation_hook() {
-        let k = Machine { iommu: Some("smmuv3"), ..Machine::kvm_host(Gic::V4, None) };
+        let k = Machine { iommu: Some("smmuv3"), ..Machine::kvm_host(Gic::V4_0, None) };
         assert_eq!(QemuCmd::new(&k).finish(&Instrument::default())[1], "virt,virtualization=on,gic-version=4,its=on,iommu=smmuv3");
         let d = QemuCmd::new(&Machine::xen_dom0(1, Some(ICOUNT_DEFAULT.into()))).finish(&Instrument::default()).join(" ");
         assert!(d.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 1 -m 2048 -icount shift=2,sleep=off -display none"), "{d}");
@@ -173,5 +215,30 @@ mod tests {
         let i = Instrument { extra_args: vec!["-d".into(), "in_asm".into()] };
         let a = QemuCmd::new(&Machine::xen(2, None)).kernel(Path::new("/x")).finish(&i);
         assert_eq!(a[a.len() - 4..], ["-kernel", "/x", "-d", "in_asm"]);
+    }
+
+    #[test]
+    fn the_board_asked_for_is_the_one_on_the_command_line() {
+        let m = Machine { gic: Gic::V2, cpu: Cpu::CortexA53, ..Machine::xen(1, Some(ICOUNT_DEFAULT.into())) };
+        let a = QemuCmd::new(&m).finish(&Instrument::default()).join(" ");
+        assert!(a.starts_with("-M virt,virtualization=on,gic-version=2 -cpu cortex-a53 -smp 1 "), "{a}");
+        assert_eq!(m.describe(), "QEMU virt, GICv2, cortex-a53, 1 CPUs, TCG -icount");
+        let n = Machine { cpu: Cpu::NeoverseN1, ..Machine::kvm_host(Gic::V3, None) };
+        assert!(QemuCmd::new(&n).finish(&Instrument::default()).join(" ").starts_with("-M virt,virtualization=on,gic-version=3,its=on -cpu neoverse-n1 "));
+        assert_eq!(check_board(&m, "x"), Ok(()));
+    }
+
+    #[test]
+    fn boards_qemu_cannot_build_are_refused_naming_why() {
+        let v2 = Machine { gic: Gic::V2, ..Machine::xen(2, None) };
+        let e = check_board(&Machine { smp: 9, ..v2.clone() }, "x").unwrap_err();
+        assert!(e.to_string().starts_with("--gic v2: GICv2 addresses at most 8 CPUs") && e.to_string().contains("has 9"), "{e}");
+        assert!(check_board(&Machine { smp: 8, ..v2.clone() }, "x").is_ok());
+        let e = check_board(&Machine { its: true, ..v2 }, "the KVM host (MSIs as LPIs)").unwrap_err().to_string();
+        assert!(e.contains("the KVM host (MSIs as LPIs) needs the ITS") && e.contains("GICv3 or later"), "{e}");
+        let e = check_board(&Machine::kvm_host(Gic::V4_1, None), "x").unwrap_err().to_string();
+        assert!(e.starts_with("--gic v4.1: QEMU 7.2 emulates GICv4.0"), "{e}");
+        // Exit 2: bad input, nothing started.
+        assert_eq!(crate::error::LabError::from(check_board(&Machine::kvm_host(Gic::V4_1, None), "x").unwrap_err()).exit_code(), 2);
     }
 }

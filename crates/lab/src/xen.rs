@@ -12,7 +12,7 @@ use std::time::Duration;
 use armguest::console::{self, ConsoleHost, ConsoleMeta};
 use armguest::{Params, Program};
 
-use crate::config::{BenchConfig, GuestConfig, Neighbour, Sched, XenConfig};
+use crate::config::{BenchConfig, Gic, GuestConfig, Neighbour, Sched, XenConfig};
 use crate::error::LabError;
 use crate::qemu::{self, Machine, QemuCmd};
 use crate::session::Session;
@@ -49,15 +49,41 @@ pub fn check_inputs(x: &XenConfig) -> Result<(), LabError> {
     Ok(())
 }
 
+/// Xen 4.17's Kconfig hides the schedulers' menu unless EXPERT (`visible if EXPERT`,
+/// xen/common/sched/Kconfig) and offers SCHED_NULL only with UNSUPPORTED: all three are needed.
+pub const SCHED_NULL_CONFIG: &str = "--xen-config EXPERT=y --xen-config UNSUPPORTED=y --xen-config SCHED_NULL=y";
+
+/// The null scheduler's name in a Xen binary (`sched_null_def.name`, xen/common/sched/null.c):
+/// a `--xen FILE` without it has no null scheduler.
+const NULL_SCHED_NAME: &[u8] = b"null Scheduler";
+
+/// The board: the domU lab's (cortex-a57, GICv3) with `--cpu`/`--gic` applied; 1 pCPU under
+/// -icount (with 2 CPUs Xen's boot stalled after "P2M: 4 levels", several tries; 1 CPU booted
+/// every time).
+pub fn board(x: &XenConfig) -> Machine {
+    let icount = x.icount.then(|| x.icount_opts.clone().unwrap_or_else(|| qemu::ICOUNT_DEFAULT.into()));
+    let m = Machine::xen(if x.icount { 1 } else { 2 }, icount);
+    Machine { cpu: x.cpu.unwrap_or(m.cpu), gic: x.gic.unwrap_or(m.gic), ..m }
+}
+
 /// The lab's refusals, before anything is fetched or started.
 pub fn check(x: &XenConfig, b: &BenchConfig) -> Result<(), LabError> {
     if x.sched == Sched::Null && x.xen.is_none() && x.xen_src.is_none() {
-        return Err(LabError::Usage(
+        return Err(LabError::Usage(format!(
             "--sched null: Debian's Xen 4.17 (xen-hypervisor-4.17-arm64) is built without the null scheduler; \
-             build one with it: --xen-src DIR --xen-config SCHED_NULL=y (CONFIG_SCHED_NULL), or give a prebuilt one with --xen FILE"
-                .into(),
-        ));
+             build one with it: --xen-src DIR {SCHED_NULL_CONFIG} (CONFIG_SCHED_NULL), or give a prebuilt one with --xen FILE"
+        )));
     }
+    if let (Sched::Null, Some(f)) = (x.sched, &x.xen) {
+        let bytes = std::fs::read(f).map_err(LabError::io(f))?;
+        if !bytes.windows(NULL_SCHED_NAME.len()).any(|w| w == NULL_SCHED_NAME) {
+            return Err(LabError::Usage(format!(
+                "--sched null: --xen {} has no null scheduler (no \"null Scheduler\" in the binary: built without CONFIG_SCHED_NULL)",
+                f.display()
+            )));
+        }
+    }
+    qemu::check_board(&board(x), "the domU bench")?;
     if let Some(p) = std::env::var_os("IRQLAB_LAB_XEN").map(PathBuf::from) {
         check_xen_binary("IRQLAB_LAB_XEN", &p)?;
     }
@@ -70,13 +96,15 @@ pub fn check(x: &XenConfig, b: &BenchConfig) -> Result<(), LabError> {
     Ok(())
 }
 
-pub fn guest_params(b: &BenchConfig) -> Params {
-    guest_params_at(b, QEMU_COUNTER_HZ)
+pub fn guest_params(b: &BenchConfig, gic: Gic) -> Params {
+    guest_params_at(b, QEMU_COUNTER_HZ, gic)
 }
 
-/// The guest's parameters for a counter running at `hz`.
-pub fn guest_params_at(b: &BenchConfig, hz: u64) -> Params {
+/// The guest's parameters for a counter running at `hz` on a `gic` (GICv2: the CPU interface at
+/// Xen's GUEST_GICC_BASE, the image's default `gicc_base`).
+pub fn guest_params_at(b: &BenchConfig, hz: u64, gic: Gic) -> Params {
     Params {
+        gic,
         bench: match b.bench {
             results::vocab::Bench::Ipi => Program::Ipi,
             // `device` never reaches here: the shell refuses it (`cli::xen_bench`).
@@ -127,11 +155,9 @@ fn prepare(x: &XenConfig, b: &BenchConfig) -> Result<Prepared, LabError> {
     let dtc = deps::require_tool("dtc", "device-tree-compiler")?;
     let (xen, built) = resolve(x)?;
     let work = out.work_dir()?;
-    let modules = guest_images(x, b, &work)?;
-    let icount = x.icount.then(|| x.icount_opts.clone().unwrap_or_else(|| qemu::ICOUNT_DEFAULT.into()));
-    // Under -icount QEMU runs every vCPU in one thread; with 2 CPUs Xen's boot stalled (after
-    // "P2M: 4 levels", several tries) while 1 CPU booted every time: the lab uses 1 pCPU there.
-    let machine = Machine::xen(if x.icount { 1 } else { 2 }, icount.clone());
+    let machine = board(x);
+    let icount = machine.icount.clone();
+    let modules = guest_images(x, b, machine.gic, &work)?;
     let vcpus = x.vcpus.unwrap_or(if b.bench == results::vocab::Bench::Ipi { 2 } else { 1 });
     let (bootargs, xen_dtb) = device_tree(x, &out, &work, &machine, &modules, vcpus, (&qemu_bin, &dtc))?;
     let mut cmd = QemuCmd::new(&machine).dtb(&xen_dtb).kernel(&xen);
@@ -149,9 +175,9 @@ fn prepare(x: &XenConfig, b: &BenchConfig) -> Result<Prepared, LabError> {
 }
 
 /// The patched benchmark guest (and the spinning neighbour) written into `work`: (file, load address, bytes).
-fn guest_images(x: &XenConfig, b: &BenchConfig, work: &Path) -> Result<Vec<(PathBuf, u64, Vec<u8>)>, LabError> {
+fn guest_images(x: &XenConfig, b: &BenchConfig, gic: Gic, work: &Path) -> Result<Vec<(PathBuf, u64, Vec<u8>)>, LabError> {
     let image = armguest::image()?;
-    let mut modules = vec![(work.join("guest.bin"), qemu::MODULE_BASE, armguest::patch(image, &guest_params(b))?)];
+    let mut modules = vec![(work.join("guest.bin"), qemu::MODULE_BASE, armguest::patch(image, &guest_params(b, gic))?)];
     if x.neighbour == Neighbour::Busy {
         let spin = Params { bench: Program::Spin, samples: 1, warmup: 0, ..Params::default() };
         modules.push((work.join("spin.bin"), qemu::MODULE_BASE + qemu::MODULE_STRIDE, armguest::patch(image, &spin)?));
@@ -224,6 +250,8 @@ fn console_meta(x: &XenConfig, b: &BenchConfig, p: &Prepared) -> ConsoleMeta {
     extra.insert("vcpus".to_string(), p.vcpus.to_string());
     extra.insert("period_us".to_string(), b.period_us.to_string());
     extra.insert("xen_cmdline".to_string(), p.bootargs.clone());
+    extra.insert("cpu".to_string(), p.machine.cpu.qemu_name().to_string());
+    extra.insert("gic".to_string(), p.machine.gic.name().to_string());
     let shape = QemuCmd::new(&p.machine).dtb(Path::new("DTB")).kernel(Path::new("XEN")).finish(&x.instrument);
     extra.insert("qemu".to_string(), format!("qemu-system-aarch64 {}", shape.join(" ")));
     if let Some(ic) = &p.icount {
@@ -258,7 +286,11 @@ fn bring_back(x: &XenConfig, b: &BenchConfig, p: &Prepared, s: Session<Watcher>,
         LabError::Boot { why: format!("no result: {e}{lab}"), log: p.log.clone() }
     })?;
     result.meta.scenario = format!("xen-lab-{}", b.bench.name());
-    result.meta.platform.insert("machine".into(), format!("QEMU virt, gic-version=3, cortex-a57, {} CPUs, TCG{}", p.machine.smp, if x.icount { " -icount" } else { "" }));
+    result.meta.platform.insert("machine".into(), p.machine.describe());
+    if let Some(wrong) = crate::xen_board::mismatch(&s.log, &p.machine) {
+        let c = &mut result.configs[0];
+        c.error = Some(c.error.take().map(|e| format!("{wrong}; {e}")).unwrap_or(wrong));
+    }
     lab_figures(&mut result.configs[0], &s, lab_problem, p.icount.as_deref());
     if let Some((plan, plugin)) = &p.census {
         crate::census::finish(plan, plugin, p.icount.as_deref(), &mut result.configs[0])?;
@@ -310,7 +342,7 @@ pub fn resolve(x: &XenConfig) -> Result<(PathBuf, Option<crate::xen_build::Built
         let s = crate::xen_build::XenSource { src: src.clone(), patches: x.patches.clone(), config: x.xen_config.clone() };
         let b = crate::xen_build::ensure(&s, &deps::cache_dir())?;
         if x.sched == Sched::Null && !b.has("SCHED_NULL") {
-            return Err(LabError::Usage(format!("--sched null: the Xen built from {} has no CONFIG_SCHED_NULL=y (add --xen-config SCHED_NULL=y)", src.display())));
+            return Err(LabError::Usage(format!("--sched null: the Xen built from {} has no CONFIG_SCHED_NULL=y (add {SCHED_NULL_CONFIG})", src.display())));
         }
         return Ok((b.binary.clone(), Some(b)));
     }
@@ -346,7 +378,7 @@ pub fn check_guest(g: &GuestConfig) -> Result<(), LabError> {
 /// `irqlab-lab guest`: the patched image for a board, never over an existing file without --force.
 pub fn write_guest(g: &GuestConfig, b: &BenchConfig) -> Result<i32, LabError> {
     check_guest(g)?;
-    let image = armguest::patch(armguest::image()?, &guest_params_at(b, g.counter_hz))?;
+    let image = armguest::patch(armguest::image()?, &guest_params_at(b, g.counter_hz, g.gic))?;
     let path = b.out.join(format!("armguest-{}.bin", b.bench.name()));
     if path.exists() && !g.force {
         return Err(LabError::Usage(format!("--out: {} already exists (use --force)", path.display())));
@@ -395,6 +427,35 @@ mod tests {
     }
 
     #[test]
+    fn a_prebuilt_xen_without_the_null_scheduler_is_refused_for_sched_null() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("xen");
+        std::fs::write(&f, b"Xen image: SMP Credit Scheduler rev2 ...").unwrap();
+        let e = check(&XenConfig { sched: Sched::Null, xen: Some(f.clone()), ..XenConfig::default() }, &bench()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("has no null scheduler"), "{e}");
+        std::fs::write(&f, b"Xen image: null Scheduler ...").unwrap();
+        assert!(check(&XenConfig { sched: Sched::Null, xen: Some(f), ..XenConfig::default() }, &bench()).is_ok());
+        let e = check(&XenConfig { sched: Sched::Null, ..XenConfig::default() }, &bench()).unwrap_err().to_string();
+        assert!(e.contains("EXPERT=y") && e.contains("SCHED_NULL=y"), "{e}");
+    }
+
+    #[test]
+    fn the_board_is_the_one_asked_for_and_what_qemu_cannot_build_is_refused() {
+        use crate::config::Cpu;
+        let x = XenConfig { cpu: Some(Cpu::CortexA53), gic: Some(Gic::V2), icount: true, ..XenConfig::default() };
+        let m = board(&x);
+        assert_eq!((m.cpu, m.gic, m.smp, m.its), (Cpu::CortexA53, Gic::V2, 1, false));
+        assert!(check(&x, &bench()).is_ok());
+        assert_eq!(guest_params(&bench(), m.gic).gic, Gic::V2);
+        let d = board(&XenConfig::default());
+        assert_eq!((d.cpu, d.gic), (Cpu::CortexA57, Gic::V3));
+        let e = check(&XenConfig { gic: Some(Gic::V4_1), ..XenConfig::default() }, &bench()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("GICv4.0"), "{e}");
+    }
+
+    #[test]
     fn ipi_needs_two_vcpus() {
         let x = XenConfig { vcpus: Some(1), ..XenConfig::default() };
         assert!(check(&x, &BenchConfig { bench: Bench::Ipi, ..bench() }).unwrap_err().to_string().contains("--vcpus"));
@@ -403,7 +464,7 @@ mod tests {
 
     #[test]
     fn period_is_converted_at_qemus_counter_rate() {
-        let p = guest_params(&BenchConfig { period_us: 200.0, wait: Wait::Busy, ..bench() });
+        let p = guest_params(&BenchConfig { period_us: 200.0, wait: Wait::Busy, ..bench() }, Gic::V3);
         assert_eq!(p.period_ticks, 12_500);
         assert_eq!(p.wait, Wait::Busy);
         assert_eq!((p.samples, p.warmup), (10, 2));

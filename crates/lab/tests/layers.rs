@@ -16,7 +16,9 @@ fn layer(module: &str) -> Option<(u8, &'static str)> {
     Some(match module {
         "config" | "error" | "frame" | "grammar" => (1, "words and protocols"),
         "deps" | "input" | "initramfs" | "output" | "qemu" | "session" | "watch" | "dts" | "kernel_image" => (2, "host services"),
-        "xen_build" | "fio_build" | "census" | "own_kernel" | "peers" | "vfio" | "its_trace" | "its_script" | "kvm_events" | "delivery" => (3, "what runs under test"),
+        "xen_build" | "fio_build" | "census" | "own_kernel" | "peers" | "vfio" | "its_trace" | "its_script" | "kvm_events" | "delivery" | "xen_board" => {
+            (3, "what runs under test")
+        }
         "kvm" | "xen" | "xen_census" | "dom0" | "ab" | "ab_verdict" | "ab_report" => (4, "modes"),
         "cli" | "route" | "lib" | "main" => (5, "shell"),
         _ => return None,

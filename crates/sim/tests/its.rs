@@ -1,9 +1,10 @@
 //! The ITS and GICv4 model through its public API: one test per command family and per
 //! architecture.md rule (A.1–A.5, B.1–B.4), and the KVM driver sequences a timed model uses.
+use results::vocab::Gic;
 use sim::arch::arm::gicv4::{Effect, GicConfig, GicSystem, KvmGicV4, NoDoorbell};
-use sim::arch::arm::its::{Command, ItsVersion, Violation, Vmapp, NO_DOORBELL};
+use sim::arch::arm::its::{Command, Violation, Vmapp, NO_DOORBELL};
 
-fn gic(version: ItsVersion) -> GicSystem {
+fn gic(version: Gic) -> GicSystem {
     GicSystem::new(GicConfig { version, cpus: 4, ..GicConfig::default() })
 }
 
@@ -34,7 +35,7 @@ fn physical_device(g: &mut GicSystem) {
 
 #[test]
 fn translater_write_sets_a_physical_lpi_pending_at_the_collections_redistributor() {
-    let mut g = gic(ItsVersion::V3);
+    let mut g = gic(Gic::V3);
     physical_device(&mut g);
     assert_eq!(g.translate(0, 0x10, 0), vec![Effect::LpiPending { rd: 0, intid: 8192, enabled: false }]);
     assert_eq!(g.translate(0, 0x10, 0), vec![Effect::AlreadyPending { vpe: None, intid: 8192 }]);
@@ -65,7 +66,7 @@ fn translater_write_sets_a_physical_lpi_pending_at_the_collections_redistributor
 
 #[test]
 fn out_of_range_and_unmapped_commands_are_skipped_with_a_violation_and_the_command_index() {
-    let mut g = gic(ItsVersion::V4_1);
+    let mut g = gic(Gic::V4_1);
     physical_device(&mut g);
     let cases: Vec<(Command, &str)> = vec![
         (Command::Mapd { device: 1 << 16, size: 1, itt_addr: 0, valid: true }, "device-out-of-range"),
@@ -90,7 +91,7 @@ fn out_of_range_and_unmapped_commands_are_skipped_with_a_violation_and_the_comma
 
 #[test]
 fn vmapti_on_a_live_mapping_is_reported_and_vmovi_moves_the_pending_bit() {
-    let mut g = gic(ItsVersion::V4_0);
+    let mut g = gic(Gic::V4_0);
     physical_device(&mut g);
     ok(&mut g, vmapp(1, 0, 0x5000_0000));
     ok(&mut g, vmapp(2, 1, 0x5200_0000));
@@ -114,23 +115,23 @@ fn vmapti_on_a_live_mapping_is_reported_and_vmovi_moves_the_pending_bit() {
 #[test]
 fn version_gates_v41_only_and_virtual_commands() {
     for (v, c, kind) in [
-        (ItsVersion::V4_0, Command::Invdb { vpe: 1 }, "unsupported-command"),
-        (ItsVersion::V4_0, Command::Vsgi { vpe: 1, vintid: 2, enable: true, clear: false, group1: true, priority: 0 }, "unsupported-command"),
-        (ItsVersion::V3, Command::Vsync { vpe: 1 }, "unsupported-command"),
-        (ItsVersion::V4_1, Command::Invdb { vpe: 1 }, "unmapped-vpe"),
+        (Gic::V4_0, Command::Invdb { vpe: 1 }, "unsupported-command"),
+        (Gic::V4_0, Command::Vsgi { vpe: 1, vintid: 2, enable: true, clear: false, group1: true, priority: 0 }, "unsupported-command"),
+        (Gic::V3, Command::Vsync { vpe: 1 }, "unsupported-command"),
+        (Gic::V4_1, Command::Invdb { vpe: 1 }, "unmapped-vpe"),
     ] {
         let mut g = gic(v);
         assert_eq!(cmd(&mut g, c).1[0].kind(), kind, "{c} on {v:?}");
     }
-    assert_eq!(gic(ItsVersion::V3).its[0].config.typer() & 2, 0, "GITS_TYPER.Virtual = 0 on v3");
-    let t41 = gic(ItsVersion::V4_1).its[0].config.typer();
+    assert_eq!(gic(Gic::V3).its[0].config.typer() & 2, 0, "GITS_TYPER.Virtual = 0 on v3");
+    let t41 = gic(Gic::V4_1).its[0].config.typer();
     assert_eq!((t41 >> 1 & 1, t41 >> 40 & 1), (1, 1), "v4.1: Virtual and VMAPP");
-    assert_eq!(gic(ItsVersion::V4_0).its[0].config.typer() >> 40 & 1, 0);
+    assert_eq!(gic(Gic::V4_0).its[0].config.typer() >> 40 & 1, 0);
 }
 
 #[test]
 fn memory_error_stalls_the_queue_and_later_commands_are_not_processed() {
-    let mut g = gic(ItsVersion::V4_1);
+    let mut g = gic(Gic::V4_1);
     ok(&mut g, Command::Mapd { device: 1, size: 1, itt_addr: 0x20_0000_0000, valid: true });
     let (_, v) = cmd(&mut g, Command::Mapti { device: 1, event: 0, pintid: 8192, icid: 0 });
     assert!(v[0].stalls());
@@ -140,7 +141,7 @@ fn memory_error_stalls_the_queue_and_later_commands_are_not_processed() {
 
 #[test]
 fn queue_wraps_around_for_streams_longer_than_2048_commands() {
-    let mut g = gic(ItsVersion::V4_1);
+    let mut g = gic(Gic::V4_1);
     for i in 0..3000u32 {
         let r = g.submit_command(0, Command::Mapc { icid: (i % 100) as u16, rdbase: (i % 4) as u64, valid: true }).unwrap();
         assert!(r[0].violations.is_empty());
@@ -151,7 +152,7 @@ fn queue_wraps_around_for_streams_longer_than_2048_commands() {
 
 #[test]
 fn vpendbaser_write_while_dirty_is_reported_and_ignored() {
-    let mut g = gic(ItsVersion::V4_1);
+    let mut g = gic(Gic::V4_1);
     ok(&mut g, vmapp(9, 0, 0x5000_0000));
     g.write_vpendbaser(0, 1 << 63 | 9).unwrap();
     assert_eq!(g.write_vpendbaser(0, 0), Err(Violation::VpendbaserWhileDirty { rd: 0 }));
@@ -162,7 +163,7 @@ fn vpendbaser_write_while_dirty_is_reported_and_ignored() {
 }
 
 /// A KVM-driven machine with one device whose event 0 is forwarded as vLPI 8200 of vPE 1.
-fn kvm(version: ItsVersion) -> KvmGicV4 {
+fn kvm(version: Gic) -> KvmGicV4 {
     let (mut k, boot) = KvmGicV4::boot(GicConfig { version, cpus: 2, ..GicConfig::default() });
     assert!(boot.violations.is_empty() && boot.commands.iter().all(|c| c.violations.is_empty()));
     k.add_vpe(1, 0, 16);
@@ -176,7 +177,7 @@ fn kvm(version: ItsVersion) -> KvmGicV4 {
 
 #[test]
 fn v40_residency_doorbell_via_proxy_and_drain() {
-    let mut k = kvm(ItsVersion::V4_0);
+    let mut k = kvm(Gic::V4_0);
     let r = k.make_resident(1, 0);
     assert!(r.violations.is_empty(), "{:?}", r.violations);
     let names: Vec<&str> = r.commands.iter().map(|c| c.command.unwrap().name()).collect();
@@ -208,7 +209,7 @@ fn v40_residency_doorbell_via_proxy_and_drain() {
 
 #[test]
 fn v40_proxy_slots_are_reused_round_robin_with_discard() {
-    let (mut k, _) = KvmGicV4::boot(GicConfig { version: ItsVersion::V4_0, cpus: 2, ..GicConfig::default() });
+    let (mut k, _) = KvmGicV4::boot(GicConfig { version: Gic::V4_0, cpus: 2, ..GicConfig::default() });
     assert_eq!(k.proxy.as_ref().unwrap().nr_events, 2);
     for vpe in 1..=3 {
         k.add_vpe(vpe, 0, 16);
@@ -227,7 +228,7 @@ fn v40_proxy_slots_are_reused_round_robin_with_discard() {
 
 #[test]
 fn v41_doorbell_only_when_db_requested_and_only_once() {
-    let mut k = kvm(ItsVersion::V4_1);
+    let mut k = kvm(Gic::V4_1);
     k.make_resident(1, 0);
     k.make_non_resident(1, false);
     assert!(matches!(k.deliver(0, 0x10, 0), Effect::VlpiRecorded { why: NoDoorbell::NotRequested, .. }));
@@ -246,7 +247,7 @@ fn v41_doorbell_only_when_db_requested_and_only_once() {
 fn vsync_after_an_unmap_is_a_barrier_not_a_violation_but_its_vpe_id_must_be_in_range() {
     // Linux 6.1 on GICv4.0 tears a vPE down with VMAPP V=0 then VSYNC of that vPE (the lab's
     // captured stream, examples/its/lab-vm-start-v40.its); QEMU runs it as a no-op.
-    let mut g = gic(ItsVersion::V4_0);
+    let mut g = gic(Gic::V4_0);
     ok(&mut g, vmapp(3, 1, 0x5000_0000));
     ok(&mut g, Command::Vsync { vpe: 3 });
     ok(&mut g, Command::Vmapp(Vmapp { vpe: 3, rdbase: 0, valid: false, vpt_size: 0, vpt_addr: 0, alloc: false, ptz: false, vconf_addr: 0, default_doorbell: 0 }));

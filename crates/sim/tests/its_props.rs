@@ -1,11 +1,12 @@
 //! Property tests of the ITS model: random well-formed map/unmap sequences keep the tables
 //! (walked in guest memory) equal to a plain BTreeMap reference; random 32-byte words and
 //! random byte streams never panic the decoder, the queue, the parser or the checker.
+use results::vocab::Gic;
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use sim::arch::arm::gicv4::{check, script, GicConfig, GicSystem};
-use sim::arch::arm::its::{Command, ItsVersion};
+use sim::arch::arm::its::Command;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -99,7 +100,7 @@ proptest! {
 
     #[test]
     fn tables_match_a_reference_map(ops in proptest::collection::vec(op(), 1..60)) {
-        let mut g = GicSystem::new(GicConfig { version: ItsVersion::V4_1, cpus: 4, device_bits: 4, ..GicConfig::default() });
+        let mut g = GicSystem::new(GicConfig { version: Gic::V4_1, cpus: 4, device_bits: 4, ..GicConfig::default() });
         let mut m = Model::default();
         for o in &ops {
             let legal = m.apply(o);
@@ -118,7 +119,7 @@ proptest! {
 
     #[test]
     fn random_command_words_never_panic(words in proptest::collection::vec(any::<[u64; 4]>(), 1..40), v in 0usize..3) {
-        let version = [ItsVersion::V3, ItsVersion::V4_0, ItsVersion::V4_1][v];
+        let version = [Gic::V3, Gic::V4_0, Gic::V4_1][v];
         let mut g = GicSystem::new(GicConfig { version, cpus: 2, its_count: 2, vmovp_single: false, ..GicConfig::default() });
         for w in &words {
             if let Ok(c) = Command::decode(*w) {

@@ -108,6 +108,11 @@ pub fn check(x: &XenConfig) -> Result<(), LabError> {
     if x.vcpus.is_some() {
         return Err(LabError::Usage("--vcpus: the fio mode has no benchmark domU; use --dom0-vcpus".into()));
     }
+    if x.cpu.is_some() || x.gic.is_some() {
+        return Err(LabError::Usage(
+            "--cpu/--gic: the fio mode's board is fixed (GICv4.0 with the ITS on -cpu max: the NVMe's MSIs as LPIs, the S1 series' direct injection); --cpu and --gic choose the domU benches' board".into(),
+        ));
+    }
     if x.neighbour != Neighbour::Idle {
         return Err(LabError::Usage("--neighbour: not available in the fio mode (dom0 only)".into()));
     }

@@ -11,6 +11,7 @@
 //! (one QEMU session, bounded) and `bring_back` (the framed files into each bench's `--out`,
 //! labelled, and the exit status).
 pub mod benches;
+pub mod board;
 pub mod census;
 pub mod facts;
 pub mod init;
@@ -28,11 +29,12 @@ use crate::config::{Gic, KvmConfig, LabDevice};
 use crate::error::LabError;
 use crate::initramfs::newc;
 use crate::own_kernel::KernelChoice;
-use crate::qemu::{Machine, QemuCmd};
+use crate::qemu::QemuCmd;
 use crate::session::Session;
 use crate::watch::Outcome;
 use crate::{deps, output};
 use benches::Bench;
+use board::host_board;
 
 /// The files a KVM lab run writes into each bench's `--out`, refused without `--force`.
 const OUTPUTS: [&str; 4] = ["result.json", "result.csv", "kvm-console.log", crate::kvm_events::FILE];
@@ -61,6 +63,7 @@ pub fn check(k: &KvmConfig) -> Result<Checked, LabError> {
     if k.device.is_none() && benches.iter().any(|b| vfio(&b.inner)) {
         return Err(LabError::Usage("the bench assigns a device (--via vfio-*) but there is no `--device edu`".into()));
     }
+    board::check(k)?;
     if k.census {
         check_census(k, &benches)?;
     }
@@ -164,6 +167,7 @@ fn prepare(k: &KvmConfig, c: Checked) -> Result<Prepared, LabError> {
         what_ran.extend(p.record.clone());
     }
     what_ran.insert("lab.irqlab.sha256".into(), irqlab_sha);
+    what_ran.extend(board::record(k));
     let log = outs[0].path("kvm-console.log");
     if census.is_some() {
         what_ran.insert("lab.census".into(), format!("on (QEMU TCG plugin; raw counts in {CENSUS_FILE}; kernel booted {})", census::NOKASLR));
@@ -184,9 +188,10 @@ fn debian_kernel(cache: &Path) -> Result<KernelChoice, LabError> {
 /// `-icount`, measured with `initcall_debug`); nothing the lab measures uses them, so they are
 /// skipped (QEMU start → `/init` ~3.5 s shorter on the wall).
 pub fn kernel_cmdline(gic: Gic) -> &'static str {
-    match gic {
-        Gic::V3 => "console=ttyAMA0 panic=-1 quiet cryptomgr.notests",
-        Gic::V4 => "console=ttyAMA0 panic=-1 quiet cryptomgr.notests kvm-arm.vgic_v4_enable=1",
+    if gic.direct_vlpis() {
+        "console=ttyAMA0 panic=-1 quiet cryptomgr.notests kvm-arm.vgic_v4_enable=1"
+    } else {
+        "console=ttyAMA0 panic=-1 quiet cryptomgr.notests"
     }
 }
 
@@ -204,10 +209,7 @@ fn cmdline(k: &KvmConfig) -> String {
 /// QEMU's command line (arm-lab.md's verified KVM/arm64 command), with the ITS trace and the
 /// assigned device when asked for, and `instrument`'s arguments.
 fn qemu_command(k: &KvmConfig, kernel: &Path, initrd: &Path, work: &Path, instrument: &crate::config::Instrument) -> Result<Vec<String>, LabError> {
-    let mut machine = Machine::kvm_host(k.gic, k.icount.then(|| crate::qemu::ICOUNT_DEFAULT.to_string()));
-    if k.device == Some(LabDevice::Edu) {
-        machine.iommu = Some(crate::vfio::IOMMU);
-    }
+    let machine = host_board(k);
     let mut cmd = QemuCmd::new(&machine).kernel(kernel).initrd(initrd).append(&cmdline(k));
     if let Some(t) = &k.trace_its {
         let ev = work.join("its-trace-events");
@@ -225,7 +227,7 @@ fn qemu_command(k: &KvmConfig, kernel: &Path, initrd: &Path, work: &Path, instru
 fn boot(k: &KvmConfig, p: &Prepared) -> Result<Session<KvmWatcher>, LabError> {
     let slow = if k.icount { 5 } else { 1 };
     let watcher = KvmWatcher::new(Duration::from_secs(120 * slow), Duration::from_secs(k.timeout_s.unwrap_or(600 * slow)));
-    eprintln!("irqlab-lab: booting {} under QEMU TCG ({:?}{}); console → {}", p.kernel.display(), k.gic, if k.icount { ", -icount" } else { "" }, p.log.display());
+    eprintln!("irqlab-lab: booting {} under QEMU TCG ({}{}); console → {}", p.kernel.display(), host_board(k).describe(), if k.icount { ", -icount" } else { "" }, p.log.display());
     let s = crate::session::run(&p.qemu_bin, &p.qemu, &p.log, watcher)?;
     p.outs[0].remove_work_dir();
     Ok(s)
@@ -304,7 +306,7 @@ mod tests {
     #[test]
     fn qemu_command_for_v4() {
         let d = tempfile::tempdir().unwrap();
-        let k = KvmConfig { gic: Gic::V4, ..KvmConfig::default() };
+        let k = KvmConfig { gic: Gic::V4_0, ..KvmConfig::default() };
         let a = qemu_command(&k, Path::new("/k"), Path::new("/i"), d.path(), &k.instrument).unwrap().join(" ");
         assert!(a.starts_with("-M virt,virtualization=on,gic-version=4,its=on -cpu max -smp 2"), "{a}");
         assert!(a.ends_with("-kernel /k -initrd /i -append console=ttyAMA0 panic=-1 quiet cryptomgr.notests kvm-arm.vgic_v4_enable=1"), "{a}");

@@ -7,17 +7,20 @@
 //! question, `--fail-on slower[:STAT]` ([`FailOn`]), is here too (`fail_on.rs`), for `irqlab
 //! compare` and `irqlab-lab ab` alike.
 //!
-//! The statistic names live in [`stat`] (one enum for every crate, issue 44 item 2).
+//! The statistic names live in [`stat`] (one enum for every crate, issue 44 item 2), the GIC
+//! generation in [`Gic`] (`gic.rs`: v2, v3, v4.0, v4.1 and what each implies).
 //!
 //! The clap derive is behind the `clap` feature, so the crates that only read results do not
 //! pull in clap.
 use serde::{Deserialize, Serialize};
 
 mod fail_on;
+mod gic;
 pub mod stat;
 pub mod sweep;
 
 pub use fail_on::{parse_fail_on, FailOn, FailOnError, GateOutputs};
+pub use gic::{Gic, GicError};
 pub use sweep::did_you_mean;
 
 /// Which benchmark.

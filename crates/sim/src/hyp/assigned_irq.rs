@@ -19,7 +19,8 @@
 //!
 //! Inputs are the events; outputs are [`Effect`]s in the order they happen, which the timed model
 //! (`models::kvm_arm_fwd`) charges time for. Nothing here knows about time.
-use crate::arch::arm::list_registers::{EoiEffect, GicVersion, InjectOutcome, LrFile};
+use crate::arch::arm::list_registers::{EoiEffect, InjectOutcome, LrFile};
+use results::vocab::Gic;
 
 /// How the assigned interrupt is delivered to the guest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +116,7 @@ pub struct AssignedIrq {
 
 impl AssignedIrq {
     /// `pintid` routed to the guest as `vintid`; `lrs` list registers (GIC-400: 4).
-    pub fn new(path: IrqPath, pintid: u32, vintid: u32, gic: GicVersion, lrs: usize) -> AssignedIrq {
+    pub fn new(path: IrqPath, pintid: u32, vintid: u32, gic: Gic, lrs: usize) -> AssignedIrq {
         AssignedIrq { path, pintid, vintid, line: false, phys: PhysState::Inactive, masked: false, virt_line: false, lrs: LrFile::new(gic, lrs), counts: Counts::default() }
     }
 
@@ -278,7 +279,7 @@ mod tests {
     use Effect::*;
 
     fn irq(path: IrqPath) -> AssignedIrq {
-        AssignedIrq::new(path, 80, 80, GicVersion::V2, 4)
+        AssignedIrq::new(path, 80, 80, Gic::V2, 4)
     }
 
     /// Drive one interrupt through; the driver clears the device status in its handler unless

@@ -146,7 +146,7 @@ impl Model for XenArmDom0less {
             Kind::None => None,
             Kind::Xen => {
                 let dbg = config::debug_build(ctx, 1.0)?;
-                let xc = config::load_costs(ctx, name, dbg, SchedKind::Null, config::gic_version(ctx))?;
+                let xc = config::load_costs(ctx, name, dbg, SchedKind::Null, config::gic_version(ctx)?)?;
                 let vtimer = timer_path::timer_handler(ctx, name, &xc.handler, TimerKind::Virtual)?;
                 Some((xc, vtimer, c("vgic_sgir_emulation")?, c("xen_sgi_handler")?))
             }

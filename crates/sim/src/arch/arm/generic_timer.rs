@@ -97,7 +97,8 @@ pub fn inject_timer(kind: TimerKind, lrs: &mut LrFile, priority: u8) -> super::l
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arch::arm::list_registers::{EoiEffect, GicVersion};
+    use crate::arch::arm::list_registers::EoiEffect;
+    use results::vocab::Gic;
 
     #[test]
     fn compare_istatus_imask() {
@@ -129,7 +130,7 @@ mod tests {
         assert!(p.programming_traps && p.hw.is_none() && p.vintid == 30);
         let v = forwarding(TimerKind::Virtual);
         assert!(!v.programming_traps && v.hw == Some(27));
-        let mut lrs = LrFile::new(GicVersion::V2, 4);
+        let mut lrs = LrFile::new(Gic::V2, 4);
         inject_timer(TimerKind::Virtual, &mut lrs, 0xa0);
         assert_eq!(lrs.guest_ack(), Some(27));
         assert_eq!(lrs.guest_eoi(27).unwrap(), vec![EoiEffect::DeactivatePhysical(27)]);

@@ -20,12 +20,9 @@ use std::collections::VecDeque;
 /// PPI used by the GIC for the maintenance interrupt (docs/sources.md B.5, [spec, not re-read]).
 pub const MAINTENANCE_PPI: u32 = 25;
 
-/// GIC architecture version of the CPU interface (changes only the register encoding here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GicVersion {
-    V2,
-    V3,
-}
+/// The GIC generation (the shared vocabulary's word): here it changes only the list registers'
+/// encoding, GICH_LR<n> (GICv2) or ICH_LR<n>_EL2 (GICv3 and the GICv4s).
+use results::vocab::Gic;
 
 /// State[63:62] / State[29:28] of a list register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +193,7 @@ pub enum LrError {
 /// The list-register file of one vCPU (saved and restored with the vCPU on a context switch).
 #[derive(Debug, Clone)]
 pub struct LrFile {
-    pub version: GicVersion,
+    pub version: Gic,
     lrs: Vec<ListRegister>,
     pub hcr: Hcr,
     /// Latched EOI maintenance status (ICH_EISR-like), cleared by [`LrFile::maintenance`].
@@ -210,7 +207,7 @@ pub struct LrFile {
 
 impl LrFile {
     /// `n` list registers (GIC-400 has 4; GICv3 implementations 4–16).
-    pub fn new(version: GicVersion, n: usize) -> LrFile {
+    pub fn new(version: Gic, n: usize) -> LrFile {
         assert!(n > 0 && n <= 16, "a GIC has 1..=16 list registers");
         LrFile {
             version,
@@ -238,8 +235,8 @@ impl LrFile {
     /// Raw register value as the hypervisor would read it.
     pub fn read_raw(&self, n: usize) -> u64 {
         match self.version {
-            GicVersion::V2 => self.lrs[n].encode_v2() as u64,
-            GicVersion::V3 => self.lrs[n].encode_v3(),
+            Gic::V2 => self.lrs[n].encode_v2() as u64,
+            Gic::V3 | Gic::V4_0 | Gic::V4_1 => self.lrs[n].encode_v3(),
         }
     }
 
@@ -380,7 +377,7 @@ mod tests {
 
     #[test]
     fn inject_ack_eoi_software_irq_without_exit() {
-        let mut f = LrFile::new(GicVersion::V2, 4);
+        let mut f = LrFile::new(Gic::V2, 4);
         assert_eq!(f.inject(30, 0xa0, None, false), InjectOutcome::Written(0));
         assert_eq!(f.lr(0).state, LrState::Pending);
         assert!(f.has_pending());
@@ -393,7 +390,7 @@ mod tests {
 
     #[test]
     fn hw_bit_deactivates_physical_on_eoi() {
-        let mut f = LrFile::new(GicVersion::V3, 4);
+        let mut f = LrFile::new(Gic::V3, 4);
         assert_eq!(f.inject(27, 0xa0, Some(27), true), InjectOutcome::Written(0));
         assert!(!f.lr(0).eoi_maintenance, "EOI bit is not available with HW = 1");
         f.guest_ack();
@@ -403,7 +400,7 @@ mod tests {
 
     #[test]
     fn eoi_bit_raises_maintenance_interrupt() {
-        let mut f = LrFile::new(GicVersion::V3, 4);
+        let mut f = LrFile::new(Gic::V3, 4);
         f.inject(40, 0x80, None, true);
         f.guest_ack();
         let e = f.guest_eoi(40).unwrap();
@@ -415,7 +412,7 @@ mod tests {
 
     #[test]
     fn edge_while_active_becomes_pending_active_then_pending() {
-        let mut f = LrFile::new(GicVersion::V2, 4);
+        let mut f = LrFile::new(Gic::V2, 4);
         f.inject(30, 0xa0, None, false);
         f.guest_ack();
         assert_eq!(f.inject(30, 0xa0, None, false), InjectOutcome::PendingActive(0));
@@ -432,7 +429,7 @@ mod tests {
 
     #[test]
     fn never_pending_active_with_hw() {
-        let mut f = LrFile::new(GicVersion::V3, 4);
+        let mut f = LrFile::new(Gic::V3, 4);
         f.inject(27, 0xa0, Some(27), false);
         f.guest_ack();
         assert_eq!(f.inject(27, 0xa0, Some(27), false), InjectOutcome::Queued);
@@ -449,7 +446,7 @@ mod tests {
 
     #[test]
     fn full_lrs_queue_and_underflow_refills() {
-        let mut f = LrFile::new(GicVersion::V2, 4);
+        let mut f = LrFile::new(Gic::V2, 4);
         for i in 0..4 {
             assert_eq!(f.inject(32 + i, 0xa0, None, false), InjectOutcome::Written(i as usize));
         }
@@ -475,7 +472,7 @@ mod tests {
 
     #[test]
     fn ack_picks_highest_priority() {
-        let mut f = LrFile::new(GicVersion::V3, 4);
+        let mut f = LrFile::new(Gic::V3, 4);
         f.inject(50, 0xc0, None, false);
         f.inject(51, 0x20, None, false);
         f.inject(52, 0x20, None, false);
@@ -486,7 +483,7 @@ mod tests {
 
     #[test]
     fn no_pending_maintenance_and_lrenp() {
-        let mut f = LrFile::new(GicVersion::V3, 4);
+        let mut f = LrFile::new(Gic::V3, 4);
         f.hcr.npie = true;
         assert!(f.misr().no_pending);
         f.inject(30, 0, None, false);
@@ -519,7 +516,7 @@ mod tests {
         assert_eq!(s.encode_v2() >> 19 & 1, 1);
         assert_eq!(ListRegister::decode_v3(s.encode_v3()), s);
         assert_eq!(ListRegister::decode_v2(s.encode_v2()), s);
-        let f = LrFile::new(GicVersion::V2, 4);
+        let f = LrFile::new(Gic::V2, 4);
         assert_eq!(f.read_raw(0), 0x4000_0000, "empty LR: group 1 only");
     }
 }

@@ -13,10 +13,10 @@
 //! With the vCPU running instead of blocked, `idle-wakeup` and `vcpu-wakeup` give way to
 //! `irq-exit` (the physical IRQ forces a world switch out).
 use super::Costs;
-use crate::arch::arm::list_registers::GicVersion;
 use crate::engine::{CostDist, SimTime};
 use crate::hyp::assigned_irq::{AssignedIrq, Effect, IrqPath};
 use crate::model::SimError;
+use results::vocab::Gic;
 
 /// `hypervisor.irq_path`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -51,7 +51,7 @@ impl Path {
             Path::Forwarded => IrqPath::Forwarded,
             Path::Edge => IrqPath::Edge,
         };
-        Some(AssignedIrq::new(ip, 80, 80, GicVersion::V2, list_registers))
+        Some(AssignedIrq::new(ip, 80, 80, Gic::V2, list_registers))
     }
 }
 

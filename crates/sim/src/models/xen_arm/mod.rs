@@ -255,7 +255,7 @@ impl Model for XenArm {
         ctx.check_horizon("workload.period_us", wl.period_us * 1000.0 * wl.samples as f64, "period_us × samples")?;
         let name = self.name();
         let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
-        let gic = config::gic_version(ctx);
+        let gic = config::gic_version(ctx)?;
         let xen_costs = config::load_costs(ctx, name, dbg, hyp.scheduler, gic)?;
         let tbm_timer = timer_handler(ctx, name, &xen_costs.handler, wl.timer)?;
         // The other guest's vCPUs use the virtual timer; without any, its handler is never run.

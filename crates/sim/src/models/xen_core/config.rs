@@ -1,12 +1,12 @@
 //! Reading the parts of a Xen model's configuration every Xen model shares: the hypervisor-path
 //! costs from the platform profile, the scheduler parameters (µs in scenario files), and the
 //! GIC version from the profile's facts.
-use crate::arch::arm::list_registers::GicVersion;
 use crate::engine::SimTime;
 use crate::hyp::debug_build::DebugBuild;
 use crate::hyp::scheduler::{SchedKind, SchedParams};
 use crate::model::PointCtx;
 use crate::scenario::ScenarioError;
+use results::vocab::Gic;
 
 use super::XenCosts;
 
@@ -83,7 +83,7 @@ pub fn debug_build(ctx: &PointCtx, multiplier: f64) -> Result<DebugBuild, Scenar
 
 /// The shared hypervisor-path costs, hypervisor code scaled by the DEBUG multiplier: the
 /// scheduler's own wake / schedule costs for `sched`, the list-register access of `gic`.
-pub fn load_costs(ctx: &PointCtx, model: &str, dbg: DebugBuild, sched: SchedKind, gic: GicVersion) -> Result<XenCosts, ScenarioError> {
+pub fn load_costs(ctx: &PointCtx, model: &str, dbg: DebugBuild, sched: SchedKind, gic: Gic) -> Result<XenCosts, ScenarioError> {
     let plat = ctx.platform;
     let c = |k: &str| plat.cost(k, model).cloned().map_err(|e| ctx.platform_err(e));
     let h = |k: &str| c(k).map(|d| dbg.hyp(d));
@@ -99,10 +99,7 @@ pub fn load_costs(ctx: &PointCtx, model: &str, dbg: DebugBuild, sched: SchedKind
         save: h("context_save")?,
         restore: h("context_restore")?,
         // Hardware accesses: not scaled by the DEBUG build.
-        lr_access: c(match gic {
-            GicVersion::V2 => "gicv2_mmio_access",
-            GicVersion::V3 => "gicv3_sysreg_access",
-        })?,
+        lr_access: c(if gic.sysreg_cpu_interface() { "gicv3_sysreg_access" } else { "gicv2_mmio_access" })?,
         maintenance: h("maintenance_handler")?,
         eret: c("eret")?,
         ack: c("guest_ack")?,
@@ -130,10 +127,12 @@ pub fn list_registers(ctx: &PointCtx, model: &str) -> Result<usize, ScenarioErro
     Ok(lrs as usize)
 }
 
-/// The list-register format from the profile's `gic` fact (v3, v4, v4.1 → ICH_LR; else GICH_LR).
-pub fn gic_version(ctx: &PointCtx) -> GicVersion {
-    match ctx.platform.facts.get("gic").map(String::as_str) {
-        Some("v3") | Some("v4") | Some("v4.1") => GicVersion::V3,
-        _ => GicVersion::V2,
+/// The board's GIC generation from the profile's `gic` fact (`results::vocab::Gic`: v2, v3,
+/// v4, v4.1; a profile without one is a GICv2 board, as the S3 and S4 ones are); a fact that is
+/// not a GIC generation is refused, naming it.
+pub fn gic_version(ctx: &PointCtx) -> Result<Gic, ScenarioError> {
+    match ctx.platform.facts.get("gic") {
+        None => Ok(Gic::V2),
+        Some(g) => Gic::parse(g).map_err(|e| ctx.invalid("platform.facts.gic", "a GIC generation (v2, v3, v4, v4.1)", e)),
     }
 }

@@ -13,10 +13,11 @@
 //! GICv4 additions are inert unless a vCPU has a vPE ([`Vcpu::vpe`]): then every context switch
 //! pays the VPENDBASER schedule-in / schedule-out ([`VpeCosts`]), and a delivery can arrive
 //! through the virtual pending table instead of a list register ([`Delivery::via_lr`]).
-use crate::arch::arm::list_registers::{GicVersion, LrFile};
+use crate::arch::arm::list_registers::LrFile;
 use crate::engine::{CostDist, EventQueue, RngStreams, SimRng, SimTime, Trace};
 use crate::hyp::scheduler::{RunQueue, SchedKind, SchedParams};
 use crate::hyp::vwfi::{Vwfi, WfiTrapControl};
+use results::vocab::Gic;
 
 pub mod config;
 pub mod paths;
@@ -112,7 +113,7 @@ pub struct XenSetup {
     pub vwfi: Vwfi,
     pub costs: XenCosts,
     pub list_registers: usize,
-    pub gic: GicVersion,
+    pub gic: Gic,
     /// GICv4 residency costs, when some vCPU has a vPE.
     pub vpe: Option<VpeCosts>,
     /// Shared-cache interference between the simulated pCPUs.

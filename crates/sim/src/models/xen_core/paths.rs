@@ -352,9 +352,9 @@ impl<'a, T, X: Copy, C> Core<'a, T, X, C> {
 mod tests {
     use super::super::{Core, Counters, VcpuInit, VpeCosts, XenCosts, XenSetup};
     use super::*;
-    use crate::arch::arm::list_registers::GicVersion;
     use crate::hyp::scheduler::{SchedKind, SchedParams};
     use crate::hyp::vwfi::Vwfi;
+    use results::vocab::Gic;
 
     fn setup(vpe: bool) -> XenSetup {
         let k = |ns| CostDist::constant_ns(ns);
@@ -381,7 +381,7 @@ mod tests {
                 twi_update: k(13.0),
             },
             list_registers: 4,
-            gic: GicVersion::V3,
+            gic: Gic::V3,
             vpe: vpe.then(|| VpeCosts { schedule_in: k(100.0), schedule_out: k(200.0) }),
             cache: super::super::CacheShare::NONE,
         }

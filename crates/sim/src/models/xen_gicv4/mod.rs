@@ -297,9 +297,9 @@ impl Model for XenGicv4 {
             sched,
             sched_params: DEFAULT_KNOBS.params(ctx)?,
             vwfi,
-            costs: config::load_costs(ctx, name, dbg, sched, config::gic_version(ctx))?,
+            costs: config::load_costs(ctx, name, dbg, sched, config::gic_version(ctx)?)?,
             list_registers: config::list_registers(ctx, name)?,
-            gic: config::gic_version(ctx),
+            gic: config::gic_version(ctx)?,
             vpe,
             // Neoverse V1 has a private L2 per core; the shared SLC's interference is not modelled.
             cache: CacheShare::NONE,

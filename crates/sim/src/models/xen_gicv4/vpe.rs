@@ -11,7 +11,7 @@
 //! - device MSI → `deliver` → [`VlpiRoute`] (B.4): resident → direct; out with DB → doorbell;
 //!   out without DB → recorded in the VPT; already pending → merged.
 use crate::arch::arm::gicv4::{Effect, GicConfig, KvmGicV4, Outcome};
-use crate::arch::arm::its::ItsVersion;
+use results::vocab::Gic;
 
 /// The NVMe controller's DeviceID on the ITS.
 const DEVICE: u32 = 1;
@@ -45,7 +45,7 @@ pub struct Gicv4 {
 impl Gicv4 {
     /// A GICv4.1 with `cpus` redistributors; vPEs for every vCPU; `jobs` vCPUs get a vLPI.
     pub fn new(cpus: usize, jobs: impl Iterator<Item = usize>) -> Gicv4 {
-        let config = GicConfig { version: ItsVersion::V4_1, cpus: cpus as u16, ..GicConfig::default() };
+        let config = GicConfig { version: Gic::V4_1, cpus: cpus as u16, ..GicConfig::default() };
         let (kvm, boot) = KvmGicV4::boot(config);
         let mut g = Gicv4 { kvm, violations: 0, commands: 0, unexpected: 0 };
         g.tally(&boot);

@@ -2,13 +2,14 @@
 //! reports each line in words, every violation with its line, and the final mappings (device
 //! and collection tables, ITTs, vPEs and where they are resident). Commands go through the real
 //! command queue one at a time, so a stream longer than the queue wraps around it.
+use results::vocab::Gic;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
 use super::script::{Item, RdOp, Script};
 use super::system::{CommandReport, GicConfig, GicSystem, PROP_BASE};
-use crate::arch::arm::its::{tables, ItsVersion, Violation, FIRST_LPI, NO_DOORBELL};
+use crate::arch::arm::its::{tables, Violation, FIRST_LPI, NO_DOORBELL};
 
 /// One input line, described.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -105,7 +106,7 @@ pub struct CheckReport {
 /// Run a stream.
 pub fn run(script: &Script) -> CheckReport {
     let h = script.header;
-    let vmovp_single = h.vmovp_single.unwrap_or(h.version == ItsVersion::V4_1);
+    let vmovp_single = h.vmovp_single.unwrap_or(h.version == Gic::V4_1);
     let mut gic = GicSystem::new(GicConfig { version: h.version, cpus: h.cpus, its_count: h.its_count, vmovp_single, ..GicConfig::default() });
     let mut steps = Vec::new();
     let mut violations = Vec::new();
@@ -199,13 +200,13 @@ pub fn run(script: &Script) -> CheckReport {
         violations.push(ViolationReport { line, its: Some(its), command_index: Some(index), kind: v.kind(), message: v.to_string() });
     }
     violations.sort_by_key(|v| v.line);
-    CheckReport { gic: h.version.name(), cpus: gic.config.cpus, its_count: gic.its.len(), vmovp: vmovp_single, steps, violations, mappings: mappings(&gic) }
+    CheckReport { gic: h.version.title(), cpus: gic.config.cpus, its_count: gic.its.len(), vmovp: vmovp_single, steps, violations, mappings: mappings(&gic) }
 }
 
-fn describe_vpendbaser(v: ItsVersion, x: u64) -> String {
+fn describe_vpendbaser(v: Gic, x: u64) -> String {
     let b = |n: u32| x >> n & 1;
     match v {
-        ItsVersion::V4_1 => format!("Valid {}, vPEID {}, DB {}, PendingLast {}, VGrp1En {}", b(63), x & 0xffff, b(62), b(61), b(58)),
+        Gic::V4_1 => format!("Valid {}, vPEID {}, DB {}, PendingLast {}, VGrp1En {}", b(63), x & 0xffff, b(62), b(61), b(58)),
         _ => format!("Valid {}, VPT {:#x}, IDAI {}, PendingLast {}", b(63), x & 0x000F_FFFF_FFFF_0000, b(62), b(61)),
     }
 }

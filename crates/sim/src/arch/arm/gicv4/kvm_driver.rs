@@ -12,13 +12,14 @@
 //! - [`KvmGicV4::deliver`]: a device event → one [`Effect`].
 //!
 //! Every call returns the ITS commands it issued (for the timed model to charge) and effects.
+use results::vocab::Gic;
 use std::collections::BTreeMap;
 
 use super::doorbell::ProxyDevice;
 use super::effect::{DropReason, Effect};
 use super::system::{CommandReport, GicConfig, GicSystem, ALLOC_BASE, PROXY_ITT};
 use super::vpe_residency::{IDAI_OR_DB, PENDING_LAST, VALID, VGRP1EN};
-use crate::arch::arm::its::{Command, ItsVersion, Violation, Vmapp, NO_DOORBELL};
+use crate::arch::arm::its::{Command, Violation, Vmapp, NO_DOORBELL};
 
 /// Default priority KVM/Linux give LPIs (`LPI_PROP_DEFAULT_PRIO`).
 pub const DEFAULT_PRIORITY: u8 = 0xa0;
@@ -75,7 +76,7 @@ impl KvmGicV4 {
             }
             d.send(its, Command::Sync { rdbase: 0 }, &mut out);
         }
-        if d.gic.config.version == ItsVersion::V4_0 {
+        if d.gic.config.version == Gic::V4_0 {
             let p = ProxyDevice::new((1u32 << d.gic.config.device_bits) - 1, d.gic.config.cpus as u32, PROXY_ITT);
             d.send(0, p.mapd(), &mut out);
             d.proxy = Some(p);
@@ -108,7 +109,7 @@ impl KvmGicV4 {
         self.vpes.insert(vpe, dv);
         // The doorbell LPI starts disabled on v4.0 (enabled only while blocked) and enabled on
         // v4.1 (it stays enabled; DB decides, B.3).
-        let _ = self.gic.write_lpi_config(doorbell, DEFAULT_PRIORITY, self.gic.config.version == ItsVersion::V4_1);
+        let _ = self.gic.write_lpi_config(doorbell, DEFAULT_PRIORITY, self.gic.config.version == Gic::V4_1);
         dv
     }
 
@@ -137,7 +138,7 @@ impl KvmGicV4 {
             return out;
         };
         if !self.gic.vpes.get(&vpe).is_some_and(|s| s.mapped_on.contains(&its)) {
-            let v41 = self.gic.config.version == ItsVersion::V4_1;
+            let v41 = self.gic.config.version == Gic::V4_1;
             let m = Vmapp {
                 vpe,
                 rdbase: dv.rd as u64,
@@ -154,7 +155,7 @@ impl KvmGicV4 {
         }
         let _ = self.gic.mem.write_u8(dv.vconf + (vintid.saturating_sub(8192)) as u64, DEFAULT_PRIORITY | 2 | 1);
         self.send(its, Command::Discard { device, event }, &mut out);
-        let doorbell = if self.gic.config.version == ItsVersion::V4_0 { dv.doorbell } else { NO_DOORBELL };
+        let doorbell = if self.gic.config.version == Gic::V4_0 { dv.doorbell } else { NO_DOORBELL };
         self.send(its, Command::Vmapti { device, event, vpe, vintid, doorbell }, &mut out);
         self.send(its, Command::Vsync { vpe }, &mut out);
         out
@@ -189,7 +190,7 @@ impl KvmGicV4 {
         if dv.rd != rd {
             self.move_vpe(vpe, rd, &mut out);
         }
-        let v41 = self.gic.config.version == ItsVersion::V4_1;
+        let v41 = self.gic.config.version == Gic::V4_1;
         let r = if v41 {
             self.gic.write_vpendbaser(rd as u64, VALID | VGRP1EN | vpe as u64)
         } else {
@@ -219,7 +220,7 @@ impl KvmGicV4 {
             v.rd = rd;
         }
         let Some(state) = self.gic.vpes.get(&vpe).cloned() else { return };
-        if self.gic.config.version == ItsVersion::V4_1 {
+        if self.gic.config.version == Gic::V4_1 {
             let mut vte = state.vte;
             vte.rdbase = rd;
             let _ = self.gic.its[0].tables.write_vte(&mut self.gic.mem, vpe, vte);
@@ -250,7 +251,7 @@ impl KvmGicV4 {
             out.violations.push(Violation::UnmappedVpe { vpe });
             return out;
         };
-        let v41 = self.gic.config.version == ItsVersion::V4_1;
+        let v41 = self.gic.config.version == Gic::V4_1;
         if !v41 {
             self.set_doorbell(vpe, wants_doorbell, &mut out);
         }

@@ -20,7 +20,7 @@
 //! ack-lpi RD INTID              # the hypervisor acknowledges a physical LPI (e.g. a doorbell)
 //! ```
 //! Header lines must come before everything else.
-use crate::arch::arm::its::ItsVersion;
+use results::vocab::Gic;
 
 /// A malformed line: names the line and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,7 +55,7 @@ pub enum Item {
 /// The stream's header (machine configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
-    pub version: ItsVersion,
+    pub version: Gic,
     pub cpus: u16,
     pub its_count: usize,
     pub vmovp_single: Option<bool>,
@@ -63,7 +63,7 @@ pub struct Header {
 
 impl Default for Header {
     fn default() -> Self {
-        Header { version: ItsVersion::V4_1, cpus: 4, its_count: 1, vmovp_single: None }
+        Header { version: Gic::V4_1, cpus: 4, its_count: 1, vmovp_single: None }
     }
 }
 
@@ -148,11 +148,11 @@ pub fn parse(text: &str) -> Result<Script, ScriptError> {
         }
         let item = match first {
             "gic" => {
-                header.version = match toks.next() {
-                    Some("v3") => ItsVersion::V3,
-                    Some("v4.0") | Some("v4") => ItsVersion::V4_0,
-                    Some("v4.1") => ItsVersion::V4_1,
-                    other => return Err(err(line, format!("`{}`", other.unwrap_or("")), "`v3`, `v4.0` or `v4.1` after `gic`")),
+                header.version = match toks.next().map(Gic::parse) {
+                    Some(Ok(g)) if g.lpis() => g,
+                    Some(Ok(g)) => return Err(err(line, format!("`{g}` (no ITS before GICv3)"), "`v3`, `v4.0` or `v4.1` after `gic`")),
+                    Some(Err(e)) => return Err(err(line, e.to_string(), "`v3`, `v4.0` or `v4.1` after `gic`")),
+                    None => return Err(err(line, "``", "`v3`, `v4.0` or `v4.1` after `gic`")),
                 };
                 None
             }
@@ -268,12 +268,22 @@ mod tests {
     }
 
     #[test]
+    fn the_gic_header_takes_the_vocabularys_word_and_refuses_a_gic_without_an_its() {
+        assert_eq!(parse("gic 4\n").unwrap().header.version, Gic::V4_0);
+        assert_eq!(parse("gic GICv4.1\n").unwrap().header.version, Gic::V4_1);
+        let e = parse("gic v2\n").unwrap_err().to_string();
+        assert!(e.contains("no ITS before GICv3"), "{e}");
+        let e = parse("gic v4.2\n").unwrap_err().to_string();
+        assert!(e.contains("did you mean `v4.1`"), "{e}");
+    }
+
+    #[test]
     fn parses_every_line_kind() {
         let s = parse(
             "# demo\ngic v4.0\ncpus 2\nits-count 2\nvmovp 0\n\n8 0 0x8000000000000000 0  # MAPD\nits 1\ntranslate 0x10 3\nrd 1 VPENDBASER 0x8000000050000000\nrd 1 poll-dirty\nrd 0 VPROPBASER 0x4000000f\nlpi-config 8192 enable\nvlpi-config 0x4000000 8300 disable 0x80\nack-vlpi 3 8300\nack-lpi 1 65535\n",
         )
         .unwrap();
-        assert_eq!(s.header, Header { version: ItsVersion::V4_0, cpus: 2, its_count: 2, vmovp_single: Some(false) });
+        assert_eq!(s.header, Header { version: Gic::V4_0, cpus: 2, its_count: 2, vmovp_single: Some(false) });
         assert_eq!(s.items[0], (7, Item::Command([8, 0, 1 << 63, 0])));
         assert_eq!(s.items[1], (8, Item::SelectIts(1)));
         assert_eq!(s.items[2], (9, Item::Translate { device: 0x10, event: 3 }));

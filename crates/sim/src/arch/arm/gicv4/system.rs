@@ -9,6 +9,7 @@
 //! configuration table is at `PROP_BASE`, redistributor n's pending table at
 //! `PEND_BASE + n × 64 KiB`; the KVM driver model (`kvm_driver`) puts the v4.0 doorbell proxy's
 //! ITT at `PROXY_ITT` and allocates VPTs/ITTs from `ALLOC_BASE` upwards.
+use results::vocab::Gic;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::effect::{DropReason, Effect};
@@ -16,7 +17,7 @@ use super::redistributor::Redistributor;
 use super::vmovp_order::VmovpOrder;
 use super::vpe_residency::VlpiFrame;
 use crate::arch::arm::its::tables::{Baser, TableType, CTE_BYTES, DTE_BYTES, VTE_BYTES};
-use crate::arch::arm::its::{Command, GuestMemory, Its, ItsAction, ItsConfig, ItsVersion, QueueError, Tables, Violation, Vte};
+use crate::arch::arm::its::{Command, GuestMemory, Its, ItsAction, ItsConfig, QueueError, Tables, Violation, Vte};
 
 pub const RAM_LIMIT: u64 = 1 << 36;
 pub const ITS_BASE: u64 = 0xF_0000_0000;
@@ -29,7 +30,7 @@ const QUEUE_PAGES: u64 = 16;
 /// The machine: GIC version, CPUs (= redistributors), ITSs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GicConfig {
-    pub version: ItsVersion,
+    pub version: Gic,
     pub cpus: u16,
     pub its_count: usize,
     /// GITS_TYPER.VMOVP of every ITS (1: no SeqNum/ITSList needed).
@@ -41,7 +42,7 @@ pub struct GicConfig {
 
 impl Default for GicConfig {
     fn default() -> Self {
-        GicConfig { version: ItsVersion::V4_1, cpus: 4, its_count: 1, vmovp_single: true, id_bits: 16, device_bits: 16 }
+        GicConfig { version: Gic::V4_1, cpus: 4, its_count: 1, vmovp_single: true, id_bits: 16, device_bits: 16 }
     }
 }
 
@@ -108,7 +109,7 @@ impl GicSystem {
             let tables = Tables {
                 device: Baser::flat(TableType::Device, base, DTE_BYTES, 1 << its_cfg.device_bits),
                 collection: Baser::flat(TableType::Collection, base + (1 << 20), CTE_BYTES, 1 << its_cfg.collection_bits),
-                vpe: if config.version == ItsVersion::V4_1 { shared_vpe } else { Baser::flat(TableType::Vpe, base + (2 << 20), VTE_BYTES, 1 << its_cfg.vpe_bits) },
+                vpe: if config.version == Gic::V4_1 { shared_vpe } else { Baser::flat(TableType::Vpe, base + (2 << 20), VTE_BYTES, 1 << its_cfg.vpe_bits) },
             };
             let mut it = Its::new(i, its_cfg, tables);
             let _ = it.write_cbaser(1 << 63 | (base + (4 << 20)) | (QUEUE_PAGES - 1));
@@ -124,7 +125,7 @@ impl GicSystem {
             rd.enable_lpis = true;
             rds.push(rd);
             let mut f = VlpiFrame::new(config.version);
-            if config.version == ItsVersion::V4_1 {
+            if config.version == Gic::V4_1 {
                 f.write_vpropbaser(shared_vpe.base | 1 << 63);
             }
             frames.push(f);

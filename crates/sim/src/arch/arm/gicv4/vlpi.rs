@@ -5,7 +5,8 @@
 use super::effect::{DropReason, Effect, NoDoorbell};
 use super::system::GicSystem;
 use super::vpe_residency::{Completed, ResidentKey};
-use crate::arch::arm::its::{ItsVersion, MemoryError, Violation, Vte, FIRST_LPI, NO_DOORBELL};
+use crate::arch::arm::its::{MemoryError, Violation, Vte, FIRST_LPI, NO_DOORBELL};
+use results::vocab::Gic;
 
 impl GicSystem {
     fn frame_holds(&self, rd: usize, vpe: u16, vte: &Vte) -> bool {
@@ -20,7 +21,7 @@ impl GicSystem {
     /// (a vPE resident elsewhere without VMOVP gets doorbells, B.3); v4.1: any redistributor
     /// (shared vPE table).
     pub fn resident_rd(&self, vpe: u16, vte: &Vte) -> Option<u16> {
-        if self.config.version == ItsVersion::V4_1 {
+        if self.config.version == Gic::V4_1 {
             (0..self.frames.len()).find(|&rd| self.frame_holds(rd, vpe, vte)).map(|rd| rd as u16)
         } else {
             self.frame_holds(vte.rdbase as usize, vpe, vte).then_some(vte.rdbase)
@@ -31,7 +32,7 @@ impl GicSystem {
     /// redistributor it is resident on, v4.1 from VMAPP's VConfAddr and VPT size.
     fn vlpi_table(&self, rd: u16, vte: &Vte) -> (u64, u64) {
         match self.config.version {
-            ItsVersion::V4_1 => (vte.vconf_addr, vte.vintids()),
+            Gic::V4_1 => (vte.vconf_addr, vte.vintids()),
             _ => {
                 let (pa, bits) = self.frames[rd as usize].vprop_table();
                 (pa, (1u64 << bits).min(vte.vintids()))
@@ -71,7 +72,7 @@ impl GicSystem {
         }
         let rd = vte.rdbase;
         let db = match self.config.version {
-            ItsVersion::V4_1 => {
+            Gic::V4_1 => {
                 let armed = self.vpes.get(&vpe).is_some_and(|s| s.doorbell_armed);
                 if !armed || vte.default_doorbell == NO_DOORBELL {
                     return Effect::VlpiRecorded { vpe, vintid, why: NoDoorbell::NotRequested };

@@ -11,7 +11,7 @@
 //! flushing the VPT). The model has no time: the transition completes when software polls
 //! ([`VlpiFrame::poll_dirty`]), which is what the timed model charges the poll loop for. Writing
 //! VPENDBASER while Dirty = 1 is UNPREDICTABLE (B.2) and is reported; the write is ignored.
-use crate::arch::arm::its::ItsVersion;
+use results::vocab::Gic;
 
 pub const VALID: u64 = 1 << 63;
 pub const DIRTY: u64 = 1 << 60;
@@ -52,7 +52,7 @@ pub enum ResidencyError {
 /// GICR_VPROPBASER / GICR_VPENDBASER of one redistributor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VlpiFrame {
-    pub version: ItsVersion,
+    pub version: Gic,
     vpropbaser: u64,
     vpendbaser: u64,
     /// The transition Dirty stands for: `Some(previous VPENDBASER)`.
@@ -60,7 +60,7 @@ pub struct VlpiFrame {
 }
 
 impl VlpiFrame {
-    pub fn new(version: ItsVersion) -> VlpiFrame {
+    pub fn new(version: Gic) -> VlpiFrame {
         VlpiFrame { version, vpropbaser: 0, vpendbaser: 0, in_flight: None }
     }
 
@@ -88,7 +88,7 @@ impl VlpiFrame {
 
     fn key(&self, v: u64) -> ResidentKey {
         match self.version {
-            ItsVersion::V4_1 => ResidentKey::VpeId(v as u16),
+            Gic::V4_1 => ResidentKey::VpeId(v as u16),
             _ => ResidentKey::Vpt(v & PA_51_16),
         }
     }
@@ -119,7 +119,7 @@ impl VlpiFrame {
         if self.vpendbaser & VALID != 0 {
             Completed::ScheduledIn(self.key(self.vpendbaser))
         } else {
-            let doorbell_requested = self.version == ItsVersion::V4_1 && self.vpendbaser & IDAI_OR_DB != 0;
+            let doorbell_requested = self.version == Gic::V4_1 && self.vpendbaser & IDAI_OR_DB != 0;
             Completed::ScheduledOut { key: self.key(old), doorbell_requested }
         }
     }
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn v40_schedule_in_poll_schedule_out_poll() {
-        let mut f = VlpiFrame::new(ItsVersion::V4_0);
+        let mut f = VlpiFrame::new(Gic::V4_0);
         f.write_vpropbaser(0x4000_0000 | 15);
         f.write_vpendbaser(0x5000_0000 | PENDING_LAST | IDAI_OR_DB | VALID).unwrap();
         assert!(f.dirty() && f.vpendbaser() & DIRTY != 0);
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn v41_residency_by_vpe_id_and_db_request() {
-        let mut f = VlpiFrame::new(ItsVersion::V4_1);
+        let mut f = VlpiFrame::new(Gic::V4_1);
         f.write_vpendbaser(VALID | VGRP1EN | 7).unwrap();
         assert_eq!(f.poll_dirty(), Completed::ScheduledIn(ResidentKey::VpeId(7)));
         f.write_vpendbaser(IDAI_OR_DB).unwrap();

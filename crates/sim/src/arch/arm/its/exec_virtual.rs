@@ -4,7 +4,8 @@
 use super::command::{Vmapp, NO_DOORBELL};
 use super::tables::{self, Ite, Vte};
 use super::violation::{Fault, Violation};
-use super::{GuestMemory, Its, ItsAction, ItsVersion};
+use super::{GuestMemory, Its, ItsAction};
+use results::vocab::Gic;
 
 impl Its {
     /// VMAPP: map a vPE to a redistributor and a VPT (v4.1: also its vLPI config table and
@@ -21,7 +22,7 @@ impl Its {
             let limit = 1u64 << self.config.id_bits;
             return Err(Violation::IntidOutOfRange { what: "VMAPP VPT size (vINTID bits)", intid: m.vpt_size as u32 + 1, min: 1, limit }.into());
         }
-        let v41 = self.config.version == ItsVersion::V4_1;
+        let v41 = self.config.version == Gic::V4_1;
         let default_doorbell = if v41 { m.default_doorbell } else { NO_DOORBELL };
         if v41 && default_doorbell != NO_DOORBELL {
             self.check_lpi("default doorbell pINTID", default_doorbell)?;
@@ -35,7 +36,7 @@ impl Its {
     /// The doorbell stored in a virtual ITE: v4.0 keeps the per-vLPI doorbell; v4.1 ignores it
     /// (1023; the doorbell is per vPE, B.3).
     fn ite_doorbell(&self, doorbell: u32) -> Result<u32, Violation> {
-        if self.config.version == ItsVersion::V4_1 || doorbell == NO_DOORBELL {
+        if self.config.version == Gic::V4_1 || doorbell == NO_DOORBELL {
             return Ok(NO_DOORBELL);
         }
         self.check_lpi("doorbell pINTID", doorbell)?;

@@ -14,7 +14,7 @@
 //! - `exec_physical` / `exec_virtual`: what each command does (A.2, A.5, B.1, B.4);
 //! - [`violation`]: the typed UNPREDICTABLE uses.
 //!
-//! The version is a configuration ([`ItsVersion`]) visible in GITS_TYPER ([`ItsConfig::typer`]).
+//! The version is a configuration ([`Gic`]) visible in GITS_TYPER ([`ItsConfig::typer`]).
 pub mod command;
 mod exec_physical;
 mod exec_virtual;
@@ -34,31 +34,16 @@ use violation::Fault;
 /// First LPI INTID (A.4: the first 8192 bits of a pending table are unused).
 pub const FIRST_LPI: u32 = 8192;
 
-/// Which GIC architecture the ITS implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ItsVersion {
-    /// GICv3: physical LPIs only.
-    V3,
-    /// GICv4.0: vLPIs, per-vLPI doorbells, VMOVP with SeqNum/ITSList.
-    V4_0,
-    /// GICv4.1: shared vPE table, VMAPP v4.1 fields, INVDB, VSGI.
-    V4_1,
-}
-
-impl ItsVersion {
-    pub fn name(self) -> &'static str {
-        match self {
-            ItsVersion::V3 => "GICv3",
-            ItsVersion::V4_0 => "GICv4.0",
-            ItsVersion::V4_1 => "GICv4.1",
-        }
-    }
-}
+/// Which GIC architecture the ITS implements: the shared vocabulary's word, GICv3 (physical
+/// LPIs only), GICv4.0 (vLPIs, per-vLPI doorbells, VMOVP with SeqNum/ITSList) or GICv4.1
+/// (shared vPE table, VMAPP v4.1 fields, INVDB, VSGI). GICv2 has no ITS: `GicSystem::new`
+/// refuses it.
+use results::vocab::Gic;
 
 /// The ITS's configuration, i.e. what GITS_TYPER reports (A.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ItsConfig {
-    pub version: ItsVersion,
+    pub version: Gic,
     /// Devbits + 1: DeviceID width.
     pub device_bits: u8,
     /// IDbits + 1: EventID and INTID width.
@@ -75,7 +60,7 @@ pub struct ItsConfig {
 
 impl Default for ItsConfig {
     fn default() -> Self {
-        ItsConfig { version: ItsVersion::V4_1, device_bits: 16, id_bits: 16, collection_bits: 16, vpe_bits: 16, vmovp_single: false, redistributors: 4 }
+        ItsConfig { version: Gic::V4_1, device_bits: 16, id_bits: 16, collection_bits: 16, vpe_bits: 16, vmovp_single: false, redistributors: 4 }
     }
 }
 
@@ -84,8 +69,8 @@ impl ItsConfig {
     /// Devbits[17:13], PTA[19] = 0, CIDbits[35:32], CIL[36] = 1, VMOVP[37], VMAPP[40] (= v4.1),
     /// SVPET[42:41] (v4.1: shared vPE table).
     pub fn typer(&self) -> u64 {
-        let v4 = self.version >= ItsVersion::V4_0;
-        let v41 = self.version == ItsVersion::V4_1;
+        let v4 = self.version >= Gic::V4_0;
+        let v41 = self.version == Gic::V4_1;
         1 | (v4 as u64) << 1
             | (tables::ITE_BYTES - 1) << 4
             | ((self.id_bits as u64 - 1) & 0x1f) << 8
@@ -224,11 +209,11 @@ impl Its {
 
     fn execute(&mut self, mem: &mut GuestMemory, c: Command, out: &mut Vec<ItsAction>) -> Result<(), Fault> {
         let v = self.config.version;
-        if c.is_virtual() && v == ItsVersion::V3 {
-            return Err(Violation::UnsupportedCommand { command: c.name(), needs: "GICv4 (GITS_TYPER.Virtual = 1)", have: v.name() }.into());
+        if c.is_virtual() && v == Gic::V3 {
+            return Err(Violation::UnsupportedCommand { command: c.name(), needs: "GICv4 (GITS_TYPER.Virtual = 1)", have: v.title() }.into());
         }
-        if c.is_v41_only() && v != ItsVersion::V4_1 {
-            return Err(Violation::UnsupportedCommand { command: c.name(), needs: "GICv4.1 (GITS_TYPER.VMAPP = 1)", have: v.name() }.into());
+        if c.is_v41_only() && v != Gic::V4_1 {
+            return Err(Violation::UnsupportedCommand { command: c.name(), needs: "GICv4.1 (GITS_TYPER.VMAPP = 1)", have: v.title() }.into());
         }
         match c {
             Command::Mapd { device, size, itt_addr, valid } => self.mapd(mem, device, size, itt_addr, valid),
