@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::output::file::{Artefact, Target};
 use clap::Args;
-use results::{ReferenceOutcome, RunResult};
+use results::RunResult;
 use sim::calibrate::primitives;
 use sim::calibrate::session::{self, calibrate, Job, Step};
 use sim::calibrate::{compare, same_host, Comparison, Measured, DEFAULT_TRAIN};
@@ -267,8 +267,7 @@ fn print_step(step: Step, a: &CalibrateArgs, host: &str, table: Option<&Target>,
                 out(&format!("{:<24} {:>11.1} {:>13.1} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x))?;
             }
             out(&format!("objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n", rep.fit.objective, rep.fit.evaluations))?;
-            let loo: Vec<&ReferenceOutcome> = rep.leave_one_out.iter().collect();
-            out(&(crate::cmd_fit::grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo)))?;
+            out(&crate::cmd_fit::leave_one_out(rep))?;
         }
         Step::Compared(rows) => {
             show(rows, &["calibrated".into()], table, host)?;

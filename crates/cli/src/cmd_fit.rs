@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use results::{ReferenceOutcome, ReferenceRole};
+use report::references::ReferenceTable;
+use results::{LatencyUnit, ReferenceOutcome, ReferenceRole};
 use sim::fit::fit;
 
 use crate::cmd_sim::SimArgs;
@@ -36,23 +37,10 @@ pub struct FitArgs {
     pub force: bool,
 }
 
-fn row(r: &ReferenceOutcome) -> Vec<String> {
-    vec![
-        r.config.clone(),
-        if r.class.is_empty() { "(figure)".into() } else { r.class.clone() },
-        r.stat.clone(),
-        report::table::format_value(r.published),
-        r.model.map(report::table::format_value).unwrap_or_else(|| "n/a".into()),
-        r.deviation().map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default(),
-    ]
-}
-
-pub(crate) fn grid(title: &str, rows: &[&ReferenceOutcome]) -> String {
-    if rows.is_empty() {
-        return String::new();
-    }
-    let rows: Vec<Vec<String>> = rows.iter().map(|r| row(r)).collect();
-    format!("\n{title}\n{}", report::table::render_grid(&["CONFIG", "CLASS", "STAT", "PUBLISHED", "MODEL", "ERROR"].map(String::from), &rows, 3))
+/// Leave-one-out rows (all `fit` references, each predicted by a fit made without it) as the
+/// one "vs published" table, under its own title.
+pub(crate) fn leave_one_out(rep: &sim::fit::FitReport) -> String {
+    ReferenceTable::within_run(&rep.leave_one_out, &rep.fitted, LatencyUnit::Us).text(|_| "leave-one-out (each fit reference predicted by a fit made without it)".into())
 }
 
 pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
@@ -65,12 +53,12 @@ pub fn run(a: FitArgs) -> Result<Outcome, CliError> {
         s.push_str(&format!("{:<20} {:>10.3} {:>14.3} {:>8.4}\n", f.key(), f.shown(1.0), f.shown(*x), x));
     }
     s.push_str(&format!("objective (sum of squared relative errors over fit references): {:.3e} after {} model runs\n", rep.fit.objective, rep.fit.evaluations));
-    let fits: Vec<&ReferenceOutcome> = rep.outcomes.iter().filter(|r| r.role == ReferenceRole::Fit).collect();
-    let checks: Vec<&ReferenceOutcome> = rep.outcomes.iter().filter(|r| r.role == ReferenceRole::Check).collect();
-    s.push_str(&grid("fit residuals (these figures were fitted: not predictions)", &fits));
-    s.push_str(&grid("held-out errors (check references, never fitted: predictions)", &checks));
-    let loo: Vec<&ReferenceOutcome> = rep.leave_one_out.iter().collect();
-    s.push_str(&grid("leave-one-out (each fit reference predicted by a fit made without it)", &loo));
+    s.push_str(&ReferenceTable::of_run(&rep.fitted, LatencyUnit::Us).text(|role| match role {
+        ReferenceRole::Check => "held-out errors (check references, never fitted: predictions)".into(),
+        ReferenceRole::Fit => "fit residuals (these figures were fitted: not predictions)".into(),
+    }));
+    s.push_str(&leave_one_out(&rep));
+    let fits: Vec<&ReferenceOutcome> = rep.outcomes().iter().filter(|r| r.role == ReferenceRole::Fit).collect();
     crate::term::out(&s)?;
 
     let command = std::env::args().collect::<Vec<_>>().join(" ");

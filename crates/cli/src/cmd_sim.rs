@@ -177,9 +177,8 @@ fn print_run(a: &SimArgs, sc: &Scenario, ran: &session::SimRun) -> Result<(), Cl
     }
     print_in(r, a.format, a.unit.into())?;
     let mut extra = report::seed_spread::seed_spread_table(r, a.unit.into());
-    if !r.references.is_empty() {
-        extra.push_str(&references_table(&sc.header.reproduces, r, a.unit.into()));
-    }
+    let references = report::references::ReferenceTable::of_run(r, a.unit.into());
+    extra.push_str(&references.text(|role| report::references::sim_title(role, &sc.header.reproduces)));
     if a.breakdown {
         for c in &r.configs {
             extra.push('\n');
@@ -223,7 +222,7 @@ fn print_run(a: &SimArgs, sc: &Scenario, ran: &session::SimRun) -> Result<(), Cl
 /// tolerance; each failure said on stderr.
 fn outcome(a: &SimArgs, r: &results::RunResult) -> Outcome {
     let failed: Vec<_> = r.failures().collect();
-    let out_of_tolerance: Vec<_> = r.references.iter().filter(|c| !c.within() && !c.not_run()).collect();
+    let out_of_tolerance: Vec<_> = r.references.iter().filter(|c| c.status() == results::ReferenceStatus::Out).collect();
     if failed.is_empty() {
         if a.check && !out_of_tolerance.is_empty() {
             note(&format!("irqlab: --check: {} of {} references out of tolerance\n", out_of_tolerance.len(), r.references.len()));
@@ -248,92 +247,4 @@ fn rounds_beyond(rounds: &[u64], r: &results::RunResult) -> String {
         return String::new();
     }
     format!("irqlab: --trace-at: round(s) {} beyond the {most} samples of every class and configuration: no path kept for them (rounds count from 0)\n", beyond.join(", "))
-}
-
-/// The "vs published" tables. Latency statistics are shown in the table's unit (the published
-/// values and the model's are stored in ns), with the unit in its own column, so that a table
-/// printed under "(latencies in µs)" never holds nanoseconds.
-fn references_table(reproduces: &str, r: &results::RunResult, unit: results::LatencyUnit) -> String {
-    let mut s = String::new();
-    let is_latency = |stat: &str| sim::scenario::LATENCY_STATS.contains(&stat);
-    for (role, title) in [
-        (results::ReferenceRole::Fit, "fitted (used to calibrate: residuals, not predictions)"),
-        (results::ReferenceRole::Check, "held out (never used to calibrate: prediction errors)"),
-    ] {
-        let rows: Vec<Vec<String>> = r
-            .references
-            .iter()
-            .filter(|c| c.role == role)
-            .map(|c| {
-                let stat = match &c.over {
-                    Some(o) => format!("{} over `{o}`", c.stat),
-                    None => c.stat.clone(),
-                };
-                let lat = is_latency(&c.stat);
-                // A figure is shown in the unit that reads best for its published value, the
-                // model's value and range in the same unit (never ns beside s for one total).
-                let figure_unit = c.stat.strip_prefix("figure:").and_then(|f| r.configs.iter().find_map(|x| x.figures.get(f).map(|g| g.unit.clone())));
-                let (factor, shown_unit) = match &figure_unit {
-                    Some(u) => report::format::scale(c.published.abs(), u),
-                    None => (1.0, String::new()),
-                };
-                let show = |v: f64| if lat { report::format::latency(v, unit) } else { report::table::format_value(v * factor) };
-                let figure_unit = figure_unit.map(|_| shown_unit.clone());
-                vec![
-                    c.config.clone(),
-                    if c.class.is_empty() { "(figure)".into() } else { c.class.clone() },
-                    stat,
-                    if lat { unit.symbol().to_string() } else { figure_unit.unwrap_or_default() },
-                    show(c.published),
-                    match (c.model, &c.missing) {
-                        (Some(v), _) => show(v),
-                        (None, Some(_)) if c.not_run() => "–".into(),
-                        (None, Some(e)) => format!("n/a: {}", e.lines().next().unwrap_or("")),
-                        (None, None) => "n/a".into(),
-                    },
-                    c.over_seeds.map(|s| format!("{} – {}", show(s.min), show(s.max))).unwrap_or_default(),
-                    c.deviation().map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default(),
-                    format!("±{:.0}%", c.tolerance * 100.0),
-                    if c.not_run() {
-                        "not run".into()
-                    } else if c.within() {
-                        "ok".into()
-                    } else {
-                        "OUT".into()
-                    },
-                ]
-            })
-            .collect();
-        // The seed-range column only when some row has one.
-        let ranged = r.references.iter().any(|c| c.role == role && c.over_seeds.is_some());
-        let seeds = r.configs.iter().filter_map(|c| c.seed_spread.as_ref()).map(|s| s.seeds.len()).max().unwrap_or(1);
-        let mut head: Vec<String> = ["CONFIG", "CLASS", "STAT", "UNIT", "PUBLISHED", "MODEL", "SEED RANGE", "DEV", "TOL", "STATUS"].map(String::from).to_vec();
-        if ranged {
-            head[5] = format!("MODEL (median of {seeds} seeds)");
-        }
-        let drop_range = |mut row: Vec<String>| {
-            if !ranged {
-                row.remove(6);
-            }
-            row
-        };
-        let rows: Vec<Vec<String>> = rows.into_iter().map(drop_range).collect();
-        let head = drop_range(head);
-        if rows.is_empty() {
-            continue;
-        }
-        s.push_str(&format!("\nvs published, {title} — {reproduces}\n"));
-        s.push_str(&report::table::render_grid(&head, &rows, 4));
-    }
-    let mut not_run: Vec<String> = Vec::new();
-    for c in r.references.iter().filter(|c| c.not_run()) {
-        let name = format!("`{}`", c.config);
-        if !not_run.contains(&name) {
-            not_run.push(name);
-        }
-    }
-    if !not_run.is_empty() {
-        s.push_str(&format!("not run (not part of this run, e.g. --config chose others): {}\n", not_run.join(", ")));
-    }
-    s
 }

@@ -1,6 +1,6 @@
 //! What `irqlab sim` records reaches the HTML report: the "vs published" references (held-out
 //! checks apart from fit residuals) and, with `--seeds N`, the spread over seeds; `--unit ns`
-//! changes the printed table.
+//! changes the printed table; `sim`, `fit` and the HTML report show one "vs published" table.
 
 testkit::irqlab_fn!();
 
@@ -26,7 +26,7 @@ fn references_and_seed_spread_are_in_the_html_report() {
     let fit = html.find("Fit residuals (");
     assert!(held.is_some() && fit.is_some(), "both reference groups are in the report");
     // One table row per reference, in the two groups' tables.
-    let refs_rows = html.matches("<td class=\"ok\">within</td>").count() + html.matches("<td class=\"out\">OUT</td>").count();
+    let refs_rows = html.matches("<td class=\"ok\">ok</td>").count() + html.matches("<td class=\"out\">OUT</td>").count();
     assert_eq!(refs_rows, r.references.len());
     assert!(html.contains("over 3 seeds") && html.contains("class=\"spread\""));
     assert_eq!(html.matches("(median over seeds; range ").count(), r.references.iter().filter(|x| x.over_seeds.is_some()).count());
@@ -105,4 +105,92 @@ fn chosen_sample_paths_reach_result_json_and_the_html_report() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("0 < number < 100"));
     assert!(!d.path().join("q").exists());
+}
+
+/// A "vs published" row as every output shows it: role, configuration, statistic (class and
+/// stat), published value with its unit, model value with its unit, verdict word.
+type RefRow = (String, String, String, String, String, String);
+
+/// The rows of the terminal tables of `sim` and `fit`: a title line naming the role, a header,
+/// a rule, rows until a blank line. Columns are separated by two or more spaces.
+fn text_rows(out: &str) -> Vec<RefRow> {
+    let mut rows = Vec::new();
+    let mut lines = out.lines();
+    while let Some(l) = lines.next() {
+        let role = if l.contains("held out") || l.starts_with("held-out errors") {
+            "check"
+        } else if l.contains("fitted (used to calibrate") || l.starts_with("fit residuals") {
+            "fit"
+        } else {
+            continue;
+        };
+        let head: Vec<String> = lines.next().unwrap().split("  ").map(str::trim).filter(|c| !c.is_empty()).map(String::from).collect();
+        let col = |name: &str| head.iter().position(|h| h.starts_with(name)).unwrap_or_else(|| panic!("{name} in {head:?}"));
+        lines.next();
+        for l in lines.by_ref().take_while(|l| !l.trim().is_empty()) {
+            let c: Vec<&str> = l.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+            assert_eq!(c.len(), head.len(), "{l}");
+            let unit = c[col("UNIT")];
+            rows.push((
+                role.into(),
+                c[col("CONFIG")].into(),
+                format!("{} {}", c[col("CLASS")], c[col("STAT")]),
+                format!("{} {unit}", c[col("PUBLISHED")]),
+                format!("{} {unit}", c[col("MODEL")]),
+                c[col("STATUS")].into(),
+            ));
+        }
+    }
+    rows
+}
+
+/// The rows of the HTML report's reference tables, each after its group's heading.
+fn html_rows(html: &str) -> Vec<RefRow> {
+    let mut rows = Vec::new();
+    for (role, part) in html.split("<h3>").skip(1).filter_map(|p| {
+        let role = if p.starts_with("Held-out checks") {
+            "check"
+        } else if p.starts_with("Fit residuals") {
+            "fit"
+        } else {
+            return None;
+        };
+        Some((role, p.split("</table>").next().unwrap()))
+    }) {
+        for tr in part.split("<tr>").skip(2) {
+            let cells: Vec<String> = tr.split("<td").skip(1).map(|c| c.split_once('>').unwrap().1.split("</td>").next().unwrap().replace("&#x27;", "'")).collect();
+            let model = cells[3].split(" (median over seeds").next().unwrap().to_string();
+            rows.push((role.into(), cells[0].clone(), cells[1].clone(), cells[2].clone(), model, cells[6].clone()));
+        }
+    }
+    rows
+}
+
+#[test]
+fn sim_fit_and_the_html_report_show_the_same_reference_rows_and_verdicts() {
+    let d = tempfile::tempdir().unwrap();
+    let set = ["--set", "workload.samples=300"];
+    let o = irqlab(&[&["sim", "xen-arm-zynq-timer", "--out", "z"][..], &set].concat(), d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sim = text_rows(&String::from_utf8_lossy(&o.stdout));
+    assert!(irqlab(&["report", "z/result.json", "-o", "z/report.html"], d.path()).status.success());
+    let html = html_rows(&std::fs::read_to_string(d.path().join("z/report.html")).unwrap());
+    // No iteration: the fitted costs are the scenario's own, so the fit's run is the sim's run.
+    let o = irqlab(&[&["fit", "xen-arm-zynq-timer", "--free", "xen_irq_handler", "--max-iters", "0", "--no-loo"][..], &set].concat(), d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fit = text_rows(&String::from_utf8_lossy(&o.stdout));
+
+    // Every reference of the result, in its order within its role, with the verdict result.json gives it.
+    let r = results::read_json(&d.path().join("z/result.json")).unwrap();
+    let expected: Vec<(String, String, String, String)> = ["check", "fit"]
+        .iter()
+        .flat_map(|role| r.references.iter().filter(move |x| x.role.as_str() == *role))
+        .map(|x| (x.role.as_str().to_string(), x.config.clone(), format!("{} {}", x.class, x.stat), x.status().word().to_string()))
+        .collect();
+    let key = |rows: &[RefRow]| rows.iter().map(|x| (x.0.clone(), x.1.clone(), x.2.clone(), x.5.clone())).collect::<Vec<_>>();
+    assert_eq!(key(&sim), expected);
+    assert!(expected.iter().any(|x| x.3 == "OUT") && expected.iter().any(|x| x.3 == "ok"), "both verdicts occur: {expected:?}");
+    // The same rows, the same numbers and the same verdicts in all three.
+    assert_eq!(sim, html);
+    assert_eq!(sim, fit);
 }

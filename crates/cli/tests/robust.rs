@@ -7,9 +7,7 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_irqlab"))
 }
 
-fn irqlab(args: &[&str], cwd: &Path) -> Output {
-    bin().args(args).current_dir(cwd).output().expect("irqlab runs")
-}
+testkit::irqlab_fn!();
 
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

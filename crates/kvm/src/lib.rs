@@ -23,7 +23,8 @@
 //!    (Firecracker's split), `#[cfg(target_arch)]` only in `arch/mod.rs` and `build.rs`;
 //! 4. drivers — [`runner`] (the run loop, its watchdog, the traced run), [`primitives`],
 //!    [`session`] (a run's points measured, repeated in rounds and pooled: `irqlab run`'s work);
-//! 5. facade — this file and [`KvmError`], built from each layer's own error.
+//! 5. facade — this file. The crate's error is the drivers' [`DriverError`], built with `#[from]`
+//!    from each layer's own error (config, threads, trace, VM, run loop), each kept as its source.
 //!
 //! The layers below the architectures build and unit-test on every target.
 
@@ -31,7 +32,6 @@
 pub mod abi;
 pub mod arch;
 pub mod config;
-pub mod error;
 pub mod exit;
 pub mod host;
 pub mod measurement;
@@ -45,24 +45,23 @@ pub mod vfio;
 use arch::Arch;
 
 pub use config::{Bench, BenchConfig, ConfigError, Via, Wait};
-pub use error::KvmError;
 pub use measurement::{Measurement, Threads};
 pub use runner::traced::{preflight, TraceOptions};
-pub use runner::RunError;
+pub use runner::{DriverError, RunError};
 
 /// Run one measurement (see [`runner::run_bench`]).
-pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
-    Ok(runner::run_bench(cfg, progress)?)
+pub fn run_bench(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, DriverError> {
+    runner::run_bench(cfg, progress)
 }
 
 /// Run one measurement under `--breakdown`'s trace (see [`runner::traced::run_traced`]).
-pub fn run_traced(cfg: &BenchConfig, progress: &dyn Fn(u64), opts: &TraceOptions) -> Result<Measurement, KvmError> {
-    Ok(runner::traced::run_traced(cfg, progress, opts)?)
+pub fn run_traced(cfg: &BenchConfig, progress: &dyn Fn(u64), opts: &TraceOptions) -> Result<Measurement, DriverError> {
+    runner::traced::run_traced(cfg, progress, opts)
 }
 
 /// Run the primitives bench (see [`primitives::run_primitives`]).
-pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, KvmError> {
-    Ok(primitives::run_primitives(cfg, progress)?)
+pub fn run_primitives(cfg: &BenchConfig, progress: &dyn Fn(u64)) -> Result<Measurement, DriverError> {
+    primitives::run_primitives(cfg, progress)
 }
 
 /// CPU model, kernel, KVM module and parameters, and this architecture's part (see
@@ -85,6 +84,6 @@ pub fn check_flags(cfg: &BenchConfig) -> Result<(), ConfigError> {
 }
 
 /// Probe the PV IPI hypercall: "supported: …" or "unsupported on this host: …", within `timeout`.
-pub fn probe_pv_ipi(timeout: std::time::Duration) -> Result<String, KvmError> {
-    Ok(runner::pv_ipi::probe_pv_ipi(timeout)?)
+pub fn probe_pv_ipi(timeout: std::time::Duration) -> Result<String, DriverError> {
+    runner::pv_ipi::probe_pv_ipi(timeout)
 }

@@ -15,7 +15,7 @@ fn layer(module: &str) -> Option<(u8, &'static str)> {
         "host" | "tracefs" | "vfio" => (2, "host services"),
         "arch" => (3, "architectures"),
         "runner" | "primitives" | "session" => (4, "drivers"),
-        "lib" | "error" => (5, "facade"),
+        "lib" => (5, "facade"),
         _ => return None,
     })
 }

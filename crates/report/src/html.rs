@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::format::{group, latency, thousands, LatencyUnit};
 use crate::heatmap::heatmap_html;
 use crate::pivot::{pivot, CellSpec};
-use crate::references::references_html;
+use crate::references::ReferenceTable;
 use crate::svg::{esc, histogram_svg, scatter_svg, CdfCurve, ScatterPoint};
 use crate::sweep::{default_class, default_figure, find, run_axes, Stat, SweepAxis};
 
@@ -214,7 +214,7 @@ pub fn render_html_with(runs: &[(String, RunResult)], opts: &ReportOptions) -> R
     }
     let mut references = Vec::new();
     for (ri, (label, r)) in runs.iter().enumerate() {
-        let html = references_html(&r.references, unit);
+        let html = ReferenceTable::of_run(r, unit).html();
         if !html.is_empty() {
             references.push(Section {
                 anchor: format!("refs-{ri}"),

@@ -14,6 +14,8 @@
 //!   statistic over two axes;
 //! - [`intervals`]: each statistic's confidence interval with an error bar (HTML);
 //! - [`census`]: the lab's path census (instructions per path, by function) and its B − A;
+//! - [`references`]: the "vs published" table, computed once and shown by `irqlab sim`, `irqlab
+//!   fit` and the HTML report;
 //! - [`html`]: one self-contained HTML file with all of the above inline.
 #![forbid(unsafe_code)]
 

@@ -16,7 +16,6 @@
 //! [`PANDAS_NA`]) is written with a leading `'`: Xen's `null` scheduler is `'null`.
 //! Control characters in text fields are written as visible escapes (`\n`, `\u{1b}`), so printing
 //! the CSV to a terminal cannot move the cursor or change colours.
-use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 
 use crate::run::RunResult;
@@ -116,13 +115,7 @@ pub fn to_csv(r: &RunResult) -> String {
 /// and their error.
 pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
     let params: BTreeSet<&str> = r.configs.iter().flat_map(|c| c.params.keys().map(|k| k.as_str())).collect();
-    // Figure name -> unit (the first unit seen; a name has one unit within a run).
-    let mut figures: BTreeMap<&str, &str> = BTreeMap::new();
-    for c in &r.configs {
-        for (k, f) in &c.figures {
-            figures.entry(k.as_str()).or_insert(f.unit.as_str());
-        }
-    }
+    let figures = r.figure_units();
     let counters: BTreeSet<&str> = r.configs.iter().flat_map(|c| c.counters.keys().map(|k| k.as_str())).collect();
     // Breakdown segments of any class, in first-seen order.
     let mut segments: Vec<&str> = Vec::new();
@@ -159,7 +152,7 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
     for c in &r.configs {
         let mut prefix = vec![field(&r.meta.scenario), r.meta.kind.as_str().to_string(), seed(r.meta.seed), field(&c.name), seed(c.seed)];
         prefix.extend(params.iter().map(|p| field(c.params.get(*p).map(String::as_str).unwrap_or(""))));
-        let mut suffix: Vec<String> = figures.keys().map(|k| c.figures.get(*k).map(|f| plain(f.value)).unwrap_or_default()).collect();
+        let mut suffix: Vec<String> = figures.keys().map(|k| c.figures.get(k).map(|f| plain(f.value)).unwrap_or_default()).collect();
         suffix.extend(counters.iter().map(|k| c.counters.get(*k).map(|v| v.to_string()).unwrap_or_default()));
         // Per class: breakdown and references follow the class columns of each row.
         let per_class = |class: &str| -> Vec<String> {
@@ -175,14 +168,7 @@ pub fn to_csv_in(r: &RunResult, unit: LatencyUnit) -> String {
                         x.over_seeds.map(|s| plain(s.min)).unwrap_or_default(),
                         x.over_seeds.map(|s| plain(s.max)).unwrap_or_default(),
                         x.deviation().map(plain).unwrap_or_default(),
-                        (if x.not_run() {
-                            "not run"
-                        } else if x.within() {
-                            "ok"
-                        } else {
-                            "OUT"
-                        })
-                        .to_string(),
+                        x.status().word().to_string(),
                     ]),
                     None => v.extend(std::iter::repeat_n(String::new(), REF_COLUMNS.len())),
                 }

@@ -16,6 +16,9 @@ pub enum ResultsError {
     /// {path}: cannot write: {source}
     #[error("{path}: cannot write: {source}")]
     Write { path: PathBuf, source: std::io::Error },
+    /// Not JSON, or JSON that is not the result schema: serde_json's error, kept as the source.
+    #[error("{what}: not valid irqlab result JSON: {source}")]
+    Json { what: String, source: serde_json::Error },
     /// {what}: not valid irqlab result JSON: {message}
     #[error("{what}: not valid irqlab result JSON: {message}")]
     Parse { what: String, message: String },

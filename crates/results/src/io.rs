@@ -18,12 +18,13 @@ pub fn to_json_string(r: &RunResult) -> String {
 /// is one `report` can use, and a bad histogram is reported with the file that holds it.
 pub fn from_json_str(text: &str, what: &str) -> Result<RunResult, ResultsError> {
     let parse = |message: String| ResultsError::Parse { what: what.into(), message };
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| parse(e.to_string()))?;
+    let json = |source| ResultsError::Json { what: what.into(), source };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(json)?;
     let version = value.get("schema_version").and_then(|v| v.as_u64()).ok_or_else(|| parse("missing `schema_version` (an unsigned integer)".into()))?;
     if version != SCHEMA_VERSION as u64 {
         return Err(ResultsError::SchemaVersion { what: what.into(), found: version, expected: SCHEMA_VERSION });
     }
-    let r: RunResult = serde_json::from_value(value).map_err(|e| parse(e.to_string()))?;
+    let r: RunResult = serde_json::from_value(value).map_err(json)?;
     // A stored question needs a baseline and a variant to be answered (issue 36: one without
     // variants made `report` panic).
     for (i, q) in r.questions.iter().enumerate() {
@@ -139,6 +140,20 @@ mod tests {
     use super::*;
     use crate::{ConfigResult, LatencyRecorder, ResultKind, RunMeta};
     use std::collections::BTreeMap;
+
+    #[test]
+    fn bad_json_keeps_serde_jsons_error_as_the_source() {
+        // Not JSON at all, and JSON of the wrong shape: both end in serde_json's error (the
+        // message was a string before, and the chain ended at ResultsError). A shape error has
+        // no position: serde_json reads it from a parsed value.
+        let shape = format!("{{\"schema_version\": {SCHEMA_VERSION}, \"meta\": 3}}");
+        for (text, line) in [("{ not json", 1), (shape.as_str(), 0)] {
+            let e = from_json_str(text, "r.json").unwrap_err();
+            assert!(e.to_string().starts_with("r.json: not valid irqlab result JSON: "), "{e}");
+            let src = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<serde_json::Error>()).unwrap_or_else(|| panic!("{e:?}"));
+            assert_eq!(src.line(), line);
+        }
+    }
 
     fn sample() -> RunResult {
         let mut r = RunResult::new(RunMeta { platform: BTreeMap::from([("profile".into(), "p".into())]), ..RunMeta::named("irqlab test", "s", 7, ResultKind::Predicted) });

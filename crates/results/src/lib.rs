@@ -43,7 +43,7 @@ pub use io::{from_json_str, read_json, read_text_capped, sync_dir, to_json_strin
 pub use latency::{decode_histogram, HistogramError, LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
 pub use question::Question;
 pub use repetitions::{Repetition, Repetitions, RepetitionsError};
-pub use run::{ConfigResult, Figure, Provenance, ReferenceOutcome, ReferenceRole, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};
+pub use run::{ConfigResult, Figure, Provenance, ReferenceOutcome, ReferenceRole, ReferenceStatus, ResultKind, RunMeta, RunResult, SCHEMA_VERSION};
 pub use sample_trace::{SampleTrace, TraceChoice};
 pub use seed_spread::{SeedSpread, Spread};
 pub mod stats;

@@ -69,4 +69,36 @@ impl ReferenceOutcome {
     pub fn not_run(&self) -> bool {
         self.model.is_none() && self.missing.as_deref().is_some_and(|m| m.starts_with("not run"))
     }
+
+    /// The verdict every output shows (the terminal tables of `sim` and `fit`, the HTML report,
+    /// the CSV's `ref.*.status`, `sim --check`): one place decides it.
+    pub fn status(&self) -> ReferenceStatus {
+        if self.not_run() {
+            ReferenceStatus::NotRun
+        } else if self.within() {
+            ReferenceStatus::Within
+        } else {
+            ReferenceStatus::Out
+        }
+    }
+}
+
+/// A reference's verdict. A configuration that ran and failed has no model value and is
+/// [`ReferenceStatus::Out`]: only one that was not part of the run is [`ReferenceStatus::NotRun`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferenceStatus {
+    Within,
+    Out,
+    NotRun,
+}
+
+impl ReferenceStatus {
+    /// The word shown for it: `ok`, `OUT` (capitals, to stand out in a column), `not run`.
+    pub fn word(self) -> &'static str {
+        match self {
+            ReferenceStatus::Within => "ok",
+            ReferenceStatus::Out => "OUT",
+            ReferenceStatus::NotRun => "not run",
+        }
+    }
 }

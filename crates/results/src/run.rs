@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::breakdown::SegmentStat;
 use crate::latency::LatencyClass;
 pub use crate::provenance::Provenance;
-pub use crate::reference::{ReferenceOutcome, ReferenceRole};
+pub use crate::reference::{ReferenceOutcome, ReferenceRole, ReferenceStatus};
 
 /// Version of the JSON schema written by this crate. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -158,6 +158,17 @@ pub struct RunResult {
 impl RunResult {
     pub fn new(meta: RunMeta) -> Self {
         RunResult { schema_version: SCHEMA_VERSION, meta, provenance: None, configs: Vec::new(), references: Vec::new(), questions: Vec::new() }
+    }
+
+    /// Figure name → its unit, the first unit seen (a name has one unit within a run).
+    pub fn figure_units(&self) -> std::collections::BTreeMap<String, String> {
+        let mut units = std::collections::BTreeMap::new();
+        for c in &self.configs {
+            for (k, f) in &c.figures {
+                units.entry(k.clone()).or_insert_with(|| f.unit.clone());
+            }
+        }
+        units
     }
 
     /// Why this result's numbers are emulation, not hardware latency, if they are: the Arm lab's

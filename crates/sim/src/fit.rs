@@ -124,8 +124,13 @@ pub fn with_factors(sc: &Scenario, free: &[Free], factors: &[f64], source: &str)
 
 /// Run the scenario and return its reference outcomes.
 pub fn outcomes(sc: &Scenario) -> Result<Vec<ReferenceOutcome>, ScenarioError> {
-    let out = run_scenario(sc, &ScenarioOpts::quiet())?;
-    Ok(out.result.references)
+    Ok(run(sc)?.references)
+}
+
+/// Run the scenario quietly: its whole result (the references with the figures' units and the
+/// seeds they ran with, for the "vs published" table).
+pub fn run(sc: &Scenario) -> Result<results::RunResult, ScenarioError> {
+    Ok(run_scenario(sc, &ScenarioOpts::quiet())?.result)
 }
 
 /// Sum of squared relative errors over the fit references, skipping index `skip`.
@@ -194,10 +199,18 @@ pub fn optimise(sc: &Scenario, free: &[Free], skip: Option<usize>, max_iters: u6
 pub struct FitReport {
     pub free: Vec<Free>,
     pub fit: FitRun,
-    /// References (fit and check) with the fitted values.
-    pub outcomes: Vec<ReferenceOutcome>,
+    /// The scenario's run with the fitted values; its `references` (fit and check) are the
+    /// outcomes [`FitReport::outcomes`] gives.
+    pub fitted: results::RunResult,
     /// Leave-one-out: each fit reference as predicted by a fit made without it.
     pub leave_one_out: Vec<ReferenceOutcome>,
+}
+
+impl FitReport {
+    /// References (fit and check) with the fitted values.
+    pub fn outcomes(&self) -> &[ReferenceOutcome] {
+        &self.fitted.references
+    }
 }
 
 /// Fit, then (when there are at least two fit references) leave each one out in turn.
@@ -211,8 +224,8 @@ pub fn fit(sc: &Scenario, free_names: &[String], max_iters: u64, loo: bool) -> R
     if free.len() > fit_idx.len() {
         return Err(FitError::Underdetermined { free: free.len(), refs: fit_idx.len() });
     }
-    let run = optimise(sc, &free, None, max_iters)?;
-    let outcomes = outcomes(&with_factors(sc, &free, &run.factors, "irqlab fit"))?;
+    let best = optimise(sc, &free, None, max_iters)?;
+    let fitted = run(&with_factors(sc, &free, &best.factors, "irqlab fit"))?;
     let mut leave_one_out = Vec::new();
     if loo && fit_idx.len() >= 2 && free.len() < fit_idx.len() {
         for &i in &fit_idx {
@@ -221,7 +234,7 @@ pub fn fit(sc: &Scenario, free_names: &[String], max_iters: u64, loo: bool) -> R
             leave_one_out.push(o[i].clone());
         }
     }
-    Ok(FitReport { free, fit: run, outcomes, leave_one_out })
+    Ok(FitReport { free, fit: best, fitted, leave_one_out })
 }
 
 fn outcomes_of(sc: &Scenario, free: &[Free], factors: &[f64]) -> Result<Vec<ReferenceOutcome>, ScenarioError> {

@@ -101,7 +101,7 @@ impl<'a> PointCtx<'a> {
 
     /// A platform lookup failure as a scenario error.
     pub fn platform_err(&self, e: PlatformError) -> ScenarioError {
-        ScenarioError::Platform { file: self.file.into(), message: e.to_string() }
+        ScenarioError::Profile { file: self.file.into(), source: e }
     }
 }
 

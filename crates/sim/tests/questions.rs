@@ -39,7 +39,7 @@ samples = 200
 fn err(question: &str) -> String {
     let text = format!("{BASE}\n[[question]]\n{question}");
     match Scenario::parse(&text, "my.toml", "my", None) {
-        Err(e @ (ScenarioError::Invalid { .. } | ScenarioError::Syntax { .. })) => e.to_string(),
+        Err(e @ (ScenarioError::Invalid { .. } | ScenarioError::Syntax { .. } | ScenarioError::Toml { .. })) => e.to_string(),
         Err(other) => panic!("unexpected error {other:?}"),
         Ok(sc) => sim::runner::validate_scenario(&sc, None).expect_err("an error before the run").to_string(),
     }

@@ -1,6 +1,6 @@
 //! Bad scenario input must give errors that name the file, the key and what was expected.
 use sim::runner::{run_scenario, ScenarioOpts};
-use sim::scenario::Scenario;
+use sim::scenario::{Scenario, ScenarioError};
 
 const GOOD: &str = include_str!("../../../scenarios/demo-timer-inject.toml");
 
@@ -110,4 +110,25 @@ fn points_times_document_size_is_bounded_and_sweep_values_are_distinct() {
     // The first point of each configuration is what the run prepares first (see runner::probe).
     let e = point_error(&GOOD.replace("cold_rounds = 2", "cold_rounds = 2\nnot_a_key = 1"));
     assert!(e.contains("not_a_key"), "{e}");
+}
+
+/// Issue 44 item 4: a scenario that is not TOML, and one whose profile is unusable, keep the
+/// toml crate's and the profile's error as their source (they were strings, and the chain
+/// ended at ScenarioError); the messages are as before.
+#[test]
+fn errors_keep_the_toml_and_profile_errors_as_their_source() {
+    let e = Scenario::parse("[scenario\nmodel = 1", "bad.toml", "bad", None).unwrap_err();
+    assert!(e.to_string().starts_with("bad.toml: TOML parse error at line 1"), "{e}");
+    let toml = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<toml::de::Error>()).unwrap_or_else(|| panic!("{e:?}"));
+    assert_eq!(toml.span().map(|s| s.start), Some(9), "{toml}");
+
+    let shipped = sim::scenario::shipped_scenario("demo-timer-inject").unwrap();
+    let text = shipped.replace("profile = \"demo-arm64-a53\"", "profile = \"no-such-profile\"");
+    assert_ne!(text, shipped, "the demo scenario names its profile");
+    // The point's platform, resolved as the runner does (validate_scenario gathers every
+    // point's problems as text: `ScenarioError::Unusable`).
+    let sc = Scenario::parse(&text, "p.toml", "p", None).unwrap();
+    let e: ScenarioError = sc.platform(&sc.doc).unwrap_err();
+    assert!(e.to_string().starts_with("p.toml: [platform]: "), "{e}");
+    assert!(std::error::Error::source(&e).and_then(|s| s.downcast_ref::<sim::platform::PlatformError>()).is_some(), "{e:?}");
 }

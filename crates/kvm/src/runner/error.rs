@@ -1,5 +1,7 @@
-//! The drivers' error (the run loop, the traced run, the primitives bench): what went wrong in
-//! the layer it came from, shown unchanged. The facade flattens it into [`crate::KvmError`].
+//! The drivers' error (the run loop, the traced run, the primitives bench) and the crate's public
+//! error (the facade re-exports it): what went wrong in the layer it came from, shown unchanged,
+//! the layer's error kept as the source. (A `KvmError` with the same five variants stood at the
+//! facade until issue 44; one enum serves both.)
 use crate::arch::VmError;
 use crate::config::ConfigError;
 use crate::host::threads::ThreadError;
@@ -32,5 +34,22 @@ pub enum DriverError {
 impl From<crate::abi::SlotError> for DriverError {
     fn from(e: crate::abi::SlotError) -> Self {
         DriverError::Run(RunError::Slot(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_layers_error_is_shown_unchanged() {
+        let run = RunError::AllVcpusEnded;
+        let msg = run.to_string();
+        let d = DriverError::from(run);
+        assert!(matches!(d, DriverError::Run(RunError::AllVcpusEnded)));
+        assert_eq!(d.to_string(), msg);
+        let d = DriverError::from(VmError::Unsupported("not here".into()));
+        assert!(matches!(d, DriverError::Vm(_)));
+        assert_eq!(d.to_string(), "not here");
     }
 }

@@ -72,7 +72,7 @@ unsafe impl Send for Assigned {}
 unsafe impl Sync for Assigned {}
 
 fn vfio(step: &'static str) -> impl FnOnce(vfio_ioctls::VfioError) -> VfioError {
-    move |e| VfioError::Vfio { step, why: e.to_string() }
+    move |source| VfioError::Vfio { step, source }
 }
 
 impl Assigned {

@@ -26,8 +26,8 @@ pub enum VfioError {
     #[error("{0}")]
     NoDevice(String),
     /// A VFIO ioctl (through vfio-ioctls) failed.
-    #[error("VFIO {step}: {why}")]
-    Vfio { step: &'static str, why: String },
+    #[error("VFIO {step}: {source}")]
+    Vfio { step: &'static str, source: vfio_ioctls::VfioError },
     /// The device does not offer what the benchmark needs (an mmap-able BAR0, an MSI vector…).
     #[error("{0}")]
     Unsuitable(String),

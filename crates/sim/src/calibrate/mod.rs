@@ -11,7 +11,7 @@
 
 use results::{ConfigResult, ReferenceOutcome, ReferenceRole, ResultKind, RunResult};
 
-use crate::fit::{fit, optimise, outcomes, resolve_free, with_factors, FitError, FitReport, FitRun, Free};
+use crate::fit::{fit, optimise, outcomes, resolve_free, run, with_factors, FitError, FitReport, FitRun, Free};
 use crate::platform::Basis;
 use crate::runner::{run_scenario, ScenarioOpts};
 use crate::scenario::{set_path, Scenario, ScenarioError};
@@ -334,16 +334,16 @@ pub fn fit_restarting(sc: &Scenario, names: &[String], max_iters: u64, loo: bool
         let factors = rep.fit.factors.iter().zip(&r.factors).map(|(a, b)| a * b).collect();
         rep.fit = FitRun { factors, objective: r.objective, evaluations: rep.fit.evaluations + r.evaluations };
     }
-    rep.outcomes = outcomes(&with_factors(sc, &rep.free, &rep.fit.factors, "irqlab calibrate"))?;
+    rep.fitted = run(&with_factors(sc, &rep.free, &rep.fit.factors, "irqlab calibrate"))?;
     Ok(rep)
 }
 
 /// No cost left to fit (every cost on the training paths comes from a primitive): the report
 /// of the scenario as it is, every reference a prediction.
 pub fn no_fit(sc: &Scenario) -> Result<FitReport, CalibrateError> {
-    let outcomes = outcomes(sc)?;
-    let objective = outcomes.iter().filter(|r| r.role == ReferenceRole::Fit).filter_map(|r| r.model.map(|m| ((m - r.published) / r.published).powi(2))).sum();
-    Ok(FitReport { free: Vec::new(), fit: FitRun { factors: Vec::new(), objective, evaluations: 1 }, outcomes, leave_one_out: Vec::new() })
+    let fitted = run(sc)?;
+    let objective = fitted.references.iter().filter(|r| r.role == ReferenceRole::Fit).filter_map(|r| r.model.map(|m| ((m - r.published) / r.published).powi(2))).sum();
+    Ok(FitReport { free: Vec::new(), fit: FitRun { factors: Vec::new(), objective, evaluations: 1 }, fitted, leave_one_out: Vec::new() })
 }
 
 /// The calibration scenario's result with the fitted values: the prediction of every path.

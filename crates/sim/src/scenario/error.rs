@@ -6,15 +6,22 @@ pub enum ScenarioError {
     /// The file cannot be read.
     #[error("{file}: cannot read: {message}")]
     Read { file: String, message: String },
-    /// The text is not TOML, or a key has the wrong type or is unknown.
+    /// The text is not TOML: the toml crate's error (with its line and column), kept.
+    #[error("{file}: {source}")]
+    Toml { file: String, source: toml::de::Error },
+    /// A key has the wrong type or is unknown.
     #[error("{file}: {message}")]
     Syntax { file: String, message: String },
     /// A key holds an impossible value.
     #[error("{file}: key `{key}`: expected {expected}, got {got}")]
     Invalid { file: String, key: String, expected: String, got: String },
-    /// The platform profile could not be resolved.
+    /// The platform profile file could not be read.
     #[error("{file}: [platform]: {message}")]
     Platform { file: String, message: String },
+    /// The platform profile is unusable (unknown, malformed, or an override it refuses): the
+    /// profile's error, kept.
+    #[error("{file}: [platform]: {source}")]
+    Profile { file: String, source: crate::platform::PlatformError },
     /// `scenario.model` names no known model.
     #[error("{file}: key `scenario.model`: unknown model `{model}`, expected one of: {known}")]
     UnknownModel { file: String, model: String, known: String },

@@ -173,7 +173,7 @@ impl Scenario {
 
     /// Parse scenario text. `file` names it in errors; `stem` is the default name.
     pub fn parse(text: &str, file: &str, stem: &str, dir: Option<PathBuf>) -> Result<Scenario, ScenarioError> {
-        let doc: toml::Table = toml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.into(), message: e.to_string() })?;
+        let doc: toml::Table = toml::from_str(text).map_err(|source| ScenarioError::Toml { file: file.into(), source })?;
         for key in doc.keys() {
             if !TOP_LEVEL.contains(&key.as_str()) {
                 return Err(ScenarioError::Syntax { file: file.into(), message: format!("unknown top-level key `{key}`, expected one of: {}", TOP_LEVEL.join(", ")) });
@@ -451,6 +451,7 @@ impl Scenario {
         let v = doc.get("platform").cloned().unwrap_or(toml::Value::Table(Default::default()));
         let sec: PlatformSection = from_value(v, &self.file, "platform")?;
         let perr = |message: String| ScenarioError::Platform { file: self.file.clone(), message };
+        let profile_err = |source| ScenarioError::Profile { file: self.file.clone(), source };
         let profile = match (&sec.profile, &sec.board) {
             (Some(p), None) => p.clone(),
             (None, Some(b)) => match BOARDS.iter().find(|(name, _)| name == b) {
@@ -471,11 +472,11 @@ impl Scenario {
             };
             // Bounded like the scenario itself: a regular file (a link to /dev/zero is refused).
             let text = results::read_text_capped(&path, MAX_SCENARIO_BYTES).map_err(|e| perr(format!("profile file {e}")))?;
-            Platform::parse(&text, &path.display().to_string()).map_err(|e| perr(e.to_string()))?
+            Platform::parse(&text, &path.display().to_string()).map_err(profile_err)?
         } else {
-            Platform::shipped(prof).map_err(|e| perr(e.to_string()))?
+            Platform::shipped(prof).map_err(profile_err)?
         };
-        p.apply_overrides(&self.file, &sec.costs, &sec.params).map_err(|e| perr(e.to_string()))?;
+        p.apply_overrides(&self.file, &sec.costs, &sec.params).map_err(profile_err)?;
         Ok(p)
     }
 }

@@ -77,7 +77,7 @@ impl Trigger for AssignedTrigger<'_> {
         let dev = self.vm.assigned.as_ref().expect("checked in create");
         let vfio = |e: crate::vfio::VfioError| VmError::Unsupported(e.to_string());
         if self.msi {
-            let routing = KvmIrqRouting::from_entries(&super::trigger::routing_entries()).map_err(|e| VmError::Memory(format!("routing table: {e:?}")))?;
+            let routing = KvmIrqRouting::from_entries(&super::trigger::routing_entries()).map_err(VmError::table("routing table"))?;
             self.vm.fd.set_gsi_routing(&routing).map_err(VmError::setup("KVM_SET_GSI_ROUTING"))?;
             self.vm.fd.register_irqfd(&self.efd, MSI_GSI).map_err(VmError::setup("KVM_IRQFD (VFIO MSI)"))?;
             dev.enable_msi(&self.efd).map_err(vfio)?;
@@ -96,7 +96,7 @@ impl Trigger for AssignedTrigger<'_> {
         }
         // After the host handler exists (it is named in /proc/interrupts from SET_IRQS on).
         self.before = Some(Snapshot::read(&interrupts(), &self.handler));
-        self.vm.mem.write_obj(1u64, GuestAddress(DEVICE_GO)).map_err(|e| VmError::Memory(e.to_string()))
+        self.vm.mem.write_obj(1u64, GuestAddress(DEVICE_GO)).map_err(VmError::Memory)
     }
 
     fn finish(&mut self, delivered: u64) -> (BTreeMap<String, u64>, Vec<String>) {

@@ -12,7 +12,7 @@ use crate::config::{Bench, BenchConfig, DISCARDED_FIRST};
 
 /// The guest image ready to load at `boot::IMAGE`, for `cfg` with the counter at `counter_khz`.
 pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, VmError> {
-    let image = armguest::image().map_err(|e| VmError::Guest(e.to_string()))?;
+    let image = armguest::image().map_err(VmError::GuestImage)?;
     let bench = match cfg.kind {
         Bench::Timer => Program::Timer,
         Bench::Ipi => Program::Ipi,
@@ -36,7 +36,7 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Vm
     if image.len() as u64 > boot::IMAGE_MAX {
         return Err(VmError::Guest(format!("the arm64 guest is {} bytes, more than the {} this VMM's layout leaves", image.len(), boot::IMAGE_MAX)));
     }
-    armguest::patch(image, &params).map_err(|e| VmError::Guest(e.to_string()))
+    armguest::patch(image, &params).map_err(VmError::GuestImage)
 }
 
 /// The assigned device's trigger, after the host's go: `raise` writes 1 to edu's raise register

@@ -84,7 +84,7 @@ pub fn create(vm: &Vm, via: Via) -> Result<ArmTrigger<'_>, VmError> {
     }
     match via {
         Via::Irqfd => {
-            let routing = KvmIrqRouting::from_entries(&routing_entries()).map_err(|e| VmError::Memory(format!("routing table: {e:?}")))?;
+            let routing = KvmIrqRouting::from_entries(&routing_entries()).map_err(VmError::table("routing table"))?;
             vm.fd.set_gsi_routing(&routing).map_err(VmError::setup("KVM_SET_GSI_ROUTING"))?;
             vm.fd.register_irqfd(&irqfd, MSI_GSI).map_err(VmError::setup("KVM_IRQFD"))?;
         }

@@ -57,17 +57,17 @@ impl Vm {
     pub fn create(cfg: &BenchConfig) -> Result<(Vm, Vec<VcpuFd>, u64), VmError> {
         let counter_khz = cntfrq() / 1000;
         let image = guest::prepared_image(cfg, counter_khz)?;
-        let kvm = Kvm::new().map_err(|e| VmError::Unavailable(e.to_string()))?;
+        let kvm = Kvm::new().map_err(VmError::Unavailable)?;
         let fd = kvm.create_vm().map_err(VmError::setup("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
         let mut in_force = Vec::new();
         crate::arch::common::request_halt_poll(&fd, cfg.halt_poll_ns, &mut caps, &mut in_force);
-        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(RAM), RAM_SIZE as usize)]).map_err(|e| VmError::Memory(e.to_string()))?;
-        let host = mem.get_host_address(GuestAddress(RAM)).map_err(|e| VmError::Memory(e.to_string()))?;
+        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(RAM), RAM_SIZE as usize)]).map_err(VmError::MemoryMap)?;
+        let host = mem.get_host_address(GuestAddress(RAM)).map_err(VmError::Memory)?;
         let region = kvm_userspace_memory_region { slot: 0, flags: 0, guest_phys_addr: RAM, memory_size: RAM_SIZE, userspace_addr: host as u64 };
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
         unsafe { fd.set_user_memory_region(region) }.map_err(VmError::setup("KVM_SET_USER_MEMORY_REGION"))?;
-        mem.write_slice(&image, GuestAddress(boot::IMAGE)).map_err(|e| VmError::Memory(e.to_string()))?;
+        mem.write_slice(&image, GuestAddress(boot::IMAGE)).map_err(VmError::Memory)?;
         let vfio = cfg.kind == crate::config::Bench::Device && cfg.via.is_vfio();
         let assigned = if vfio { Some(assign(&fd, cfg, &mut caps)?) } else { None };
         let gicv4 = crate::vfio::gicv4::State::from_log(&crate::vfio::gicv4::kernel_log());
@@ -156,10 +156,10 @@ impl Vm {
 /// `boot::DEVICE_BAR` (a VM_PFNMAP mapping: KVM/arm64 maps it as device memory at stage 2).
 fn assign(fd: &VmFd, cfg: &BenchConfig, caps: &mut BTreeMap<String, String>) -> Result<crate::vfio::device::Assigned, VmError> {
     let flag = crate::vfio::locate::flag(cfg.vfio_device.as_deref(), cfg.via.name());
-    let path = crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|e| VmError::Unsupported(format!("{flag}: {e}")))?;
-    let mut dev = crate::vfio::device::Assigned::open(&path).map_err(|e| VmError::Unsupported(format!("{flag}: {e}")))?;
+    let path = crate::vfio::locate::locate(std::path::Path::new("/sys"), cfg.vfio_device.as_deref()).map_err(|source| VmError::Vfio { flag: flag.to_string(), source })?;
+    let mut dev = crate::vfio::device::Assigned::open(&path).map_err(|source| VmError::Vfio { flag: flag.to_string(), source })?;
     if cfg.vfio_trigger == crate::config::VfioTrigger::Dma {
-        dev.map_dma_page().map_err(|e| VmError::Unsupported(format!("--vfio-trigger dma: {e}")))?;
+        dev.map_dma_page().map_err(|source| VmError::Vfio { flag: "--vfio-trigger dma".into(), source })?;
     }
     if dev.bar_size > boot::DEVICE_BAR_MAX {
         return Err(VmError::Unsupported(format!("{}: BAR0 is {} bytes, more than the {} this VMM's layout leaves", dev.bdf, dev.bar_size, boot::DEVICE_BAR_MAX)));

@@ -9,7 +9,7 @@ use crate::config::BenchConfig;
 
 /// The probe's VM and vCPUs, or `None` when the host does not advertise the hypercall.
 pub fn probe_vm(cfg: &BenchConfig) -> Result<Option<(Vm, Vec<VcpuFd>)>, VmError> {
-    let kvm = kvm_ioctls::Kvm::new().map_err(|e| VmError::Unavailable(e.to_string()))?;
+    let kvm = kvm_ioctls::Kvm::new().map_err(VmError::Unavailable)?;
     let cpuid = kvm.get_supported_cpuid(kvm_bindings::KVM_MAX_CPUID_ENTRIES).map_err(VmError::setup("KVM_GET_SUPPORTED_CPUID"))?;
     let advertised = cpuid.as_slice().iter().any(|e| e.function == 0x4000_0001 && e.eax & (1 << 11) != 0);
     if !advertised {

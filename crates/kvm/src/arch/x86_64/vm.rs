@@ -49,7 +49,7 @@ fn setup(step: &'static str) -> impl FnOnce(vmm_sys_util::errno::Error) -> VmErr
 
 impl Vm {
     pub fn create(cfg: &BenchConfig, kind_code: u64, delta_cycles: u64) -> Result<Vm, VmError> {
-        let kvm = Kvm::new().map_err(|e| VmError::Unavailable(e.to_string()))?;
+        let kvm = Kvm::new().map_err(VmError::Unavailable)?;
         let fd = kvm.create_vm().map_err(setup("KVM_CREATE_VM"))?;
         let mut caps = BTreeMap::new();
         let mut in_force = Vec::new();
@@ -65,8 +65,8 @@ impl Vm {
                 },
             );
         }
-        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), layout::MEM_SIZE as usize)]).map_err(|e| VmError::Memory(e.to_string()))?;
-        let host = mem.get_host_address(GuestAddress(0)).map_err(|e| VmError::Memory(e.to_string()))?;
+        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), layout::MEM_SIZE as usize)]).map_err(VmError::MemoryMap)?;
+        let host = mem.get_host_address(GuestAddress(0)).map_err(VmError::Memory)?;
         let region = kvm_userspace_memory_region { slot: 0, flags: 0, guest_phys_addr: 0, memory_size: layout::MEM_SIZE, userspace_addr: host as u64 };
         // SAFETY: the region is backed by `mem`, which lives as long as the VM (both in `Vm`).
         unsafe { fd.set_user_memory_region(region) }.map_err(setup("KVM_SET_USER_MEMORY_REGION"))?;
@@ -78,7 +78,7 @@ impl Vm {
     }
 
     fn w64(&self, addr: u64, v: u64) -> Result<(), VmError> {
-        self.mem.write_obj(v, GuestAddress(addr)).map_err(|e| VmError::Memory(e.to_string()))
+        self.mem.write_obj(v, GuestAddress(addr)).map_err(VmError::Memory)
     }
 
     pub fn r64(&self, addr: u64) -> u64 {
@@ -104,11 +104,11 @@ impl Vm {
             self.w64(layout::IDT + 16 * v as u64, lo)?;
             self.w64(layout::IDT + 16 * v as u64 + 8, hi)?;
         }
-        self.mem.write_slice(&layout::tss(), GuestAddress(layout::TSS)).map_err(|e| VmError::Memory(e.to_string()))?;
+        self.mem.write_slice(&layout::tss(), GuestAddress(layout::TSS)).map_err(VmError::Memory)?;
         for (a, e) in layout::page_tables() {
             self.w64(a, e)?;
         }
-        self.mem.write_slice(PAYLOAD, GuestAddress(layout::CODE)).map_err(|e| VmError::Memory(e.to_string()))?;
+        self.mem.write_slice(PAYLOAD, GuestAddress(layout::CODE)).map_err(VmError::Memory)?;
         self.put_slot(slot::KIND, kind)?;
         self.put_slot(slot::DELTA, delta)?;
         self.put_slot(slot::NSAMP, cfg.samples + crate::config::DISCARDED_FIRST)?;
@@ -134,7 +134,7 @@ impl Vm {
         nowhere.gsi = NO_DEST_GSI;
         nowhere.u.msi.address_lo = 0xfee0_0000 | (crate::abi::NO_APIC_ID as u32) << 12;
         entries.push(nowhere);
-        let routing = KvmIrqRouting::from_entries(&entries).map_err(|e| VmError::Memory(format!("routing table: {e:?}")))?;
+        let routing = KvmIrqRouting::from_entries(&entries).map_err(VmError::table("routing table"))?;
         self.fd.set_gsi_routing(&routing).map_err(setup("KVM_SET_GSI_ROUTING"))?;
         // IOAPIC redirection: edge pin → DEVICE, level pin → DEVICE_LEVEL (bit 15), both to APIC 0.
         let mut chip = kvm_bindings::kvm_irqchip { chip_id: 2, ..Default::default() };
@@ -192,7 +192,7 @@ impl Vm {
             (0x832, vector::TIMER as u64 | 2 << 17),  // LVT timer: TSC-deadline mode
         ];
         let entries: Vec<kvm_msr_entry> = msrs.iter().map(|(i, d)| kvm_msr_entry { index: *i, data: *d, ..Default::default() }).collect();
-        let m = Msrs::from_entries(&entries).map_err(|e| VmError::Memory(format!("MSR list: {e:?}")))?;
+        let m = Msrs::from_entries(&entries).map_err(VmError::table("MSR list"))?;
         let n = vcpu.set_msrs(&m).map_err(setup("KVM_SET_MSRS"))?;
         if n != entries.len() {
             return Err(VmError::Setup {
