@@ -39,7 +39,7 @@ use serde::Deserialize;
 use crate::platform::timing::{gic_keys, LEVELS};
 use crate::platform::PathCounts;
 
-pub use spec::{GicIf, PathSpec, Segment, Spread};
+pub use spec::{PathSpec, Segment, Spread};
 
 /// The format string a census file must carry.
 pub const FORMAT: &str = "irqlab-census/1";

@@ -11,22 +11,16 @@
 //! band a model's path may differ from its census by.
 use super::{Census, CensusError, CensusPath, Count};
 use crate::platform::timing::{CoreTiming, PathTime, GIC_CLASSES};
-
-/// The GIC CPU interface a board has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GicIf {
-    /// GICv2 (GIC-400): CPU and virtual interface by MMIO.
-    Mmio,
-    /// GICv3+ (GIC-500/600/700): ICC/ICH system registers.
-    Sysreg,
-}
+use results::vocab::Gic;
 
 /// The path a model segment stands for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathSpec {
     /// The census path class (`paths.<class>`).
     pub class: &'static str,
-    pub gic: GicIf,
+    /// The board's GIC generation (the shared vocabulary's word): GICv2 (GIC-400) reads its CPU
+    /// and virtual interface by MMIO, GICv3 and later (GIC-500/600/700) the ICC/ICH system registers.
+    pub gic: Gic,
     /// The path enters EL2 at least once (a trap or an interrupt taken by the hypervisor).
     pub enters_el2: bool,
     /// EL2 functions that are entry code (timed at `cpi.hyp_entry`).
@@ -71,15 +65,11 @@ impl PathSpec {
         let p = census.path(self.class)?;
         let inv = |key: String, message: String| CensusError::Invalid { file: census.file.clone(), key, message };
         for k in p.gic.keys() {
-            let wrong = match self.gic {
-                GicIf::Mmio => is_sysreg(k),
-                GicIf::Sysreg => k.starts_with("gicc_") || k.starts_with("gich_") || k.starts_with("gicv_"),
-            };
+            let sysreg = self.gic.sysreg_cpu_interface();
+            let wrong = if sysreg { k.starts_with("gicc_") || k.starts_with("gich_") || k.starts_with("gicv_") } else { is_sysreg(k) };
             if wrong {
-                let want = match self.gic {
-                    GicIf::Mmio => "a GICv2 board (GICC/GICH by MMIO)",
-                    GicIf::Sysreg => "a GICv3 board (ICC/ICH system registers)",
-                };
+                let how = if sysreg { "ICC/ICH system registers" } else { "GICC/GICH by MMIO" };
+                let want = format!("a {} board ({how})", self.gic.title());
                 return Err(inv(format!("paths.{}.gic.{k}", self.class), format!("the scenario's path is on {want}; this census was counted on another GIC")));
             }
         }

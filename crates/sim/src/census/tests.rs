@@ -1,14 +1,14 @@
 //! The census loader's checks, on the test-only fixture (`tests/data/census-fixture.json`,
 //! invented counts of the census's shape: not a lab run).
-use super::spec::GicIf;
 use super::*;
 use crate::platform::timing::{CoreTiming, TimingSpec};
+use results::vocab::Gic;
 
 const FIXTURE: &str = include_str!("../../tests/data/census-fixture.json");
 
 const XEN_ENTRY: &[&str] = &["guest_irq", "return_from_trap"];
 
-fn spec(class: &'static str, gic: GicIf, enters_el2: bool) -> PathSpec {
+fn spec(class: &'static str, gic: Gic, enters_el2: bool) -> PathSpec {
     PathSpec { class, gic, enters_el2, entry_symbols: XEN_ENTRY }
 }
 
@@ -39,7 +39,7 @@ fn err(text: &str) -> String {
 #[test]
 fn the_fixture_loads_and_times_its_path() {
     let c = Census::parse(FIXTURE, "fixture.json").unwrap();
-    let seg = Segment::new(&c, &spec("xen-vtimer-running", GicIf::Mmio, true), &timing()).unwrap();
+    let seg = Segment::new(&c, &spec("xen-vtimer-running", Gic::V2, true), &timing()).unwrap();
     // 200 entry instructions at CPI 1, 600 of C at CPI 2, 12 guest at 1: 1412 cycles at 1 GHz;
     // 4 GIC MMIO accesses at 100 ns; one EL2 entry (60) + eret (40), one EL1 entry (30).
     assert_eq!(seg.warm.instructions_ns, 1412.0);
@@ -60,7 +60,7 @@ fn without_functions_entry_code_is_timed_as_c_and_said_so() {
     let mut t = timing();
     t.gic_ns.insert("ich_write".into(), t.gic_ns["gicc_read"].clone());
     t.gic_ns.insert("icc_read".into(), t.gic_ns["gicc_read"].clone());
-    let seg = Segment::new(&c, &PathSpec { class: "kvm-sgi-dispatch", gic: GicIf::Sysreg, enters_el2: true, entry_symbols: &[] }, &t).unwrap();
+    let seg = Segment::new(&c, &PathSpec { class: "kvm-sgi-dispatch", gic: Gic::V3, enters_el2: true, entry_symbols: &[] }, &t).unwrap();
     assert_eq!(seg.warm.instructions_ns, 400.0 * 2.0 + 2000.0);
     assert!(seg.note.as_deref().is_some_and(|n| n.contains("timed as C")), "{:?}", seg.note);
 }
@@ -69,17 +69,17 @@ fn without_functions_entry_code_is_timed_as_c_and_said_so() {
 fn a_census_of_another_path_is_refused_naming_file_and_key() {
     let c = Census::parse(FIXTURE, "fixture.json").unwrap();
     let t = timing();
-    let e = Segment::new(&c, &spec("xen-sgi-target", GicIf::Mmio, true), &t).unwrap_err().to_string();
+    let e = Segment::new(&c, &spec("xen-sgi-target", Gic::V2, true), &t).unwrap_err().to_string();
     assert!(e.starts_with("fixture.json: key `paths.xen-sgi-target`") && e.contains("xen-vtimer-running"), "{e}");
-    let e = Segment::new(&c, &spec("xen-vtimer-running", GicIf::Sysreg, true), &t).unwrap_err().to_string();
+    let e = Segment::new(&c, &spec("xen-vtimer-running", Gic::V3, true), &t).unwrap_err().to_string();
     assert!(e.contains("paths.xen-vtimer-running.gic.gicc_read") && e.contains("GICv3"), "{e}");
-    let e = Segment::new(&c, &spec("kvm-sgi-dispatch", GicIf::Mmio, true), &t).unwrap_err().to_string();
+    let e = Segment::new(&c, &spec("kvm-sgi-dispatch", Gic::V2, true), &t).unwrap_err().to_string();
     assert!(e.contains("paths.kvm-sgi-dispatch.gic.icc_read"), "{e}");
-    let e = Segment::new(&c, &spec("xen-vtimer-running", GicIf::Mmio, false), &t).unwrap_err().to_string();
+    let e = Segment::new(&c, &spec("xen-vtimer-running", Gic::V2, false), &t).unwrap_err().to_string();
     assert!(e.contains("paths.xen-vtimer-running.instructions.el2"), "{e}");
     let no_trap = FIXTURE.replace("\"exceptions\": { \"el2\": { \"irq\": 1 }, \"el1\": { \"irq\": 1 } }", "\"exceptions\": { \"el1\": { \"irq\": 1 } }");
     let c = Census::parse(&no_trap, "fixture.json").unwrap();
-    let e = Segment::new(&c, &spec("xen-vtimer-running", GicIf::Mmio, true), &t).unwrap_err().to_string();
+    let e = Segment::new(&c, &spec("xen-vtimer-running", Gic::V2, true), &t).unwrap_err().to_string();
     assert!(e.contains("paths.xen-vtimer-running.exceptions.el2"), "{e}");
 }
 
@@ -128,11 +128,11 @@ fn a_model_path_outside_its_census_spread_is_reported() {
     let t = timing();
     // The fixture's vtimer path times at 1922–2002 ns on this timing (test above).
     let k = |ns: f64| CostDist::Constant { ns };
-    let ok = check_against_census(&[&k(300.0), &k(1100.0), &k(100.0), &k(300.0), &k(150.0)], &c, GicIf::Mmio, &t).unwrap();
+    let ok = check_against_census(&[&k(300.0), &k(1100.0), &k(100.0), &k(300.0), &k(150.0)], &c, Gic::V2, &t).unwrap();
     assert_eq!(ok.median_ns, 1942.0);
-    let e = check_against_census(&[&k(300.0), &k(606.0), &k(100.0), &k(300.0), &k(40.0)], &c, GicIf::Mmio, &t).unwrap_err();
+    let e = check_against_census(&[&k(300.0), &k(606.0), &k(100.0), &k(300.0), &k(40.0)], &c, Gic::V2, &t).unwrap_err();
     assert!(e.contains("1346 ns") && e.contains("fixture.json#xen-vtimer-running") && e.contains("1922"), "{e}");
     // A census of the other GIC generation is not this board's path.
-    let e = check_against_census(&[&k(300.0), &k(1100.0), &k(100.0), &k(300.0), &k(150.0)], &c, GicIf::Sysreg, &t).unwrap_err();
+    let e = check_against_census(&[&k(300.0), &k(1100.0), &k(100.0), &k(300.0), &k(150.0)], &c, Gic::V3, &t).unwrap_err();
     assert!(e.contains("GICv3"), "{e}");
 }

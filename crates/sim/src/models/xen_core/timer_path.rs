@@ -66,7 +66,7 @@ pub const XEN_ENTRY_SYMBOLS: &[&str] = &["hyp_irq", "hyp_sync", "guest_irq", "gu
 pub fn check_against_census(
     path: &[&CostDist],
     census: &crate::census::Census,
-    gic: crate::census::GicIf,
+    gic: results::vocab::Gic,
     timing: &crate::platform::CoreTiming,
 ) -> Result<crate::census::Spread, String> {
     let spec = crate::census::PathSpec { class: CENSUS_CLASS, gic, enters_el2: true, entry_symbols: XEN_ENTRY_SYMBOLS };
