@@ -270,3 +270,20 @@ fn a_fio_option_given_twice_is_fios_later_one() {
     let e = one("fio", "dup.json", &json.replacen("\"jobs\"", "\"fio version\" : \"x\",\n\"jobs\"", 1)).unwrap_err();
     assert!(e.contains("given twice"), "{e}");
 }
+
+/// Issue 45: rtla columns that name one CPU in two spellings (`IRQ-000`, `IRQ-0`) overwrote a
+/// class; two `# Time unit is` lines were resolved by the last. Both are refused, naming both.
+#[test]
+fn rtla_one_cpu_spelled_twice_or_two_units_are_refused_naming_both() {
+    let rtla = data("rtla-timerlat-hist.txt");
+    let e = one("rtla-timerlat", "r.txt", &rtla.replace("IRQ-001", "IRQ-0")).unwrap_err();
+    assert!(e.contains("r.txt: line 4") && e.contains("`IRQ-000`") && e.contains("`IRQ-0`") && e.contains("irq.cpu0"), "{e}");
+    let e = one("rtla-timerlat", "r.txt", &rtla.replace("Thr-001", "Thr-00")).unwrap_err();
+    assert!(e.contains("`Thr-000`") && e.contains("`Thr-00`"), "{e}");
+    let two = rtla.replacen("# Duration:", "# Time unit is nanoseconds (ns)\n# Duration:", 1);
+    let e = one("rtla-timerlat", "r.txt", &two).unwrap_err();
+    assert!(e.contains("r.txt") && e.contains("line 2") && e.contains("line 3") && e.contains("microseconds") && e.contains("nanoseconds"), "{e}");
+    // The same unit stated twice says one thing: imported.
+    let same = rtla.replacen("# Duration:", "# Time unit is microseconds (us)\n# Duration:", 1);
+    assert!(one("rtla-timerlat", "r.txt", &same).is_ok());
+}
