@@ -34,21 +34,13 @@ pub const MAX_STREAM_BYTES: u64 = 64 << 20;
 /// The stream, bounded like every reader: a regular file of at most [`MAX_STREAM_BYTES`];
 /// bytes that are not UTF-8 are replaced (the parser then names the line).
 fn read_stream(path: &std::path::Path) -> Result<String, CliError> {
-    use std::io::Read;
     let name = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
-    if !meta.is_file() {
-        return Err(CliError(format!("{name}: not a regular file; give an ITS command stream file")));
-    }
-    if meta.len() > MAX_STREAM_BYTES {
-        return Err(CliError(format!("{name}: {} bytes; irqlab reads at most {MAX_STREAM_BYTES} bytes here", meta.len())));
-    }
-    let mut bytes = Vec::new();
-    let f = std::fs::File::open(path).map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
-    f.take(MAX_STREAM_BYTES + 1).read_to_end(&mut bytes).map_err(|e| CliError(format!("{name}: cannot read: {e}")))?;
-    if bytes.len() as u64 > MAX_STREAM_BYTES {
-        return Err(CliError(format!("{name}: more than {MAX_STREAM_BYTES} bytes; irqlab reads at most that here")));
-    }
+    let bytes = results::read_bytes_capped(path, MAX_STREAM_BYTES).map_err(|e| match e {
+        results::ResultsError::NotRegular { .. } => CliError(format!("{name}: not a regular file; give an ITS command stream file")),
+        results::ResultsError::TooLarge { bytes, .. } => CliError(format!("{name}: {bytes} bytes; irqlab reads at most {MAX_STREAM_BYTES} bytes here")),
+        results::ResultsError::Read { source, .. } => CliError(format!("{name}: cannot read: {source}")),
+        other => CliError(other.to_string()),
+    })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

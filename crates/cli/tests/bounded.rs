@@ -70,3 +70,25 @@ fn profile_parameters_the_model_cannot_compute_in_bounded_time_are_refused() {
     );
     refused(&o, &["platform.costs.lr_inject", "p99_ns / median_ns"]);
 }
+
+/// Issue 45: a cold-cache factor far outside physics (`platform.params.cold_factor = 1e6`) passed
+/// validation and `sim xen-wfi-policy` ran for minutes (1e12: hours) on its busy-neighbour points.
+/// It is refused by validation, naming the key and the bound; the bound itself runs.
+#[test]
+fn a_cold_cache_factor_beyond_physics_is_refused_and_the_bound_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let set = |v: &str| ["--set".to_string(), format!("platform.params.cold_factor.value={v}")];
+    for (scenario, value, shown) in [("xen-wfi-policy", "1e6", "got 1000000"), ("xen-wfi-policy", "100.5", "got 100.5"), ("xen-arm-a53-dom0less", "1e12", "got 1000000000000")] {
+        let mut args: Vec<String> = ["sim", scenario, "--out", "c"].iter().map(|s| s.to_string()).collect();
+        args.extend(set(value));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = irqlab(&args, d.path());
+        refused(&o, &[&format!("{scenario}.toml"), "platform.params.cold_factor", "at most 100", shown]);
+        assert!(!d.path().join("c").exists());
+    }
+    let mut args: Vec<String> = ["sim", "xen-wfi-policy", "--out", "ok"].iter().map(|s| s.to_string()).collect();
+    args.extend(set("100"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = irqlab(&args, d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

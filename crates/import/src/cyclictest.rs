@@ -1,5 +1,6 @@
 //! cyclictest (rt-tests; checked with 2.40 from Debian 12): its `--json=FILE` output and its
-//! `-h/--histogram=US` text, told apart by the first character (`{`).
+//! `-h/--histogram=US` text (or `-H/--histofall=US`: the same with a column of all threads
+//! together, checked and left out), told apart by the first character (`{`).
 //!
 //! Both hold, per measurement thread, a histogram of 1 µs buckets (bucket i = latencies in
 //! [i, i + 1) µs, as cyclictest's `timerthread` floors ns / 1000 before counting), the samples
@@ -161,7 +162,7 @@ fn columns(file: &str, lineno: usize, rest: &str, want: Option<usize>, what: &st
 }
 
 fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError> {
-    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
+    let mut rows: Vec<(u64, Vec<u64>, usize)> = Vec::new();
     let mut threads: Option<usize> = None;
     // label → (its line, one value per thread)
     let mut tail: BTreeMap<&str, (usize, Vec<f64>)> = BTreeMap::new();
@@ -178,7 +179,7 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
             if tail.contains_key(label) {
                 return Err(ImportError::line(file, n, format!("one `{label}` line"), "a second one"));
             }
-            tail.insert(label, (n, columns(file, n, &l[label.len()..], threads, "a count or latency")?));
+            tail.insert(label, (n, columns(file, n, &l[label.len()..], None, "a count or latency")?));
             continue;
         }
         if !seen_header || l.starts_with('#') || l.is_empty() || tail.contains_key("# Total:") {
@@ -193,13 +194,14 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
             Some(t) if t != counts.len() => return Err(ImportError::line(file, n, format!("{t} counts (one per thread)"), format!("{} counts", counts.len()))),
             _ => {}
         }
-        rows.push((idx, counts));
+        rows.push((idx, counts, n));
     }
     if !seen_header {
         return Err(ImportError::other(file, "no `# Histogram` line: expected cyclictest -h/--histogram output"));
     }
-    let t = threads.ok_or_else(|| ImportError::other(file, "`# Histogram` has no rows"))?;
-    // A summary line before the first histogram row was read before the thread count was known.
+    let width = threads.ok_or_else(|| ImportError::other(file, "`# Histogram` has no rows"))?;
+    let histofall = all_threads_column(file, width, &mut rows, &mut tail)?;
+    let t = if histofall { width - 1 } else { width };
     for (n, v) in tail.values() {
         if v.len() != t {
             return Err(ImportError::line(file, *n, format!("{t} columns (one per thread, as the histogram rows)"), format!("{} columns", v.len())));
@@ -214,7 +216,7 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
     let mut out = Vec::new();
     for k in 0..t {
         let mut buckets = Vec::with_capacity(rows.len());
-        for (b, c) in &rows {
+        for (b, c, _) in &rows {
             buckets.push((scaled(file, &format!("histogram row {b}"), *b, scale)?, c[k]));
         }
         let whole = |label: &str| -> Result<u64, ImportError> {
@@ -243,5 +245,51 @@ fn parse_hist(text: &str, file: &str, scale: u64) -> Result<Parsed, ImportError>
     if out.iter().all(|t| t.buckets.iter().all(|b| b.1 == 0)) {
         return Err(ImportError::other(file, "every histogram count is 0"));
     }
-    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![config(file, out)?], kind: results::ResultKind::Measured })
+    let mut c = config(file, out)?;
+    if histofall {
+        c.notes.push(format!("{file}: cyclictest -H: its column of all threads together was checked against the threads' columns and is not imported as a class of its own"));
+    }
+    Ok(Parsed { origin: Origin { tool: "cyclictest".into(), ..Origin::default() }, configs: vec![c], kind: results::ResultKind::Measured })
+}
+
+/// `-H N` (`--histofall`) with more than one thread adds a column of all threads together to the
+/// histogram rows (their sum), `# Total:` (the sum), `# Max Latencies:` (the largest) and `#
+/// Histogram Overflows:` (the sum), but not to `# Min Latencies:` or `# Avg Latencies:`
+/// (rt-tests' `print_hist` in `src/cyclictest/cyclictest.c`). Told by those two lines having one
+/// column fewer than the rows; the extra column is checked against the threads' and removed.
+/// Returns whether it was there.
+fn all_threads_column(file: &str, width: usize, rows: &mut [(u64, Vec<u64>, usize)], tail: &mut BTreeMap<&str, (usize, Vec<f64>)>) -> Result<bool, ImportError> {
+    let short = |label: &str| tail.get(label).is_some_and(|(_, v)| v.len() + 1 == width);
+    if width < 3 || !short("# Min Latencies:") || !short("# Avg Latencies:") {
+        return Ok(false);
+    }
+    let t = width - 1;
+    for (_, counts, n) in rows.iter_mut() {
+        let sum = counts[..t].iter().try_fold(0u64, |a, c| a.checked_add(*c));
+        if sum != Some(counts[t]) {
+            return Err(ImportError::line(
+                file,
+                *n,
+                "the last column (-H: all threads) to be the sum of the threads' counts",
+                format!("{} (the threads sum to {})", counts[t], counts[..t].iter().map(|c| *c as u128).sum::<u128>()),
+            ));
+        }
+        counts.truncate(t);
+    }
+    let checks: [(&str, fn(&[f64]) -> f64, &str); 3] = [
+        ("# Total:", |v| v.iter().sum(), "the sum"),
+        ("# Max Latencies:", |v| v.iter().copied().fold(f64::NEG_INFINITY, f64::max), "the largest"),
+        ("# Histogram Overflows:", |v| v.iter().sum(), "the sum"),
+    ];
+    for (label, all, what) in checks {
+        let Some((n, v)) = tail.get_mut(label) else { continue };
+        if v.len() != width {
+            return Err(ImportError::line(file, *n, format!("{width} columns (one per thread and, with -H, all threads)"), format!("{} columns", v.len())));
+        }
+        if all(&v[..t]) != v[t] {
+            return Err(ImportError::line(file, *n, format!("the last `{label}` column (-H: all threads) to be {what} of the threads'"), format!("{}", v[t])));
+        }
+        v.truncate(t);
+    }
+    Ok(true)
 }

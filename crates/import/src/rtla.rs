@@ -25,7 +25,7 @@ fn class_name(file: &str, line: usize, col: &str) -> Result<String, ImportError>
 }
 
 pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Parsed, ImportError> {
-    let mut scale: Option<u64> = None;
+    let mut scale: Option<(u64, usize)> = None;
     let mut duration = None;
     let mut cols: Vec<String> = Vec::new();
     let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
@@ -38,11 +38,18 @@ pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Pars
             continue;
         }
         if let Some(u) = l.strip_prefix("# Time unit is ") {
-            scale = Some(match u {
+            let s = match u {
                 _ if u.starts_with("microseconds") => 1000,
                 _ if u.starts_with("nanoseconds") => 1,
                 _ => return Err(ImportError::line(file, n, "`microseconds (us)` or `nanoseconds (ns)`", u)),
-            });
+            };
+            // Two unit lines that disagree (two outputs pasted together) were resolved by the
+            // last (issue 45): neither can be trusted for the rows.
+            if let Some((first, at)) = scale.filter(|(f, _)| *f != s) {
+                let said = if first == 1 { "nanoseconds" } else { "microseconds" };
+                return Err(ImportError::line(file, n, format!("the unit of line {at} (`{said}`): one unit per rtla output"), l));
+            }
+            scale.get_or_insert((s, n));
             continue;
         }
         if let Some(d) = l.strip_prefix("# Duration:") {
@@ -64,6 +71,14 @@ pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Pars
             cols = rest.split_whitespace().map(|c| class_name(file, n, c)).collect::<Result<_, _>>()?;
             // A column named twice would overwrite another CPU's class (issue 36).
             unique(file, &format!("line {n}"), "column (IRQ-NNN, Thr-NNN, Usr-NNN)", rest.split_whitespace())?;
+            // So would one CPU in two spellings (`IRQ-000`, `IRQ-0`; issue 45): rtla prints
+            // each CPU once, so this is not its output.
+            let mut seen: std::collections::HashMap<&str, &str> = Default::default();
+            for (class, col) in cols.iter().zip(rest.split_whitespace()) {
+                if let Some(earlier) = seen.insert(class, col) {
+                    return Err(ImportError::line(file, n, format!("one column per CPU and kind (rtla prints each once): `{earlier}` and `{col}` are both {class}"), l));
+                }
+            }
             continue;
         }
         if cols.is_empty() {
@@ -88,7 +103,7 @@ pub(super) fn parse(text: &str, file: &str, opts: &ImportOptions) -> Result<Pars
         }
         rows.push((idx, counts));
     }
-    let scale = scale.ok_or_else(|| ImportError::other(file, "no `# Time unit is …` line: expected rtla timerlat hist output"))?;
+    let scale = scale.ok_or_else(|| ImportError::other(file, "no `# Time unit is …` line: expected rtla timerlat hist output"))?.0;
     unit_agrees(file, opts, scale, "`# Time unit is`")?;
     if cols.is_empty() {
         return Err(ImportError::other(file, "no `Index IRQ-000 Thr-000 …` header: expected rtla timerlat hist output"));

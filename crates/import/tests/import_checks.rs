@@ -270,3 +270,73 @@ fn a_fio_option_given_twice_is_fios_later_one() {
     let e = one("fio", "dup.json", &json.replacen("\"jobs\"", "\"fio version\" : \"x\",\n\"jobs\"", 1)).unwrap_err();
     assert!(e.contains("given twice"), "{e}");
 }
+
+/// Issue 45: rtla columns that name one CPU in two spellings (`IRQ-000`, `IRQ-0`) overwrote a
+/// class; two `# Time unit is` lines were resolved by the last. Both are refused, naming both.
+#[test]
+fn rtla_one_cpu_spelled_twice_or_two_units_are_refused_naming_both() {
+    let rtla = data("rtla-timerlat-hist.txt");
+    let e = one("rtla-timerlat", "r.txt", &rtla.replace("IRQ-001", "IRQ-0")).unwrap_err();
+    assert!(e.contains("r.txt: line 4") && e.contains("`IRQ-000`") && e.contains("`IRQ-0`") && e.contains("irq.cpu0"), "{e}");
+    let e = one("rtla-timerlat", "r.txt", &rtla.replace("Thr-001", "Thr-00")).unwrap_err();
+    assert!(e.contains("`Thr-000`") && e.contains("`Thr-00`"), "{e}");
+    let two = rtla.replacen("# Duration:", "# Time unit is nanoseconds (ns)\n# Duration:", 1);
+    let e = one("rtla-timerlat", "r.txt", &two).unwrap_err();
+    assert!(e.contains("r.txt") && e.contains("line 2") && e.contains("line 3") && e.contains("microseconds") && e.contains("nanoseconds"), "{e}");
+    // The same unit stated twice says one thing: imported.
+    let same = rtla.replacen("# Duration:", "# Time unit is microseconds (us)\n# Duration:", 1);
+    assert!(one("rtla-timerlat", "r.txt", &same).is_ok());
+}
+
+/// cyclictest `-H N` (`--histofall`) text: with more than one thread, every histogram row, `#
+/// Total:`, `# Max Latencies:` and `# Histogram Overflows:` carry one more column, all threads
+/// together (rt-tests' `print_hist`: the row's sum, the totals' sum, the largest max, the
+/// overflows' sum); `# Min Latencies:` and `# Avg Latencies:` do not. It was refused as
+/// "expected 3 columns" (issue 45). It imports as the same threads as `-h N`, the all-threads
+/// column checked against them.
+fn histofall(text: &str) -> String {
+    let mut out = String::new();
+    for l in text.lines() {
+        let nums = |rest: &str| rest.split_whitespace().map(|x| x.parse::<u64>().unwrap()).collect::<Vec<u64>>();
+        let line = if l.starts_with("# Total:") || l.starts_with("# Histogram Overflows:") {
+            let (label, rest) = l.split_at(l.find(':').unwrap() + 1);
+            format!("{label}{rest} {:09}", nums(rest).iter().sum::<u64>())
+        } else if let Some(rest) = l.strip_prefix("# Max Latencies:") {
+            format!("# Max Latencies:{rest} {:05}", nums(rest).iter().max().unwrap())
+        } else if l.starts_with("0") {
+            let v = nums(l);
+            format!("{l}\t{:06}", v[1..].iter().sum::<u64>())
+        } else {
+            l.to_string()
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn cyclictest_histofall_text_imports_as_its_threads() {
+    let opts = ImportOptions { unit: Some(LatencyUnit::Us), ..Default::default() };
+    let h = data("cyclictest-hist.txt");
+    let big_h = histofall(&h);
+    assert!(big_h.contains("# Max Latencies: 09079 04891 09079") && big_h.contains("# Total: 000002845 000002976 000005821"), "{big_h}");
+    let a = with("cyclictest", "h.txt", &h, &opts).unwrap();
+    let b = with("cyclictest", "hh.txt", &big_h, &opts).unwrap();
+    assert_eq!(a.configs[0].classes.keys().collect::<Vec<_>>(), b.configs[0].classes.keys().collect::<Vec<_>>());
+    for (k, c) in &a.configs[0].classes {
+        assert_eq!(c.summary, b.configs[0].classes[k].summary, "{k}");
+    }
+    assert!(b.configs[0].notes.iter().any(|n| n.contains("-H") && n.contains("all threads")), "{:?}", b.configs[0].notes);
+    // An all-threads column that is not the threads' sum is not cyclictest's: refused, named.
+    let row = big_h.lines().find(|l| l.starts_with("000097")).unwrap();
+    let bad = big_h.replace(row, "000097 000001\t000003\t000005");
+    let e = with("cyclictest", "hh.txt", &bad, &opts).unwrap_err();
+    assert!(e.contains("hh.txt: line") && e.contains("all threads") && e.contains("sum"), "{e}");
+    let bad = big_h.replace("# Max Latencies: 09079 04891 09079", "# Max Latencies: 09079 04891 09999");
+    let e = with("cyclictest", "hh.txt", &bad, &opts).unwrap_err();
+    assert!(e.contains("hh.txt: line") && e.contains("# Max Latencies:"), "{e}");
+    // Min or avg with the extra column, or rows without it, stay refused as before.
+    let bad = big_h.replace("# Min Latencies: 00043 00018", "# Min Latencies: 00043 00018 00018");
+    assert!(with("cyclictest", "hh.txt", &bad, &opts).is_err());
+}

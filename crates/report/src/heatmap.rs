@@ -1,6 +1,7 @@
 //! A heatmap of one statistic over two sweep axes: a pivot per combination of the remaining axes
 //! (small multiples), cells coloured on one scale shared by all of them (logarithmic for
 //! latencies), so a glance finds where latency or throughput changes.
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use results::ConfigResult;
@@ -30,10 +31,18 @@ pub fn ramp_neutral(f: f64) -> String {
 /// The heatmap as HTML: `x` across, `y` down, one small table per combination of the other axes.
 pub fn heatmap_html(configs: &[ConfigResult], all: &[SweepAxis], x: &SweepAxis, y: &SweepAxis, spec: &CellSpec) -> String {
     let rest: Vec<&SweepAxis> = all.iter().filter(|a| a.key != x.key && a.key != y.key).collect();
-    let mut facets: Vec<Vec<(String, String)>> = vec![Vec::new()];
-    for a in &rest {
-        facets = facets.into_iter().flat_map(|f| a.values.iter().map(move |v| [f.clone(), vec![(a.key.clone(), v.clone())]].concat())).collect();
+    // One facet per combination of the other axes' values that some configuration has, in sweep
+    // order. Enumerating every combination was exponential in the number of axes (issue 45).
+    let mut present: BTreeMap<Vec<usize>, Vec<(String, String)>> = BTreeMap::new();
+    let index: Vec<HashMap<&str, usize>> = rest.iter().map(|a| a.positions()).collect();
+    for c in configs {
+        if !c.params.contains_key(&x.key) || !c.params.contains_key(&y.key) {
+            continue;
+        }
+        let Some(order) = rest.iter().zip(&index).map(|(a, ix)| c.params.get(&a.key).and_then(|v| ix.get(v.as_str())).copied()).collect::<Option<Vec<usize>>>() else { continue };
+        present.entry(order).or_insert_with(|| rest.iter().map(|a| (a.key.clone(), c.params[&a.key].clone())).collect());
     }
+    let mut facets: Vec<Vec<(String, String)>> = present.into_values().collect();
     let total = facets.len();
     facets.truncate(MAX_FACETS);
     let rows = [y.clone()];
@@ -112,6 +121,19 @@ mod tests {
         let spec = CellSpec { stat: &stat, second: None, class: "timer", unit: LatencyUnit::Ns };
         let h = heatmap_html(&cs, &ax, find(&ax, "vwfi").unwrap(), find(&ax, "other").unwrap(), &spec);
         assert!(h.contains("class=\"key\"") && h.contains(&ramp_neutral(1.0)) && !h.contains(&ramp(1.0)), "{h}");
+    }
+
+    #[test]
+    fn one_facet_per_combination_some_configuration_has() {
+        // 64 axes, 62 of them left for facets (3^62 combinations): three facets (issue 45).
+        let cs = crate::pivot::more_tests::many_axes();
+        let ax = axes(&cs);
+        let stat = Stat::parse("p99");
+        let spec = CellSpec { stat: &stat, second: None, class: "t", unit: LatencyUnit::Ns };
+        let h = heatmap_html(&cs, &ax, &ax[0], &ax[1], &spec);
+        assert_eq!(h.matches("<figure class=\"facet\">").count(), 3, "{h}");
+        assert!(h.contains("<figcaption>p02=2, p03=0,") && h.contains("<figcaption>p02=0, p03=1,"), "{h}");
+        assert!(!h.contains("combinations shown"), "{h}");
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! which the runner writes in sweep order (`vwfi=trap, other=busy, pcpus=1`); keys not named there
 //! follow alphabetically. Users name axes by full key (`hypervisor.vwfi`) or by its last part
 //! (`vwfi`).
+use std::collections::{BTreeMap, HashMap, HashSet};
+
 use results::ConfigResult;
 
 use crate::format::{group, latency, number, LatencyUnit};
@@ -21,27 +23,41 @@ impl SweepAxis {
     pub fn short(&self) -> &str {
         self.key.rsplit('.').next().unwrap_or(&self.key)
     }
+
+    /// Each value's position in the sweep order, for lookups in constant time.
+    pub fn positions(&self) -> HashMap<&str, usize> {
+        self.values.iter().enumerate().map(|(i, v)| (v.as_str(), i)).collect()
+    }
 }
 
 /// The sweep axes of `configs` (failed ones included: they still have parameters).
 pub fn axes(configs: &[ConfigResult]) -> Vec<SweepAxis> {
+    // Linear in configurations × parameters (issue 45: a search of the axis list per parameter,
+    // and of the name's parts per comparison while sorting, made `report` quadratic in a
+    // configuration's number of parameters).
+    let mut seen: BTreeMap<&str, (usize, HashSet<&str>)> = BTreeMap::new();
     let mut axes: Vec<SweepAxis> = Vec::new();
     for c in configs {
         for (k, v) in &c.params {
-            match axes.iter_mut().find(|a| &a.key == k) {
-                Some(a) => {
-                    if !a.values.contains(v) {
-                        a.values.push(v.clone())
-                    }
-                }
-                None => axes.push(SweepAxis { key: k.clone(), values: vec![v.clone()] }),
+            let (i, values) = seen.entry(k.as_str()).or_insert_with(|| {
+                axes.push(SweepAxis { key: k.clone(), values: Vec::new() });
+                (axes.len() - 1, HashSet::new())
+            });
+            if values.insert(v.as_str()) {
+                axes[*i].values.push(v.clone());
             }
         }
     }
     axes.retain(|a| a.values.len() > 1);
-    let name_order: Vec<&str> = configs.first().map(|c| c.name.split(", ").filter_map(|p| p.split_once('=').map(|kv| kv.0)).collect()).unwrap_or_default();
-    let rank = |a: &SweepAxis| name_order.iter().position(|n| *n == a.key || *n == a.short()).unwrap_or(usize::MAX);
-    axes.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.key.cmp(&b.key)));
+    // First position of each name part (`key=` in the first configuration's name).
+    let mut name_rank: HashMap<&str, usize> = HashMap::new();
+    if let Some(c) = configs.first() {
+        for (i, key) in c.name.split(", ").filter_map(|p| p.split_once('=').map(|kv| kv.0)).enumerate() {
+            name_rank.entry(key).or_insert(i);
+        }
+    }
+    let rank = |a: &SweepAxis| [name_rank.get(a.key.as_str()), name_rank.get(a.short())].into_iter().flatten().copied().min().unwrap_or(usize::MAX);
+    axes.sort_by_cached_key(|a| (rank(a), a.key.clone()));
     axes
 }
 

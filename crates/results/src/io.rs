@@ -63,6 +63,12 @@ pub const MAX_RESULT_BYTES: u64 = 256 << 20;
 /// The size is checked before reading and the read itself stops at `max + 1` bytes, so a file
 /// growing meanwhile cannot push it past the bound.
 pub fn read_text_capped(path: &Path, max: u64) -> Result<String, ResultsError> {
+    let bytes = read_bytes_capped(path, max)?;
+    String::from_utf8(bytes).map_err(|e| ResultsError::Read { path: path.into(), source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not UTF-8 text ({e})")) })
+}
+
+/// [`read_text_capped`]'s bytes, for a reader that decodes them itself.
+pub fn read_bytes_capped(path: &Path, max: u64) -> Result<Vec<u8>, ResultsError> {
     use std::io::Read;
     let read_err = |source| ResultsError::Read { path: path.into(), source };
     let meta = std::fs::metadata(path).map_err(read_err)?;
@@ -77,7 +83,7 @@ pub fn read_text_capped(path: &Path, max: u64) -> Result<String, ResultsError> {
     if bytes.len() as u64 > max {
         return Err(ResultsError::TooLarge { path: path.into(), bytes: bytes.len() as u64, max });
     }
-    String::from_utf8(bytes).map_err(|e| read_err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not UTF-8 text ({e})"))))
+    Ok(bytes)
 }
 
 /// Read and check a result file (at most [`MAX_RESULT_BYTES`], a regular file).

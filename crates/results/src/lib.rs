@@ -39,7 +39,7 @@ pub use breakdown::{BreakdownBuilder, SegmentStat};
 pub use compare::{compare, compare_mapped, summary_stat, CompareRow, Comparison, Pair, PairedBy, COMPARED_STATS};
 pub use csv::{escape_control, to_csv, to_csv_in, LatencyUnit};
 pub use error::ResultsError;
-pub use io::{from_json_str, read_json, read_text_capped, sync_dir, to_json_string, write_atomic, write_json, MAX_RESULT_BYTES};
+pub use io::{from_json_str, read_bytes_capped, read_json, read_text_capped, sync_dir, to_json_string, write_atomic, write_json, MAX_RESULT_BYTES};
 pub use latency::{decode_histogram, HistogramError, LatencyClass, LatencyRecorder, Summary, HIST_HIGH_NS, HIST_SIGFIG};
 pub use question::Question;
 pub use repetitions::{Repetition, Repetitions, RepetitionsError};

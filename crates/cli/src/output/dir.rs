@@ -85,8 +85,13 @@ fn existing_entries(shown: &Path, real: &Path, inputs: &[PathBuf], force: bool) 
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         other => other.map_err(|e| OutputError::io(FLAG, shown, "look at it", e))?,
     };
+    if m.file_type().is_symlink() {
+        let to = std::fs::read_link(real).map(|t| t.display().to_string()).unwrap_or_else(|_| "?".into());
+        return Err(unusable(format!("is a symlink to {to}, which does not exist: create that directory, remove the link, or give another {FLAG}")));
+    }
     if !m.is_dir() {
-        return Err(unusable("exists and is not a directory".into()));
+        let what = if m.is_file() { "a regular file" } else { "not a directory" };
+        return Err(unusable(format!("exists and is {what}; the output is a directory: give another {FLAG}")));
     }
     let cwd = std::env::current_dir().and_then(std::fs::canonicalize).map_err(|e| OutputError::io(FLAG, shown, "find the current directory", e))?;
     if cwd.starts_with(real) {

@@ -25,6 +25,13 @@ pub enum OutputError {
 
 impl OutputError {
     pub(crate) fn io(flag: &str, path: &std::path::Path, step: impl Into<String>, source: std::io::Error) -> Self {
+        // "Not a directory" names no path: name the file that stands where a directory should
+        // (`-o notes.txt/r.html`; issue 45's output-path messages).
+        if source.raw_os_error() == Some(libc::ENOTDIR) {
+            if let Some(f) = path.ancestors().skip(1).find(|a| !a.as_os_str().is_empty() && a.exists() && !a.is_dir()) {
+                return OutputError::Unusable { flag: flag.into(), path: path.into(), why: format!("{} is a file, not a directory: nothing can be written under it", f.display()) };
+            }
+        }
         let hint = match source.raw_os_error() {
             Some(libc::EPERM) | Some(libc::EACCES) => {
                 "; irqlab may not change something there (another user's file or directory, or an immutable one): fix the permissions or give another output".to_string()

@@ -180,6 +180,10 @@ pub fn write(t: &Target, bytes: &[u8]) -> Result<(), OutputError> {
         Plan::Replace { real, old } => (real, old),
     };
     let dir = real.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    // A directory this user may not create files in is named as such (issue 45), before any try.
+    if let Some(d) = super::lock::unwritable_dir(&dir) {
+        return Err(OutputError::Unusable { flag: t.flag.into(), path: t.path.into(), why: super::lock::not_writable(&d) });
+    }
     std::fs::create_dir_all(&dir).map_err(|e| io_err("create its directory", e))?;
     super::lock::wait_for_dir_writer(&dir, t.path, t.flag)?;
     sweep_stale(&dir);

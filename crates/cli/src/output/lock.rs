@@ -44,14 +44,25 @@ pub fn lock_dir(real: &Path, shown: &Path, flag: &str, wait: bool) -> Result<(),
         return Ok(());
     }
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| OutputError::io(flag, shown, "create its parent directory", e))?;
+        std::fs::create_dir_all(parent).map_err(|e| match unwritable_dir(parent) {
+            Some(d) => OutputError::Unusable { flag: flag.into(), path: shown.into(), why: not_writable(&d) },
+            None => OutputError::io(flag, shown, "create its parent directory", e),
+        })?;
     }
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| OutputError::io(flag, shown, format!("open its lock file {}", path.display()), e))?;
+    let f = match std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path) {
+        Ok(f) => f,
+        // A lock file left by another user (issue 45): flock needs no write access, so the lock
+        // is taken on it read-only rather than refusing.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && path.is_file() => {
+            File::open(&path).map_err(|e| OutputError::io(flag, shown, format!("open its lock file {} (another user's, read-only)", path.display()), e))?
+        }
+        Err(e) => {
+            return Err(match path.parent().and_then(unwritable_dir) {
+                Some(d) => OutputError::Unusable { flag: flag.into(), path: shown.into(), why: not_writable(&d) },
+                None => OutputError::io(flag, shown, format!("open its lock file {}", path.display()), e),
+            })
+        }
+    };
     let op = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
     loop {
         // SAFETY: flock on a descriptor this function owns; no memory is passed.
@@ -73,6 +84,23 @@ pub fn lock_dir(real: &Path, shown: &Path, flag: &str, wait: bool) -> Result<(),
     }
     held.insert(path, f);
     Ok(())
+}
+
+/// The nearest existing directory at or above `dir` when this process may not create files in
+/// it (`access(2)` with `W_OK`: permissions, a read-only mount), else `None`.
+pub(super) fn unwritable_dir(dir: &Path) -> Option<PathBuf> {
+    let existing = dir.ancestors().find(|a| a.is_dir())?;
+    let c = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: access reads the NUL-terminated path `c` owns and keeps no pointer to it.
+    let ok = unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0;
+    (!ok).then(|| existing.to_path_buf())
+}
+
+pub(super) fn not_writable(d: &Path) -> String {
+    format!(
+        "cannot hold irqlab's output: the directory {} does not let this user create files (read-only, or another user's); give an output in a directory you may write",
+        d.display()
+    )
 }
 
 /// Before writing a file into directory `dir`: if `dir` is an irqlab output directory (it holds

@@ -28,7 +28,8 @@ pub fn base_profile_text(sc: &Scenario) -> Result<(String, String), CalibrateErr
         sc.doc.get("platform").and_then(|p| p.get("profile")).and_then(|p| p.as_str()).ok_or_else(|| CalibrateError::Profile(format!("{}: no `platform.profile`", sc.file)))?;
     if profile.ends_with(".toml") {
         let path = sc.dir.as_ref().map(|d| d.join(profile)).unwrap_or_else(|| PathBuf::from(profile));
-        let text = std::fs::read_to_string(&path).map_err(|e| CalibrateError::Profile(format!("{}: {e}", path.display())))?;
+        // Bounded like every profile read (issue 45's audit): a FIFO or /dev/zero is refused unread.
+        let text = results::read_text_capped(&path, crate::scenario::MAX_SCENARIO_BYTES).map_err(|e| CalibrateError::Profile(e.to_string()))?;
         return Ok((text, path.display().to_string()));
     }
     SHIPPED_PROFILES

@@ -154,14 +154,15 @@ impl Scenario {
         let path = Path::new(name_or_path);
         if path.exists() {
             let read_err = |message: String| ScenarioError::Read { file: name_or_path.into(), message };
-            let meta = std::fs::metadata(path).map_err(|e| read_err(e.to_string()))?;
-            if !meta.is_file() {
-                return Err(read_err("not a regular file".into()));
-            }
-            if meta.len() > MAX_SCENARIO_BYTES {
-                return Err(read_err(format!("{} bytes; a scenario file is at most {MAX_SCENARIO_BYTES} bytes", meta.len())));
-            }
-            let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
+            // The one bounded reader (type and size first, the read itself capped: a file growing
+            // meanwhile cannot pass the bound; issue 45's audit).
+            let text = results::read_text_capped(path, MAX_SCENARIO_BYTES).map_err(|e| {
+                read_err(match e {
+                    results::ResultsError::NotRegular { .. } => "not a regular file".into(),
+                    results::ResultsError::TooLarge { bytes, .. } => format!("{bytes} bytes; a scenario file is at most {MAX_SCENARIO_BYTES} bytes"),
+                    other => other.to_string(),
+                })
+            })?;
             let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
             return Scenario::parse(&text, name_or_path, &stem, path.parent().map(Path::to_path_buf));
         }

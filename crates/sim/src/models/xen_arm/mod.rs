@@ -275,10 +275,7 @@ impl Model for XenArm {
             (wl.period_us * 1000.0 / tick_ns).ceil() * tick_ns * wl.samples as f64,
             "period_us rounded up to counter ticks × samples",
         )?;
-        let cold_factor = p("cold_factor")?;
-        if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
-            return Err(ctx.invalid("platform.params.cold_factor", "a factor >= 1", cold_factor));
-        }
+        let cold_factor = config::cold_factor(ctx, name)?;
         Ok(Box::new(Prepared {
             xen: XenSetup {
                 sched: hyp.scheduler,

@@ -108,6 +108,22 @@ pub fn load_costs(ctx: &PointCtx, model: &str, dbg: DebugBuild, sched: SchedKind
     })
 }
 
+/// The most a path may cost with cold caches and TLBs over its warm self
+/// (`platform.params.cold_factor`). The bound's reasoning (an order of magnitude, not a
+/// measurement): a path in which every instruction stalls on a miss to DRAM costs the DRAM
+/// latency (~100 ns on the SoCs these models cover) per instruction instead of ~1 ns at ~1 GHz
+/// and CPI ~1, so ~100×; real cold paths cost far less (S3's fit: 1.43×), since a cache line
+/// holds several instructions. Issue 45: a factor of 10⁶ passed validation and `sim
+/// xen-wfi-policy` ran for minutes on its busy-neighbour points (10¹²: hours).
+pub const MAX_COLD_FACTOR: f64 = 100.0;
+
+/// `platform.params.cold_factor`, a finite factor from 1 to [`MAX_COLD_FACTOR`].
+pub fn cold_factor(ctx: &PointCtx, model: &str) -> Result<f64, ScenarioError> {
+    let f = ctx.platform.param("cold_factor", model).map_err(|e| ctx.platform_err(e))?;
+    ctx.check_range("platform.params.cold_factor", f, 1.0, false, MAX_COLD_FACTOR)?;
+    Ok(f)
+}
+
 /// Shared-L2 interference from `platform.params.cold_factor` and
 /// `platform.params.l2_evict_per_busy_neighbour` (a fraction 0..=1).
 pub fn cache_share(ctx: &PointCtx, model: &str, cold_factor: f64) -> Result<super::CacheShare, ScenarioError> {
