@@ -10,12 +10,13 @@
 use std::collections::BTreeMap;
 
 use super::spec::{GicIf, PathSpec, Segment};
+use super::view::is_xen_entry;
 use super::LabCensus;
 use crate::model::PointCtx;
 use crate::scenario::ScenarioError;
 
 /// One segment a model takes from the census.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SegmentDef {
     /// The segment's name in the models and in `[census]`.
     pub name: &'static str,
@@ -26,9 +27,16 @@ pub struct SegmentDef {
     pub spec: PathSpec,
 }
 
-const XEN_VTIMER: PathSpec = PathSpec { class: "timer", hypervisor: "Xen", params: &[("bench", "timer"), ("vwfi", "native")], enters_el2: true, trapped: None };
-const XEN_SGI_SEND: PathSpec =
-    PathSpec { class: "ipi.send.from-ipi_loop", hypervisor: "Xen", params: &[("bench", "ipi"), ("vwfi", "native")], enters_el2: true, trapped: Some("ICC_SGI1R_EL1 w") };
+const XEN_VTIMER: PathSpec =
+    PathSpec { class: "timer", hypervisor: "Xen", params: &[("bench", "timer"), ("vwfi", "native")], enters_el2: true, trapped: None, entry_code: is_xen_entry };
+const XEN_SGI_SEND: PathSpec = PathSpec {
+    class: "ipi.send.from-ipi_loop",
+    hypervisor: "Xen",
+    params: &[("bench", "ipi"), ("vwfi", "native")],
+    enters_el2: true,
+    trapped: Some("ICC_SGI1R_EL1 w"),
+    entry_code: is_xen_entry,
+};
 
 /// The segments, by name.
 pub const SEGMENTS: &[SegmentDef] = &[

@@ -22,7 +22,7 @@ pub enum GicIf {
 }
 
 /// The path a model segment stands for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct PathSpec {
     /// The census class (`census.classes.<class>`).
     pub class: &'static str,
@@ -34,6 +34,9 @@ pub struct PathSpec {
     pub enters_el2: bool,
     /// The guest's access the path traps on (`"ICC_SGI1R_EL1 w"`), not a GIC access of its own.
     pub trapped: Option<&'static str>,
+    /// Which EL2 symbols are the hypervisor's entry code (`view::is_xen_entry` for Xen; KVM's
+    /// would name `__kvm_hyp_vector` and `arch/arm64/kvm/hyp/entry.S`).
+    pub entry_code: fn(&str) -> bool,
 }
 
 /// The time a census path takes at its min, median and max instruction counts (ns, warm).
@@ -99,7 +102,11 @@ impl PathSpec {
     /// The class's view on a `board` GIC, errors naming the census key.
     pub fn view(&self, census: &LabCensus, board: GicIf) -> Result<ClassView, CensusError> {
         let p = self.check(census)?;
-        ClassView::of(p, board, self.trapped).map_err(|(k, message)| CensusError::Invalid { file: census.file.clone(), key: format!("census.classes.{}.{k}", self.class), message })
+        ClassView::of(p, board, self.trapped, self.entry_code).map_err(|(k, message)| CensusError::Invalid {
+            file: census.file.clone(),
+            key: format!("census.classes.{}.{k}", self.class),
+            message,
+        })
     }
 }
 

@@ -101,10 +101,11 @@ pub struct ClassView {
 }
 
 impl ClassView {
-    /// The view of `c` on a `board` GIC. `trapped` is a register access (`"ICC_SGI1R_EL1 w"`)
+    /// The view of `c` on a `board` GIC; `is_entry` tells the hypervisor's entry code from its
+    /// C paths by symbol ([`is_xen_entry`] for Xen). `trapped` is a register access (`"ICC_SGI1R_EL1 w"`)
     /// that is the path's own trap — the guest's write that Xen emulates, not an access that
     /// reaches the GIC — taken out once per path; `Err(key, why)` names the census key at fault.
-    pub fn of(c: &PathCensus, board: GicIf, trapped: Option<&str>) -> Result<ClassView, (String, String)> {
+    pub fn of(c: &PathCensus, board: GicIf, trapped: Option<&str>, is_entry: fn(&str) -> bool) -> Result<ClassView, (String, String)> {
         let n = c.paths as f64;
         let el = |k: &str| c.by_el.get(k).copied().unwrap_or(0) as f64;
         if el("unknown") > 0.0 {
@@ -112,7 +113,7 @@ impl ClassView {
         }
         let hyp_fns: Vec<_> = c.functions.iter().filter(|f| f.el == "EL2").collect();
         let split_known = !hyp_fns.is_empty() || el("EL2") == 0.0;
-        let entry = hyp_fns.iter().filter(|f| is_xen_entry(&f.name)).map(|f| f.insns as f64).sum::<f64>().min(el("EL2"));
+        let entry = hyp_fns.iter().filter(|f| is_entry(&f.name)).map(|f| f.insns as f64).sum::<f64>().min(el("EL2"));
         let mut gic: BTreeMap<String, f64> = BTreeMap::new();
         let mut translation = Translation::Same;
         let mut trapped_seen = 0u64;
