@@ -1,5 +1,5 @@
 //! Embeds the shipped platform profiles (`crates/sim/platforms/*.toml`), scenarios
-//! (`scenarios/*.toml` at the repository root) and path censuses (`crates/sim/census/*.json`,
+//! (`scenarios/*.toml` at the repository root) and path censuses (the lab's files, `crates/sim/census/lab/*.json`,
 //! issue 43) into the binary, so `irqlab` works from any
 //! directory and `irqlab scenarios` can list them.
 #![allow(clippy::unwrap_used)] // a build script fails by panicking: unwrap is its error path
@@ -25,5 +25,5 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
     embed(&manifest.join("platforms"), "toml", &out.join("shipped_profiles.rs"));
     embed(&manifest.join("../../scenarios"), "toml", &out.join("shipped_scenarios.rs"));
-    embed(&manifest.join("census"), "json", &out.join("shipped_census.rs"));
+    embed(&manifest.join("census").join("lab"), "json", &out.join("shipped_census.rs"));
 }

@@ -106,12 +106,22 @@ fn xen_dom0less_costs_more_than_native_and_the_sender_trap_is_inside_the_ipi() {
     }
     assert!(fig(x, "sender_trap") < x.classes["ipi"].summary.mean);
     assert!(!n.figures.contains_key("sender_trap"));
-    // The virtual timer skips the softirq share of S3's handler: a larger share, a faster path.
-    let less = run(&XEN
-        .replace("samples = 10000", "samples = 500")
-        .replace("[hypervisor]", "[platform.params.vtimer_softirq_share]\nvalue = 0.6\nsource = \"test\"\nbasis = \"guess\"\n\n[hypervisor]"));
-    assert!(cfg(&less, "xen").classes["timer"].summary.mean < x.classes["timer"].summary.mean);
-    assert_eq!(cfg(&less, "xen").classes["ipi"].summary, x.classes["ipi"].summary, "the IPI path has no timer softirq");
+    // The Xen timer path is the census's: a census counting a longer path makes the timer slower
+    // and leaves the IPI alone; a census of another path is refused naming the file and the key.
+    let mut v: serde_json::Value = serde_json::from_str(include_str!("../census/lab/xen-timer-credit2-native.json")).unwrap();
+    let timer = &mut v["census"]["classes"]["timer"];
+    timer["insns"] = serde_json::json!({"median": 1807.0, "min": 1807, "max": 1807});
+    timer["by_el"]["EL2"] = 36120.into();
+    timer["functions"].as_array_mut().unwrap().push(serde_json::json!({"side": "hyp", "name": "padding", "el": "EL2", "insns": 18060}));
+    let longer = std::env::temp_dir().join(format!("irqlab-census-longer-{}.json", std::process::id()));
+    std::fs::write(&longer, v.to_string()).unwrap();
+    let with = |census: &str| XEN.replace("samples = 10000", "samples = 500").replace("[hypervisor]", &format!("[census]\n\"xen-vtimer-running\" = {census:?}\n\n[hypervisor]"));
+    let slower = run(&with(longer.to_str().unwrap()));
+    std::fs::remove_file(&longer).unwrap();
+    assert!(cfg(&slower, "xen").classes["timer"].summary.mean > x.classes["timer"].summary.mean + 500.0);
+    assert_eq!(cfg(&slower, "xen").classes["ipi"].summary, x.classes["ipi"].summary, "the IPI path has no timer");
+    let (e, code) = rejected(&with("xen-timer-credit2-trap"));
+    assert!(e.contains("bad.toml: [census]: crates/sim/census/lab/xen-timer-credit2-trap.json: key `lab_run.params.vwfi`") && code == 2, "{e}");
 }
 
 #[test]

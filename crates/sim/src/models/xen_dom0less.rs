@@ -8,10 +8,10 @@
 //!   (HCR_EL2.IMO); `xen/arch/arm/time.c:vtimer_interrupt` masks CNTV_CTL and calls
 //!   `vgic_inject_irq` on the running vCPU directly — no hypervisor timer, no TIMER_SOFTIRQ, no
 //!   `vtimer.c` callback, which the *physical* timer of S3 goes through
-//!   (`htimer_interrupt` → softirq → `phys_timer_expired` → `vgic_inject_irq`). So the handler
-//!   is S3's calibrated `xen_irq_handler` less the share `params.vtimer_softirq_share` of it
-//!   that is the softirq path — the one definition both Xen timer models charge
-//!   (`xen_core::timer_path`, issue 43 item 3). The guest's CNTV_* writes do not trap (S3's CNTP_* do).
+//!   (`htimer_interrupt` → softirq → `phys_timer_expired` → `vgic_inject_irq`). The path from
+//!   the trap to the eret is the lab census's segment `xen-vtimer-running` timed on the board —
+//!   the one definition both Xen timer models charge (`xen_core::timer_path`, issue 43 items 2
+//!   and 3). The guest's CNTV_* writes do not trap (S3's CNTP_* do).
 //!   Path: raise → trap-to-el2 → vtimer handler → lr-write → eret → guest vector.
 //! - `ipi`: vCPU 0 writes GICD_SGIR (a data abort: Xen traps the distributor) to send an SGI to
 //!   vCPU 1, which sleeps in WFI natively. Xen: `vgic-v2.c:vgic_v2_to_sgi` →
@@ -21,7 +21,9 @@
 //!   pCPU leaves WFI, traps, Xen acks the SGI (`do_sgi`), and on return
 //!   (`leave_hypervisor_to_guest` → `vgic_sync_to_lrs`) writes the LR and erets.
 //!   Latency = from just before vCPU 0's write to vCPU 1's vector; figure `sender_trap` = the
-//!   write's round trip on vCPU 0 (trap → emulation + SGI write → eret). Native: one GICD_SGIR
+//!   write's round trip on vCPU 0 (trap → emulation + SGI write → eret). The trap-to-eret part
+//!   is the census segment `xen-sgi-send` ([`sgi_emulation`]); the event-check SGI write is not
+//!   in it (the lab's vCPUs share one pCPU) and the target's path is the profile's. Native: one GICD_SGIR
 //!   write, the SGI reaches the core, WFI exits, vector.
 //!
 //! Which SGIs a GICD_SGIR value names: `arch::arm::sgi::Sgir`.
@@ -34,6 +36,7 @@ use serde::Deserialize;
 
 use crate::arch::arm::generic_timer::TimerKind;
 use crate::arch::arm::sgi::Sgir;
+use crate::census::{self, Segment};
 use crate::engine::{CostDist, RngStreams, SimTime, TraceSet};
 use crate::hyp::scheduler::SchedKind;
 use crate::hyp::vwfi::Vwfi;
@@ -92,8 +95,24 @@ struct Costs {
     /// Leaving WFI standby (`wfi_exit`): the same clock restart on bare metal and under
     /// `vwfi=native` (the guest's own WFI).
     wfi_exit: CostDist,
-    xen: Option<(XenCosts, TimerHandler, CostDist, CostDist)>,
+    /// Xen's costs, the virtual timer's handler, the SGI emulation (from the census), the
+    /// target's event-check handler, and the census segment of the sender's trap.
+    xen: Option<(XenCosts, TimerHandler, CostDist, CostDist, Segment)>,
 }
+
+/// The sender's SGI emulation: the census segment `xen-sgi-send` (the trapped write's round trip,
+/// vwfi=native) less the profile's trap and eret, with the shape of `vgic_sgir_emulation`'s
+/// distribution. The census's window runs to the sender's eret, so the sender's return path
+/// (`leave_hypervisor_to_guest`, `vgic_sync_to_lrs`, `return_from_trap`: about 100 of its 764
+/// instructions) sits before the event-check SGI write here: the latency is high by that much.
+fn sgi_emulation(ctx: &PointCtx, xc: &XenCosts, shape: &CostDist) -> Result<(CostDist, Segment), ScenarioError> {
+    let seg = census::segments::timed(ctx, SGI_SEGMENT, timer_path::board_gic(ctx)?)?;
+    let emul = timer_path::from_census(ctx, &seg, &[&xc.trap, &xc.eret], shape, 1.0)?;
+    Ok((emul, seg))
+}
+
+/// The census segment of the sender's trapped SGI write.
+pub const SGI_SEGMENT: &str = "xen-sgi-send";
 
 struct Prepared {
     c: Costs,
@@ -138,14 +157,18 @@ impl Model for XenArmDom0less {
         let name = self.name();
         let c = |k: &str| ctx.platform.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
         let p = |k: &str| ctx.platform.param(k, name).map_err(|e| ctx.platform_err(e));
-        let cold_factor = config::cold_factor(ctx, name)?;
+        let cold_factor = p("cold_factor")?;
+        if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
+            return Err(ctx.invalid("platform.params.cold_factor", "a factor >= 1", cold_factor));
+        }
         let xen = match hyp.kind {
             Kind::None => None,
             Kind::Xen => {
                 let dbg = config::debug_build(ctx, 1.0)?;
                 let xc = config::load_costs(ctx, name, dbg, SchedKind::Null, config::gic_version(ctx)?)?;
-                let vtimer = timer_path::timer_handler(ctx, name, &xc.handler, TimerKind::Virtual)?;
-                Some((xc, vtimer, c("vgic_sgir_emulation")?, c("xen_sgi_handler")?))
+                let vtimer = timer_path::timer_handler(ctx, &xc, dbg, TimerKind::Virtual)?;
+                let (emul, send) = sgi_emulation(ctx, &xc, &c("vgic_sgir_emulation")?)?;
+                Some((xc, vtimer, emul, c("xen_sgi_handler")?, send))
             }
         };
         // Physical sanity (issue 43 item 5). The bench reads its latency from the generic counter:
@@ -157,7 +180,7 @@ impl Model for XenArmDom0less {
         // longest it gets) is refused rather than timed as if it fit.
         let path_ns: f64 = {
             let mut segs = vec![c("timer_irq_raise")?.mean_ns(), c("guest_exception_entry")?.mean_ns()];
-            if let Some((x, vtimer, _, _)) = &xen {
+            if let Some((x, vtimer, ..)) = &xen {
                 segs.extend([x.trap.mean_ns(), vtimer.cost.mean_ns(), x.lr_access.mean_ns(), x.eret.mean_ns()]);
             }
             segs.iter().sum::<f64>() * cold_factor
@@ -208,7 +231,7 @@ impl PreparedPoint for Prepared {
             let mut traces = TraceSet::picking(opts.traces.picker("timer"));
             let path: Vec<Seg> = match &c.xen {
                 None => vec![("timer-irq-raise", &c.raise), ("guest-vector", &c.entry)],
-                Some((x, vtimer, _, _)) => vec![
+                Some((x, vtimer, ..)) => vec![
                     ("timer-irq-raise", &c.raise),
                     ("trap-to-el2", &x.trap),
                     (vtimer.name, &vtimer.cost),
@@ -244,7 +267,7 @@ impl PreparedPoint for Prepared {
                         let p: [Seg; 4] = [("gicd_sgir-write", &c.sgir_write), ("sgi-to-cpu", &c.raise), ("wfi-exit", &c.wfi_exit), ("guest-vector", &c.entry)];
                         path::run(&p, s, &mut rng, &mut t)
                     }
-                    Some((x, _, emul, sgi)) => {
+                    Some((x, _, emul, sgi, _)) => {
                         let send: [Seg; 3] = [("sgir-trap-to-el2", &x.trap), ("vgic_to_sgi+vgic_inject_irq+vcpu_kick", emul), ("event-check-sgi-write", &c.sgir_write)];
                         let at = path::run(&send, s, &mut rng, &mut t);
                         let eret = SimTime::from_ns_f64(x.eret.sample_ns(&mut rng) * s);
@@ -267,8 +290,10 @@ impl PreparedPoint for Prepared {
             result.classes.insert("ipi".into(), rec.finish());
             result.breakdown.insert("ipi".into(), traces.breakdown());
             kept.extend(traces.kept);
-            if c.xen.is_some() {
+            if let Some((_, vtimer, _, _, send)) = &c.xen {
                 result.set_figure("sender_trap", sender_ps as f64 / 1000.0 / self.samples as f64, "ns");
+                result.notes.extend(vtimer.census_notes());
+                result.notes.extend(send.describe(SGI_SEGMENT));
             }
         }
         (opts.progress)(self.samples);

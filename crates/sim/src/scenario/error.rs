@@ -31,6 +31,14 @@ pub enum ScenarioError {
     /// No shipped scenario of that name and no such file.
     #[error("no scenario `{name}`: not a file and not a shipped scenario (see `irqlab scenarios`){hint}")]
     NotFound { name: String, hint: String },
+    /// A census segment of the model cannot be timed: its census file is not the segment's path,
+    /// or the board has no timing model (issue 43).
+    #[error("{file}: [census]: {source}")]
+    Census {
+        file: String,
+        #[source]
+        source: crate::census::segments::SegmentError,
+    },
 }
 
 impl ScenarioError {

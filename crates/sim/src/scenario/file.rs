@@ -12,7 +12,7 @@ use super::shipped::shipped_scenario;
 use super::sweep::{flatten, set_path, Expansion, Point};
 use crate::platform::{CostSpec, ParamSpec, Platform};
 
-const TOP_LEVEL: &[&str] = &["scenario", "platform", "hypervisor", "vm", "workload", "configs", "sweep", "reference", "question"];
+const TOP_LEVEL: &[&str] = &["scenario", "platform", "hypervisor", "vm", "workload", "configs", "sweep", "reference", "question", "census"];
 
 /// Default bound on the number of points a scenario may expand to (`--max-points` raises it).
 pub const DEFAULT_MAX_POINTS: usize = 10_000;

@@ -257,9 +257,9 @@ impl Model for XenArm {
         let c = |k: &str| plat.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
         let gic = config::gic_version(ctx)?;
         let xen_costs = config::load_costs(ctx, name, dbg, hyp.scheduler, gic)?;
-        let tbm_timer = timer_handler(ctx, name, &xen_costs.handler, wl.timer)?;
+        let tbm_timer = timer_handler(ctx, &xen_costs, dbg, wl.timer)?;
         // The other guest's vCPUs use the virtual timer; without any, its handler is never run.
-        let other_timer = if hyp.pcpus as u64 * hyp.vcpus_per_pcpu as u64 > 1 { timer_handler(ctx, name, &xen_costs.handler, TimerKind::Virtual)? } else { tbm_timer.clone() };
+        let other_timer = if hyp.pcpus as u64 * hyp.vcpus_per_pcpu as u64 > 1 { timer_handler(ctx, &xen_costs, dbg, TimerKind::Virtual)? } else { tbm_timer.clone() };
         let costs = Costs { raise: c("timer_irq_raise")?, guest_handler: c("guest_handler")?, sysreg_trap: c("sysreg_trap").map(|d| dbg.hyp(d))?, tbm_timer, other_timer };
         let p = |k: &str| plat.param(k, name).map_err(|e| ctx.platform_err(e));
         let list_registers = config::list_registers(ctx, name)?;

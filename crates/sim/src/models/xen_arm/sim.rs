@@ -349,6 +349,13 @@ impl PreparedPoint for Prepared {
             self.vcpus_per_pcpu,
             self.timer
         ));
+        let mut census = self.costs.tbm_timer.census_notes();
+        for n in self.costs.other_timer.census_notes() {
+            if !census.contains(&n) {
+                census.push(n);
+            }
+        }
+        r.notes.extend(census);
         let _ = self.first_pcpu;
         Ok(PointOutput { result: r, traces: sim.traces.kept, events: sim.core.q.processed() })
     }

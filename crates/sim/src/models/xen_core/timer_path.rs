@@ -1,27 +1,34 @@
-//! One path, one model (issue 43, item 3): the handler Xen runs for a guest's timer interrupt,
-//! the one segment the S3 model (`xen-arm`, scenario `xen-arm-zynq-timer`) and the dom0less model
-//! (`xen-arm-dom0less`) both charge for it.
+//! One path, one model (issue 43, items 2 and 3): the handler Xen runs for a guest's timer
+//! interrupt, the one segment the S3 model (`xen-arm`, scenario `xen-arm-zynq-timer`) and the
+//! dom0less model (`xen-arm-dom0less`) both charge for it.
 //!
 //! Both models take the interrupt of a running vCPU the same way — arrival (`timer_irq_raise`),
 //! trap to EL2 (`trap_to_el2`), this handler, one list-register write, `eret` — and differ only in
 //! the timer and in where the benchmark stops its clock:
+//! - the **virtual** timer's PPI 27 is handled by `time.c:vtimer_interrupt`, which calls
+//!   `vgic_inject_irq` at once. This path is the lab's census segment `xen-vtimer-running`
+//!   ([`crate::census::segments`]: Debian's Xen 4.17, `vwfi=native`, class `timer`, 904
+//!   instructions from the EL2 IRQ vector to the guest's vector), timed on the board's
+//!   `[timing]`. The trap, LR write and eret keep their profile costs as trace segments; the
+//!   handler is what the census's path leaves after them, so that the four add up to the census
+//!   path (on average: the handler keeps the shape of `xen_irq_handler`'s distribution, scaled).
+//!   A profile whose trap, LR write and eret alone exceed the census path is refused.
 //! - the **physical** timer (S3's tbm) is emulated by Xen: `htimer_interrupt` raises
 //!   TIMER_SOFTIRQ → `timer_softirq_action` → `vtimer.c:phys_timer_expired` → `vgic_inject_irq`;
-//!   the handler is the profile's `xen_irq_handler` (fitted on S3's table);
-//! - the **virtual** timer's PPI 27 is handled by `time.c:vtimer_interrupt`, which calls
-//!   `vgic_inject_irq` at once: the same handler less the softirq share,
-//!   `params.vtimer_softirq_share` (a guess from reading the code until the lab's census counts
-//!   both paths: issue 42's `xen timer` classes; the share is then one minus the ratio of their
-//!   EL2 instructions).
+//!   the handler is the profile's `xen_irq_handler`, fitted on S3's table. The lab's guest uses
+//!   the virtual timer, so no census counts this path: it stays fitted.
 //! - endpoints: S3's tbm stops at its IAR read (`guest_ack`), the dom0less bench at the handler's
 //!   first instruction (`guest_exception_entry`): segments after `eret`, named in each model.
 //!
-//! Before this module the dom0less model scaled the handler itself and the S3 model charged the
-//! physical handler to every timer, virtual ones included, so the two gave 1,449 and 1,834 ns for
-//! what the issue read as the same path (a test now runs both on one virtual timer:
-//! `tests/one_path.rs`).
+//! Before the census, the virtual handler was the physical one less a guessed softirq share
+//! (`params.vtimer_softirq_share`, 0.35); that guess is retired. Cold: the model's
+//! `cold_factor` scales the derived handler as every other segment (the census's own cold term,
+//! `timing.cold`, is reported in the segment, not charged), as before.
+use super::XenCosts;
 use crate::arch::arm::generic_timer::TimerKind;
+use crate::census::{self, GicIf, Segment};
 use crate::engine::CostDist;
+use crate::hyp::debug_build::DebugBuild;
 use crate::model::PointCtx;
 use crate::scenario::ScenarioError;
 
@@ -30,6 +37,8 @@ use crate::scenario::ScenarioError;
 pub struct TimerHandler {
     pub name: &'static str,
     pub cost: CostDist,
+    /// The census segment the cost was derived from (the virtual timer).
+    pub census: Option<Segment>,
 }
 
 /// Trace name of the physical timer's handler segment.
@@ -37,47 +46,51 @@ pub const PHYS: &str = "xen-irq-handler";
 /// Trace name of the virtual timer's handler segment.
 pub const VIRT: &str = "vtimer_interrupt+vgic_inject_irq";
 
-/// The handler for `kind`, from `handler` (the loaded, DEBUG-scaled `xen_irq_handler`).
-/// The virtual timer reads `params.vtimer_softirq_share` (a fraction 0 ≤ s < 1).
-pub fn timer_handler(ctx: &PointCtx, model: &str, handler: &CostDist, kind: TimerKind) -> Result<TimerHandler, ScenarioError> {
+/// The census segment behind the virtual timer's path.
+pub const CENSUS_SEGMENT: &str = "xen-vtimer-running";
+
+/// The board's GIC CPU interface, for a census segment (results::vocab::Gic says which).
+pub fn board_gic(ctx: &PointCtx) -> Result<GicIf, ScenarioError> {
+    Ok(if super::config::gic_version(ctx)?.sysreg_cpu_interface() { GicIf::Sysreg } else { GicIf::Mmio })
+}
+
+/// The handler for `kind`: the physical timer's is `costs.handler` (the loaded, DEBUG-scaled
+/// `xen_irq_handler`); the virtual timer's is the census path less `costs`' trap, LR write
+/// and eret, scaled by the DEBUG multiplier (the census counted a release build).
+pub fn timer_handler(ctx: &PointCtx, costs: &XenCosts, dbg: DebugBuild, kind: TimerKind) -> Result<TimerHandler, ScenarioError> {
     match kind {
-        TimerKind::Physical => Ok(TimerHandler { name: PHYS, cost: handler.clone() }),
+        TimerKind::Physical => Ok(TimerHandler { name: PHYS, cost: costs.handler.clone(), census: None }),
         TimerKind::Virtual => {
-            let share = ctx.platform.param("vtimer_softirq_share", model).map_err(|e| ctx.platform_err(e))?;
-            if !(0.0..1.0).contains(&share) {
-                return Err(ctx.invalid("platform.params.vtimer_softirq_share", "a fraction from 0 to below 1", share));
-            }
-            Ok(TimerHandler { name: VIRT, cost: handler.scaled(1.0 - share) })
+            let seg = census::segments::timed(ctx, CENSUS_SEGMENT, board_gic(ctx)?)?;
+            let cost = from_census(ctx, &seg, &[&costs.trap, &costs.lr_access, &costs.eret], &costs.handler, dbg.multiplier)?;
+            Ok(TimerHandler { name: VIRT, cost, census: Some(seg) })
         }
     }
 }
 
-/// The census path class of Xen's timer interrupt to a running vCPU (issue 42's lab run).
-pub const CENSUS_CLASS: &str = "xen-vtimer-running";
+/// The cost of the part of census segment `seg` that a model's `around` segments (trap, LR
+/// write, eret: profile costs kept in its trace) leave: `shape` scaled to that mean × `factor`
+/// (the DEBUG multiplier). A profile whose `around` alone exceed the census path is refused.
+pub fn from_census(ctx: &PointCtx, seg: &Segment, around: &[&CostDist], shape: &CostDist, factor: f64) -> Result<CostDist, ScenarioError> {
+    let kept: f64 = around.iter().map(|d| d.mean_ns()).sum();
+    let left = seg.warm.total_ns() - kept;
+    if left <= 0.0 {
+        return Err(ctx.invalid(
+            "platform.costs.trap_to_el2",
+            &format!(
+                "profile segments around the census part ({kept:.0} ns together: trap, eret, LR write) shorter than the whole census path they are part of ({:.0} ns, {})",
+                seg.warm.total_ns(),
+                seg.provenance
+            ),
+            around.first().map_or(0.0, |d| d.mean_ns()),
+        ));
+    }
+    Ok(shape.scaled(left * factor / shape.mean_ns()))
+}
 
-/// Xen's EL2 entry code (xen/arch/arm/arm64/entry.S: the vectors, register save and restore):
-/// timed at `cpi.hyp_entry`, the rest of EL2 as C.
-pub const XEN_ENTRY_SYMBOLS: &[&str] = &["hyp_irq", "hyp_sync", "guest_irq", "guest_sync", "guest_sync_slowpath", "return_from_trap", "return_to_new_vcpu64"];
-
-/// The profile's virtual-timer path from the exception to the guest's vector (`path`: trap,
-/// the handler's cost, one list-register write, eret, guest exception entry; mean ns, warm) against the census's
-/// count of the same path timed on the board: `Err` with both figures when the profile's path
-/// lies outside the time of the census's own spread (issue 43 item 2).
-pub fn check_against_census(
-    path: &[&CostDist],
-    census: &crate::census::Census,
-    gic: results::vocab::Gic,
-    timing: &crate::platform::CoreTiming,
-) -> Result<crate::census::Spread, String> {
-    let spec = crate::census::PathSpec { class: CENSUS_CLASS, gic, enters_el2: true, entry_symbols: XEN_ENTRY_SYMBOLS };
-    let seg = crate::census::Segment::new(census, &spec, timing).map_err(|e| e.to_string())?;
-    let model: f64 = path.iter().map(|d| d.mean_ns()).sum();
-    if seg.spread.holds(model) {
-        Ok(seg.spread)
-    } else {
-        Err(format!(
-            "the profile's Xen vtimer path is {model:.0} ns; {} times it at {:.0} ns ({:.0}–{:.0} over its spread)",
-            seg.provenance, seg.spread.median_ns, seg.spread.min_ns, seg.spread.max_ns
-        ))
+impl TimerHandler {
+    /// The result notes naming the census segment behind this handler (none for the physical timer).
+    pub fn census_notes(&self) -> Vec<String> {
+        self.census.as_ref().map_or_else(Vec::new, |s| s.describe(CENSUS_SEGMENT))
     }
 }
