@@ -46,6 +46,16 @@ RUNS.update({
     for vwfi in ["trap", "native"]
 })
 
+# KVM/arm64 (Debian's 6.1 kernel, VHE) SGI dispatch by the target vCPU's index in a 64-vCPU VM
+# (issue 42 item 4c): the sender (vCPU 0) pinned to the lab's CPU 0, every other vCPU to CPU 1.
+# Needs IRQLAB_LAB_IRQLAB (the aarch64 irqlab; scripts/arm-lab.sh builds it).
+PIN64 = ",".join(["0"] + ["1"] * 63)
+KVM_RUNS = {
+    f"kvm-ipi-v64-t{t}": ["kvm", "--icount", "--census", "--", "ipi", "--samples", "10", "--vcpus", "64", "--ipi-target", str(t), "--pin", PIN64]
+    for t in [1, 32, 63]
+}
+RUNS.update(KVM_RUNS)
+
 
 def commit():
     r = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True)
@@ -59,8 +69,16 @@ def xen_src():
     return src
 
 
-def one(name, args):
+def one(name, args, from_dir=None):
+    if from_dir:
+        # A run made earlier with exactly RUNS[name]'s arguments (the lab records them).
+        with open(os.path.join(from_dir, "result.json")) as f:
+            r = json.load(f)
+        write(name, args, r, "not recorded: packaged from an earlier run (--from); its irqlab is platform's lab.irqlab.sha256")
+        return
     run = [xen_src() if a == "{XEN_SRC}" else a for a in args]
+    if name in KVM_RUNS and not os.environ.get("IRQLAB_LAB_IRQLAB"):
+        sys.exit("census-data: the kvm runs need IRQLAB_LAB_IRQLAB, the aarch64 irqlab (scripts/arm-lab.sh cross-builds it)")
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out")
         p = subprocess.run([LAB, *run, "--out", out], capture_output=True, text=True)
@@ -68,13 +86,17 @@ def one(name, args):
             sys.exit(f"census-data: {name}: irqlab-lab failed (exit {p.returncode}):\n{p.stderr}")
         with open(os.path.join(out, "result.json")) as f:
             r = json.load(f)
+    write(name, args, r, commit())
+
+
+def write(name, args, r, irqlab_commit):
     c = r["configs"][0]
-    keep = ["xen_version", "xen.binary", "xen.tree", "xen.patches", "xen.config", "sched", "vwfi", "bench", "icount", "machine", "cpu", "gic"]
+    keep = ["xen_version", "xen.binary", "xen.tree", "xen.patches", "xen.config", "sched", "vwfi", "bench", "icount", "machine", "cpu", "gic", "vcpus", "ipi_target", "pin"]
     doc = {
         "lab_run": {
             "command": "scripts/arm-lab.sh " + " ".join("$XEN_417_SRC" if a == "{XEN_SRC}" else a for a in args) + " --out DIR",
             "regenerate": f"python3 scripts/census-data.py {name}",
-            "irqlab_commit": commit(),
+            "irqlab_commit": irqlab_commit,
             "params": {k: v for k, v in c["params"].items() if k in keep},
             "platform": r["meta"].get("platform", {}),
         },
@@ -90,13 +112,22 @@ def one(name, args):
 
 
 def main():
-    names = sys.argv[1:] or list(RUNS)
+    args = sys.argv[1:]
+    from_dir = None
+    if "--from" in args:
+        # census-data.py NAME --from DIR: package a run already made with NAME's arguments.
+        i = args.index("--from")
+        if i + 1 >= len(args) or len(args) != 3:
+            sys.exit("census-data: usage: census-data.py NAME --from DIR")
+        from_dir = args[i + 1]
+        args = args[:i] + args[i + 2:]
+    names = args or list(RUNS)
     for n in names:
         if n not in RUNS:
             sys.exit(f"census-data: unknown run {n!r}; known: {', '.join(RUNS)}")
     os.makedirs(OUT, exist_ok=True)
     for n in names:
-        one(n, RUNS[n])
+        one(n, RUNS[n], from_dir)
 
 
 if __name__ == "__main__":
