@@ -171,14 +171,14 @@ impl History {
 /// A file that exists must be a SQLite database (its header), or empty (SQLite's own new file).
 fn check_file(p: &Path, db: &str) -> Result<(), HistoryError> {
     use std::io::Read;
-    let mut f = match std::fs::File::open(p) {
-        Ok(f) => f,
+    // The type first, without opening: opening a FIFO for reading blocks until a writer comes.
+    match std::fs::metadata(p) {
+        Ok(m) if !m.is_file() => return Err(HistoryError::Foreign { db: db.to_string(), why: "not a regular file".into() }),
+        Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(source) => return Err(HistoryError::Io { db: db.to_string(), source }),
-    };
-    if !f.metadata().map_err(|source| HistoryError::Io { db: db.to_string(), source })?.is_file() {
-        return Err(HistoryError::Foreign { db: db.to_string(), why: "not a regular file".into() });
     }
+    let mut f = std::fs::File::open(p).map_err(|source| HistoryError::Io { db: db.to_string(), source })?;
     let mut head = Vec::new();
     f.by_ref().take(16).read_to_end(&mut head).map_err(|source| HistoryError::Io { db: db.to_string(), source })?;
     if !head.is_empty() && head.as_slice() != sqlite::HEADER {

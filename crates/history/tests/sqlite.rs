@@ -90,3 +90,21 @@ fn foreign_and_newer_files_are_refused_untouched() {
     assert_eq!(e.exit_code(), 2);
     assert_eq!(bytes(&newer), before);
 }
+
+/// `--db` naming a FIFO is refused as not a regular file, without blocking on it (opening a FIFO
+/// for reading waits for a writer; issue 45's bounded-reads audit).
+#[test]
+fn a_fifo_is_refused_without_blocking() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("history.db");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let f = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(History::open(&Location::File(f)).err().map(|e| (e.exit_code(), e.to_string())));
+    });
+    let got = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("History::open blocked on a FIFO");
+    let (code, msg) = got.expect("a FIFO is refused");
+    assert_eq!(code, 2);
+    assert!(msg.contains("not a regular file"), "{msg}");
+}
