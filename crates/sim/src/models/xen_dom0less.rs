@@ -157,10 +157,7 @@ impl Model for XenArmDom0less {
         let name = self.name();
         let c = |k: &str| ctx.platform.cost(k, name).cloned().map_err(|e| ctx.platform_err(e));
         let p = |k: &str| ctx.platform.param(k, name).map_err(|e| ctx.platform_err(e));
-        let cold_factor = p("cold_factor")?;
-        if !(cold_factor >= 1.0 && cold_factor.is_finite()) {
-            return Err(ctx.invalid("platform.params.cold_factor", "a factor >= 1", cold_factor));
-        }
+        let cold_factor = config::cold_factor(ctx, name)?;
         let xen = match hyp.kind {
             Kind::None => None,
             Kind::Xen => {
