@@ -9,7 +9,7 @@
 #       (dom0 + QEMU NVMe behind a GICv4 ITS, fio inside; see docs/xen-gicv4-lab.md)
 #   scripts/arm-lab.sh guest [--counter-hz HZ] [--gic 2|3] -- timer|ipi --out DIR ...   (image for a real board)
 #   scripts/arm-lab.sh kvm [--gic v3|v4] [--cpu max|neoverse-n1|cortex-a57|cortex-a53] [--device edu] [--busy-cpu N] [--icount] [--trace-its FILE] \
-#       [--move-vcpus-ms MS] [--exit-reasons] -- <irqlab arguments with --out DIR>
+#       [--move-vcpus-ms MS] [--exit-reasons] [--census] -- <irqlab arguments with --out DIR>
 #       (Debian's arm64 KVM; --device edu: QEMU's edu behind an SMMUv3, bound to vfio-pci, for
 #        `run device --via vfio-msi|vfio-intx`; see docs/arm64-lab.md)
 #   scripts/arm-lab.sh kvm ... --kernel IMAGE|PKG.deb [--modules DIR] [--kernel-config FILE] -- timer ...
