@@ -104,7 +104,7 @@
 //! counts lines from 0 (lost, repeated or interleaved lines show) and `xx` is the XOR of every
 //! byte from `@` to the byte before ` *`, two lower-case hex digits:
 //! - `start bench=<timer|ipi|spin|device> wait=<wfi|busy> period=<ticks> samples=<n> warmup=<n>
-//!   freq=<CNTFRQ Hz> report=<console|memory> abi=5`, and for the device bench
+//!   freq=<CNTFRQ Hz> report=<console|memory> abi=6`, and for the device bench
 //!   ` intid=<INTID> trigger=<edge|level>` (LPIs are edge)
 //! - `t <index> <latency ticks>` (timer), `i <index> <one-way ticks> <round-trip ticks>` (ipi),
 //!   `d <index> <arrival CNTVCT>` (device: a stamp, not a latency)
