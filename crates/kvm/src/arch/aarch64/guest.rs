@@ -32,6 +32,9 @@ pub fn prepared_image(cfg: &BenchConfig, counter_khz: u64) -> Result<Vec<u8>, Vm
         report: Report::Memory { ring_addr: boot::SAMPLES, ring_records: RING },
         exit_addr: boot::EXIT_MMIO,
         ipi_target: cfg.ipi_target.unwrap_or(1).into(),
+        // This VMM creates a vGICv3 (KVM_DEV_TYPE_ARM_VGIC_V3): system-register CPU interface.
+        gic: results::vocab::Gic::V3,
+        gicc_base: 0,
     };
     if image.len() as u64 > boot::IMAGE_MAX {
         return Err(VmError::Guest(format!("the arm64 guest is {} bytes, more than the {} this VMM's layout leaves", image.len(), boot::IMAGE_MAX)));
