@@ -212,8 +212,11 @@ pub fn import_files(format_name: &str, files: &[(String, String)], opts: &Import
     }
     // A repetition is another run: the same samples in another file (a re-saved copy, CRLF,
     // re-serialised JSON) is the same run counted twice (issue 45), found on content, not bytes.
-    fn samples(p: &Parsed) -> Vec<&BTreeMap<String, results::LatencyClass>> {
-        p.configs.iter().map(|c| &c.classes).collect()
+    // The figures count too: two boots of the lab under -icount can take the very same samples,
+    // but not the same wall times (`lab.session_wall`, …), while a copy repeats those as well.
+    type Content<'a> = (&'a BTreeMap<String, results::LatencyClass>, &'a BTreeMap<String, results::Figure>);
+    fn samples(p: &Parsed) -> Vec<Content<'_>> {
+        p.configs.iter().map(|c| (&c.classes, &c.figures)).collect()
     }
     for (j, pj) in parsed.iter().enumerate() {
         if let Some(i) = parsed[..j].iter().position(|pi| samples(pi) == samples(pj) && pj.configs.iter().any(|c| !c.classes.is_empty())) {

@@ -223,6 +223,24 @@ fn a_bom_is_read_past_and_a_resaved_copy_is_not_a_repetition() {
     assert!(e.contains("b.json") && e.contains("same samples as a.json"), "{e}");
 }
 
+/// Two lab boots under -icount can take the very same samples (a deterministic path), but they
+/// are two runs: their wall-time figures differ. They import as two repetitions; a copy of one
+/// (the figures repeated too) is still refused.
+#[test]
+fn identical_samples_with_other_figures_are_two_runs() {
+    let opts = ImportOptions { tsc_ghz: Some(2.0), unit: None, ..Default::default() };
+    let base = one("cyclictest", "c.json", &data("cyclictest.json")).unwrap();
+    let boot = |wall: f64| {
+        let mut r = base.clone();
+        r.configs[0].set_figure("lab.session_wall", wall, "s (wall)");
+        results::to_json_string(&r)
+    };
+    let r = import_files("irqlab", &[("1/result.json".into(), boot(41.5)), ("2/result.json".into(), boot(43.25))], &opts, "t").unwrap();
+    assert_eq!(r.configs[0].repetitions.as_ref().map(|x| x.len()), Some(2));
+    let e = import_files("irqlab", &[("1/result.json".into(), boot(41.5)), ("copy.json".into(), boot(41.5))], &opts, "t").unwrap_err().to_string();
+    assert!(e.contains("copy.json") && e.contains("same samples as 1/result.json"), "{e}");
+}
+
 /// Issue 45: fio plain JSON with a --percentile_list lacking p90/p99 had those made up (the max
 /// or the next printed value) and compare called them slower with zero-width intervals.
 #[test]
